@@ -1,0 +1,124 @@
+// Package model computes, without I/O, what the Argo Rollouts controller will
+// do on its next reconcile of a canary Rollout: which ReplicaSets are stable and
+// canary, whether a rollback within rollbackWindow is under way, the traffic
+// weight it will set and the branch of its code that decides it, the gates that
+// can hold that weight, how it will size the ReplicaSets and where the step
+// index goes. Every decision carries citations of the controller source for
+// the version being modeled (package upstream).
+package model
+
+import (
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// RS is the part of a ReplicaSet the controller's decisions read.
+type RS struct {
+	Name       string    `json:"name"`
+	Hash       string    `json:"podTemplateHash"`
+	Revision   string    `json:"revision,omitempty"`
+	Created    time.Time `json:"created"`
+	Spec       int32     `json:"specReplicas"`
+	Replicas   int32     `json:"replicas"`
+	Ready      int32     `json:"readyReplicas"`
+	Available  int32     `json:"availableReplicas"`
+	Experiment bool      `json:"experiment,omitempty"`
+	// ScaleDownDeadline is the scale-down-deadline annotation, if any.
+	ScaleDownDeadline string `json:"scaleDownDeadline,omitempty"`
+}
+
+// Inputs is everything a reconcile decision depends on, flattened out of the
+// Rollout and its ReplicaSets. It is a value: evaluating "what if" questions
+// (what happens once the canary has one pod?) means copying and changing it.
+type Inputs struct {
+	Version upstream.Version
+
+	// spec
+	Replicas       int32 // spec.replicas (default 1)
+	MinPods        *int32
+	MaxWeight      int32 // 100 unless maxTrafficWeight is set
+	Steps          []v1alpha1.CanaryStep
+	TrafficRouted  bool
+	SubsetOnly     bool // Istio DestinationRule with no canary/stable Service
+	DSS            bool // dynamicStableScale
+	AbortDelay     *int32
+	RPT            *v1alpha1.ReplicaProgressThreshold
+	WindowRevision int32 // spec.rollbackWindow.revisions, 0 when unset
+	HasServices    bool  // canaryService or stableService set
+
+	// status
+	Index          *int32
+	Abort          bool
+	PromoteFull    bool
+	StableHash     string
+	CurrentPodHash string
+	Weights        *v1alpha1.TrafficWeights
+	// Unobserved is true when the controller has not yet reconciled the
+	// current pod template or steps (its next pass is the reset pass).
+	Unobserved bool
+
+	New    *RS
+	Stable *RS
+	All    []*RS
+}
+
+func (in Inputs) stepCount() int32 { return int32(len(in.Steps)) }
+
+func (in Inputs) index() int32 {
+	if in.Index == nil {
+		return 0
+	}
+	return *in.Index
+}
+
+// fullyPromoted mirrors IsFullyPromoted: the stable hash equals the current hash.
+func (in Inputs) fullyPromoted() bool {
+	return in.StableHash != "" && in.StableHash == in.CurrentPodHash
+}
+
+func (in Inputs) cite(k upstream.Key) upstream.Cite { return upstream.At(k, in.Version) }
+
+func (in Inputs) cites(keys ...upstream.Key) []upstream.Cite {
+	out := make([]upstream.Cite, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, in.cite(k))
+	}
+	return out
+}
+
+// present reports whether a fact exists in the modeled version.
+func (in Inputs) present(k upstream.Key) bool { return !in.cite(k).Absent }
+
+func (in Inputs) clone() Inputs {
+	out := in
+	cp := func(r *RS) *RS {
+		if r == nil {
+			return nil
+		}
+		x := *r
+		return &x
+	}
+	out.New, out.Stable = cp(in.New), cp(in.Stable)
+	out.All = make([]*RS, len(in.All))
+	for i, r := range in.All {
+		out.All[i] = cp(r)
+		if in.New != nil && r.Name == in.New.Name {
+			out.All[i] = out.New
+		}
+		if in.Stable != nil && r.Name == in.Stable.Name {
+			out.All[i] = out.Stable
+		}
+	}
+	if in.Index != nil {
+		i := *in.Index
+		out.Index = &i
+	}
+	if in.Weights != nil {
+		w := *in.Weights
+		out.Weights = &w
+	}
+	return out
+}

@@ -1,0 +1,314 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+)
+
+// Evaluate predicts the controller's next reconcile of a canary Rollout, in
+// the order the controller runs it: Services, traffic weight and its gates,
+// ReplicaSet sizing, then status (index, abort, promotion).
+func Evaluate(in Inputs) Pass {
+	p := Pass{Index: in.index(), Weight: currentWeight(in)}
+	if in.Unobserved {
+		return resetPass(in, p)
+	}
+	win := RollbackWindow(in)
+
+	// Services are reconciled before traffic: a managed canary Service follows
+	// the canary ReplicaSet as soon as it has one available pod.
+	if in.HasServices && in.New != nil {
+		if in.Abort {
+			if in.Stable != nil {
+				p.CanaryServiceHash = in.Stable.Hash
+			}
+		} else if in.New.Available > 0 {
+			p.CanaryServiceHash = in.New.Hash
+		}
+	}
+
+	p.Decision = DecideWeight(in)
+	if in.TrafficRouted {
+		canaryHash, stableHash := "", ""
+		if in.New != nil {
+			canaryHash = in.New.Hash
+		}
+		if in.Stable != nil {
+			stableHash = in.Stable.Hash
+		}
+		if ok, prev := in.dynamicRollbackToStable(); ok {
+			canaryHash = prev
+		}
+		sg := stableGate(in, p.Decision.Weight)
+		p.Gates = append(p.Gates, sg)
+		if !sg.Holds {
+			// v1.9+ writes the weight before UpdateHash when the canary has
+			// no available pod and it previously carried traffic.
+			if in.present("tr.early-setweight") && (in.New == nil || in.New.Available == 0) && in.Weights != nil && in.Weights.Canary.Weight > 0 {
+				p.EarlyWeight = true
+				p.Weight = p.Decision.Weight
+				p.Cites = append(p.Cites, in.cite("tr.early-setweight"))
+			}
+			ig := subsetOnlyGate(in, canaryHash, stableHash)
+			if ig.Why != "" {
+				p.Gates = append(p.Gates, ig)
+			}
+			if ig.Holds && ig.Effect == EffectReconcileError {
+				p.Errored = true
+				p.NextIndex = p.Index
+				p.IndexWhy = "the pass ends with an error before the status is written: the index does not move"
+				p.CanaryTarget, p.StableTarget = rsSpec(in.New), rsSpec(in.Stable)
+				p.AtDesired = AtDesired(in, nil)
+				return p
+			}
+			p.Applied = true
+			p.Weight = p.Decision.Weight
+		}
+	}
+	weights := nextWeights(in, p.Weight)
+
+	// ReplicaSet sizing.
+	p.CanaryTarget, p.StableTarget = DesiredCounts(in, weights)
+	if in.Abort {
+		if set, d := in.abortDelay(); d == nil || (in.DSS && !set) {
+			// No abort scale-down delay: the canary goes to its computed size now.
+			c, _ := DesiredCounts(in, weights)
+			p.CanaryTarget = c
+		} else if in.New != nil {
+			// The aborted canary is kept until the delay after stable is fully available.
+			p.CanaryTarget = in.New.Spec
+		}
+	}
+	if in.fullyPromoted() {
+		p.CanaryTarget, p.StableTarget = in.Replicas, in.Replicas
+	}
+	p.AtDesired = AtDesired(in, weights)
+
+	// Status.
+	n := in.stepCount()
+	idx := in.index()
+	abort := in.Abort
+	p.NextIndex = idx
+	if in.PromoteFull || win.WithinWindow {
+		if abort {
+			p.AbortCleared = true
+		}
+		abort = false
+		if n > 0 {
+			idx = n
+			p.NextIndex = n
+			if win.WithinWindow {
+				p.IndexWhy = fmt.Sprintf("rollback within rollbackWindow: the index is set to the end of the steps (%d) and abort is cleared, on every pass", n)
+				p.IndexCites = in.cites("rc.every-pass-window", "rc.every-pass-remove-abort", "rc.every-pass-idx")
+			} else {
+				p.IndexWhy = fmt.Sprintf("promote --full: the index is set to the end of the steps (%d)", n)
+				p.IndexCites = in.cites("rc.every-pass-window", "rc.every-pass-idx")
+			}
+		}
+	}
+	if why := shouldFullPromote(in, abort, win); why != "" {
+		p.Promotes, p.PromoteWhy = true, why
+		return p
+	}
+	if abort {
+		if n > 0 {
+			if in.StableHash == in.CurrentPodHash {
+				p.NextIndex = n
+			} else {
+				p.NextIndex = 0
+			}
+			p.IndexWhy = fmt.Sprintf("aborted: the controller holds the index at %d", p.NextIndex)
+			p.IndexCites = in.cites("rc.abort-idx-stable", "rc.abort-idx")
+		}
+		return p
+	}
+	if idx < n && stepCompletes(in, weights) {
+		p.NextIndex = idx + 1
+		p.IndexWhy = fmt.Sprintf("step %d (%s) is complete: the index moves to %d", idx, stepString(in.Steps[idx]), idx+1)
+		p.IndexCites = in.cites("rc.step-completed")
+	}
+	return p
+}
+
+func rsSpec(r *RS) int32 {
+	if r == nil {
+		return 0
+	}
+	return r.Spec
+}
+
+func currentWeight(in Inputs) int32 {
+	if in.Weights == nil {
+		return 0
+	}
+	return in.Weights.Canary.Weight
+}
+
+func nextWeights(in Inputs, w int32) *v1alpha1.TrafficWeights {
+	if !in.TrafficRouted {
+		return nil
+	}
+	out := &v1alpha1.TrafficWeights{}
+	if in.Weights != nil {
+		*out = *in.Weights
+	}
+	out.Canary.Weight = w
+	out.Stable.Weight = in.MaxWeight - w
+	if in.New != nil {
+		out.Canary.PodTemplateHash = in.New.Hash
+	}
+	if in.Stable != nil {
+		out.Stable.PodTemplateHash = in.Stable.Hash
+	}
+	return out
+}
+
+// stepCompletes reports whether the current step completes on this pass as
+// far as the objects tell: setWeight and setCanaryScale when the canary is at
+// its desired count; route steps at once. Pauses, analysis and experiments
+// depend on time and other objects and are reported separately.
+func stepCompletes(in Inputs, weights *v1alpha1.TrafficWeights) bool {
+	s := in.Steps[in.index()]
+	switch {
+	case s.SetWeight != nil || s.SetCanaryScale != nil:
+		return AtDesired(in, weights)
+	case s.SetHeaderRoute != nil || s.SetMirrorRoute != nil:
+		return true
+	}
+	return false
+}
+
+func shouldFullPromote(in Inputs, aborted bool, win Window) string {
+	if in.Stable == nil {
+		return "Initial deploy"
+	}
+	if aborted || in.New == nil {
+		return ""
+	}
+	if in.present("uc.rpt-pods") { // v1.9+: fewer than desired and threshold not met
+		if in.New.Available < in.Replicas && !rptMet(in, in.New, in.Replicas) {
+			return ""
+		}
+	} else if in.New.Available != in.Replicas {
+		return ""
+	}
+	if in.fullyPromoted() {
+		return ""
+	}
+	if in.PromoteFull {
+		return "Full promotion requested"
+	}
+	if win.WithinWindow {
+		return "Rollback within window"
+	}
+	n := in.stepCount()
+	if n == 0 || in.index() == n {
+		return fmt.Sprintf("Completed all %d canary steps", n)
+	}
+	return ""
+}
+
+// resetPass is the first pass after a template or steps change: status is
+// reset and persisted, nothing else runs.
+func resetPass(in Inputs, p Pass) Pass {
+	p.Reset = true
+	p.Weight = currentWeight(in)
+	p.Decision = Decision{Weight: p.Weight, Branch: "reset", Why: "the controller has not reconciled the current template/steps yet: its next pass only resets the status"}
+	n := in.stepCount()
+	p.NextIndex = 0
+	p.AbortCleared = in.Abort
+	p.CanaryTarget, p.StableTarget = rsSpec(in.New), rsSpec(in.Stable)
+	if in.New != nil && n > 0 {
+		if in.New.Hash != "" && in.New.Hash == in.StableHash {
+			p.NextIndex = n
+			p.IndexWhy = "rollback to the stable ReplicaSet: steps are skipped"
+			p.IndexCites = in.cites("rc.rollback-to-stable-skip")
+		} else if win := RollbackWindow(in); win.WithinWindow && in.New.Spec > 0 {
+			p.NextIndex = n
+			p.IndexWhy = "rollback within rollbackWindow to a ReplicaSet that still has replicas: steps are skipped at once"
+			p.IndexCites = in.cites("rc.reset-path-window")
+		} else if win.WithinWindow {
+			p.IndexWhy = "rollback within rollbackWindow to a ReplicaSet scaled to 0: the reset pass starts at index 0, and the next pass jumps to the end"
+			p.IndexCites = in.cites("rc.reset-path-window", "rc.every-pass-window")
+		}
+	}
+	return p
+}
+
+// Apply returns the inputs as they stand after a pass: status written, and
+// ReplicaSet specs scaled (availability is the world's business: callers
+// that simulate time change Available themselves).
+func Apply(in Inputs, p Pass) Inputs {
+	out := in.clone()
+	if p.Reset {
+		out.Unobserved = false
+		i := p.NextIndex
+		out.Index = &i
+		out.Abort = false
+		out.PromoteFull = false
+		if out.New != nil {
+			out.CurrentPodHash = out.New.Hash
+		}
+		return out
+	}
+	if p.Errored {
+		return out
+	}
+	if out.TrafficRouted && (p.Applied || p.EarlyWeight) {
+		out.Weights = nextWeights(in, p.Weight)
+	}
+	if out.New != nil {
+		out.New.Spec = p.CanaryTarget
+	}
+	if out.Stable != nil && out.New != nil && out.Stable.Name != out.New.Name {
+		out.Stable.Spec = p.StableTarget
+	}
+	i := p.NextIndex
+	if len(out.Steps) > 0 {
+		out.Index = &i
+	}
+	if p.AbortCleared {
+		out.Abort = false
+	}
+	if p.Promotes && out.New != nil {
+		out.StableHash = out.New.Hash
+		out.Stable = out.New
+		out.PromoteFull = false
+	}
+	return out
+}
+
+func stepString(s v1alpha1.CanaryStep) string {
+	switch {
+	case s.SetWeight != nil:
+		return fmt.Sprintf("setWeight %d", *s.SetWeight)
+	case s.Pause != nil:
+		if s.Pause.Duration != nil {
+			return "pause " + s.Pause.Duration.String()
+		}
+		return "pause (until promoted)"
+	case s.SetCanaryScale != nil:
+		switch {
+		case s.SetCanaryScale.Replicas != nil:
+			return fmt.Sprintf("setCanaryScale replicas %d", *s.SetCanaryScale.Replicas)
+		case s.SetCanaryScale.Weight != nil:
+			return fmt.Sprintf("setCanaryScale weight %d", *s.SetCanaryScale.Weight)
+		}
+		return "setCanaryScale matchTrafficWeight"
+	case s.Analysis != nil:
+		return "analysis"
+	case s.Experiment != nil:
+		return "experiment"
+	case s.SetHeaderRoute != nil:
+		return "setHeaderRoute"
+	case s.SetMirrorRoute != nil:
+		return "setMirrorRoute"
+	case s.Plugin != nil:
+		return "plugin " + s.Plugin.Name
+	}
+	return "step"
+}
+
+// StepString describes a canary step in one short phrase.
+func StepString(s v1alpha1.CanaryStep) string { return stepString(s) }

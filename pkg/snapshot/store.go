@@ -1,0 +1,363 @@
+// Package snapshot is rolloutdoctor's picture of the cluster: the objects read
+// once (from the API server or from a file) plus a header that says when, from
+// where, and what could not be read. Everything downstream is pure analysis of
+// a Snapshot; nothing after this package talks to a cluster.
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// HeaderAPIVersion and HeaderKind identify the header item that `snapshot`
+// writes into its v1 List. kubectl ignores nothing here: the item is only read
+// back by rolloutdoctor.
+const (
+	HeaderAPIVersion = "rolloutdoctor.io/v1alpha1"
+	HeaderKind       = "SnapshotInfo"
+)
+
+// GapReason says why a kind of object is missing from a snapshot.
+type GapReason string
+
+// Gap reasons.
+const (
+	GapForbidden    GapReason = "Forbidden"    // RBAC denied the read
+	GapNotInstalled GapReason = "NotInstalled" // the API (CRD) is not served
+	GapError        GapReason = "Error"        // any other failure (timeout, server error)
+	GapNotFound     GapReason = "NotFound"     // a named object the Rollout references does not exist
+)
+
+// Gap records something the gatherer wanted to read and could not. The report
+// names every gap: a missing kind is never silently treated as "healthy".
+type Gap struct {
+	Resource  string    `json:"resource"`            // e.g. "virtualservices.networking.istio.io"
+	Namespace string    `json:"namespace,omitempty"` // empty for cluster-scoped reads
+	Name      string    `json:"name,omitempty"`      // set when a single named object was wanted
+	Reason    GapReason `json:"reason"`
+	Message   string    `json:"message"`
+}
+
+func (g Gap) String() string {
+	what := g.Resource
+	if g.Name != "" {
+		what += " " + g.Name
+	}
+	if g.Namespace != "" {
+		what += " in " + g.Namespace
+	}
+	return fmt.Sprintf("%s: %s (%s)", what, g.Reason, g.Message)
+}
+
+// Header describes how the snapshot was taken.
+type Header struct {
+	// Target is the Rollout (or Deployment) the snapshot was taken for.
+	TargetKind      string    `json:"targetKind,omitempty"`
+	TargetNamespace string    `json:"targetNamespace,omitempty"`
+	TargetName      string    `json:"targetName,omitempty"`
+	TakenAt         time.Time `json:"takenAt"`
+	Context         string    `json:"context,omitempty"`
+	Server          string    `json:"server,omitempty"`
+	ToolVersion     string    `json:"toolVersion,omitempty"`
+	Gaps            []Gap     `json:"gaps,omitempty"`
+	// Offline is true when the objects came from a file without a header:
+	// nothing is known about what was not captured.
+	Offline bool `json:"-"`
+}
+
+// Snapshot is an immutable set of objects plus its header. Objects are kept
+// exactly as read (unstructured) so that writing a snapshot back out loses
+// nothing; typed views are built on demand by View.
+type Snapshot struct {
+	Header  Header
+	objects []*unstructured.Unstructured
+}
+
+// New builds a snapshot. Objects are deep-copied and sorted so that the same
+// objects always give the same snapshot, whatever order they were read in.
+func New(h Header, objs []*unstructured.Unstructured) *Snapshot {
+	cp := make([]*unstructured.Unstructured, 0, len(objs))
+	seen := map[string]bool{}
+	for _, o := range objs {
+		if o == nil {
+			continue
+		}
+		k := objKey(o)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		cp = append(cp, o.DeepCopy())
+	}
+	sort.SliceStable(cp, func(i, j int) bool { return objKey(cp[i]) < objKey(cp[j]) })
+	gaps := append([]Gap(nil), h.Gaps...)
+	sort.SliceStable(gaps, func(i, j int) bool { return gaps[i].String() < gaps[j].String() })
+	h.Gaps = gaps
+	return &Snapshot{Header: h, objects: cp}
+}
+
+func objKey(o *unstructured.Unstructured) string {
+	gvk := o.GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+// Objects returns copies of all objects, in a stable order.
+func (s *Snapshot) Objects() []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(s.objects))
+	for i, o := range s.objects {
+		out[i] = o.DeepCopy()
+	}
+	return out
+}
+
+// Len is the number of objects.
+func (s *Snapshot) Len() int { return len(s.objects) }
+
+// byGroupKind returns the objects of one group/kind (shared, not copied: callers
+// in this package convert them into typed copies).
+func (s *Snapshot) byGroupKind(group, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range s.objects {
+		gvk := o.GroupVersionKind()
+		if gvk.Group == group && gvk.Kind == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// HasGap reports whether reading the given resource (plural.group) failed.
+func (s *Snapshot) HasGap(resource string) (Gap, bool) {
+	for _, g := range s.Header.Gaps {
+		if g.Resource == resource {
+			return g, true
+		}
+	}
+	return Gap{}, false
+}
+
+// Write prints the snapshot as a v1 List in YAML, the format `kubectl get -o
+// yaml` uses, with the header as the first item.
+func (s *Snapshot) Write(w io.Writer) error {
+	items := make([]interface{}, 0, len(s.objects)+1)
+	hdr := map[string]interface{}{
+		"apiVersion": HeaderAPIVersion,
+		"kind":       HeaderKind,
+		"metadata":   map[string]interface{}{"name": "snapshot"},
+	}
+	spec, err := toMap(s.Header)
+	if err != nil {
+		return err
+	}
+	hdr["spec"] = spec
+	items = append(items, hdr)
+	for _, o := range s.objects {
+		items = append(items, o.Object)
+	}
+	list := map[string]interface{}{
+		"apiVersion": "v1",
+		"kind":       "List",
+		"metadata":   map[string]interface{}{"resourceVersion": ""},
+		"items":      items,
+	}
+	b, err := yaml.Marshal(list)
+	if err != nil {
+		return fmt.Errorf("encode snapshot: %w", err)
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func toMap(v interface{}) (map[string]interface{}, error) {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]interface{}{}
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Source is one input document's origin, for error messages and for lint's
+// file:line locations.
+type Source struct {
+	File string // "-" for stdin
+	Line int    // 1-based line of the document start
+}
+
+// Located is an object with where it came from.
+type Located struct {
+	Object *unstructured.Unstructured
+	Source Source
+}
+
+// ParseError is a malformed input document. Parsing stops at the first one in
+// a file, since a YAML stream cannot be resynchronised reliably after it.
+type ParseError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Decode reads multi-document YAML or JSON: single objects, v1 Lists (any kind
+// ending in "List" with items) and rolloutdoctor's header item. It returns the
+// objects with their sources and the header if one was present.
+func Decode(name string, r io.Reader) ([]Located, *Header, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, &ParseError{File: name, Err: err}
+	}
+	var out []Located
+	var hdr *Header
+	for _, doc := range splitDocuments(data) {
+		if len(bytes.TrimSpace(stripComments(doc.body))) == 0 {
+			continue
+		}
+		obj := map[string]interface{}{}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(doc.body), 4096)
+		if err := dec.Decode(&obj); err != nil {
+			return out, hdr, &ParseError{File: name, Line: doc.line + yamlErrLine(err) - 1, Err: cleanYAMLErr(err)}
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		if err := collect(name, doc.line, obj, &out, &hdr); err != nil {
+			return out, hdr, err
+		}
+	}
+	return out, hdr, nil
+}
+
+func collect(name string, line int, obj map[string]interface{}, out *[]Located, hdr **Header) error {
+	u := &unstructured.Unstructured{Object: obj}
+	apiVersion, kind := u.GetAPIVersion(), u.GetKind()
+	if apiVersion == HeaderAPIVersion && kind == HeaderKind {
+		h, err := headerFrom(obj)
+		if err != nil {
+			return &ParseError{File: name, Line: line, Err: fmt.Errorf("snapshot header: %w", err)}
+		}
+		*hdr = h
+		return nil
+	}
+	if items, ok := obj["items"].([]interface{}); ok && strings.HasSuffix(kind, "List") {
+		for i, it := range items {
+			m, ok := it.(map[string]interface{})
+			if !ok {
+				return &ParseError{File: name, Line: line, Err: fmt.Errorf("%s item %d is not an object", kind, i)}
+			}
+			if err := collect(name, line, m, out, hdr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if kind == "" || apiVersion == "" {
+		return &ParseError{File: name, Line: line, Err: errors.New("object has no apiVersion or kind (is this a Kubernetes manifest?)")}
+	}
+	if _, err := schema.ParseGroupVersion(apiVersion); err != nil {
+		return &ParseError{File: name, Line: line, Err: fmt.Errorf("bad apiVersion %q", apiVersion)}
+	}
+	*out = append(*out, Located{Object: u, Source: Source{File: name, Line: line}})
+	return nil
+}
+
+func headerFrom(obj map[string]interface{}) (*Header, error) {
+	spec, _ := obj["spec"].(map[string]interface{})
+	b, err := yaml.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	h := &Header{}
+	if err := yaml.Unmarshal(b, h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+type document struct {
+	body []byte
+	line int // 1-based line where the document's content starts
+}
+
+// splitDocuments splits a YAML stream on "---" lines, remembering where each
+// document starts so errors and lint findings can point at file:line.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	var cur bytes.Buffer
+	start, n := 1, 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if strings.HasPrefix(line, "---") && strings.TrimSpace(strings.TrimLeft(line, "-")) == "" || line == "---" {
+			docs = append(docs, document{body: append([]byte(nil), cur.Bytes()...), line: start})
+			cur.Reset()
+			start = n + 1
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+	}
+	docs = append(docs, document{body: cur.Bytes(), line: start})
+	return docs
+}
+
+func stripComments(b []byte) []byte {
+	var out bytes.Buffer
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		out.Write(l)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
+
+// yamlErrLine extracts "line N" from a YAML error, 1 if none.
+func yamlErrLine(err error) int {
+	var n int
+	s := err.Error()
+	if i := strings.Index(s, "line "); i >= 0 {
+		if _, e := fmt.Sscanf(s[i:], "line %d", &n); e == nil && n > 0 {
+			return n
+		}
+	}
+	return 1
+}
+
+func cleanYAMLErr(err error) error {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "error converting YAML to JSON: ")
+	if i := strings.Index(s, "line "); i >= 0 {
+		if j := strings.Index(s[i:], ": "); j >= 0 {
+			s = s[:i] + s[i+j+2:]
+		}
+	}
+	s = strings.TrimPrefix(strings.TrimSpace(s), "yaml: ")
+	return errors.New(strings.TrimSpace(s))
+}

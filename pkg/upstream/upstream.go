@@ -1,0 +1,107 @@
+// Package upstream holds what rolloutdoctor knows about the Argo Rollouts
+// source: the controller versions it models and, for each fact the tool
+// prints about controller behaviour, the file:line in that version's source
+// where the behaviour lives. The table is data only; cite_test.go opens every
+// cited line in the Go module cache and fails when a citation goes stale.
+package upstream
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Module is the upstream module whose source is cited.
+const Module = "github.com/argoproj/argo-rollouts"
+
+// Version is an Argo Rollouts release tag such as "v1.8.2".
+type Version string
+
+// Modeled lists the controller versions whose behaviour the model encodes,
+// oldest first. Other releases are mapped onto one of these (see Nearest).
+var Modeled = []Version{"v1.7.2", "v1.8.2", "v1.8.3", "v1.9.3", "v1.10.2"}
+
+// Newest is the newest modeled version.
+func Newest() Version { return Modeled[len(Modeled)-1] }
+
+// Key names one fact about controller behaviour, e.g. "tr.reverse-loop".
+// Keys are permanent: rules refer to them.
+type Key string
+
+// Loc is where a fact lives in one version. Line 0 means the fact is absent
+// from that version: Contains must then not appear anywhere in File.
+type Loc struct {
+	File     string
+	Line     int
+	Contains string
+}
+
+// Present reports whether the fact exists in that version.
+func (l Loc) Present() bool { return l.Line > 0 }
+
+// Fact is one claim about controller behaviour with its per-version locations.
+type Fact struct {
+	Key   Key
+	Claim string
+	Locs  map[Version]Loc
+}
+
+// Cite is a resolved citation: a fact at one version.
+type Cite struct {
+	Key     Key     `json:"key"`
+	Version Version `json:"version"`
+	File    string  `json:"file,omitempty"`
+	Line    int     `json:"line,omitempty"`
+	Absent  bool    `json:"absent,omitempty"`
+	Claim   string  `json:"claim"`
+}
+
+// String renders "argo-rollouts v1.8.2 rollout/trafficrouting.go:247".
+func (c Cite) String() string {
+	if c.Absent {
+		return fmt.Sprintf("argo-rollouts %s: absent from %s", c.Version, c.File)
+	}
+	return fmt.Sprintf("argo-rollouts %s %s:%d", c.Version, c.File, c.Line)
+}
+
+var byKey = func() map[Key]*Fact {
+	m := make(map[Key]*Fact, len(facts))
+	for i := range facts {
+		f := &facts[i]
+		if _, dup := m[f.Key]; dup {
+			panic("upstream: duplicate fact key " + string(f.Key))
+		}
+		m[f.Key] = f
+	}
+	return m
+}()
+
+// Facts returns every fact, sorted by key.
+func Facts() []Fact {
+	out := append([]Fact(nil), facts...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// Lookup returns the fact for a key.
+func Lookup(k Key) (Fact, bool) {
+	f, ok := byKey[k]
+	if !ok {
+		return Fact{}, false
+	}
+	return *f, true
+}
+
+// At resolves a fact at a modeled version. It panics on an unknown key or a
+// version the table does not cover: both are programming errors that the
+// package tests catch before release.
+func At(k Key, v Version) Cite {
+	f, ok := byKey[k]
+	if !ok {
+		panic("upstream: unknown fact " + string(k))
+	}
+	l, ok := f.Locs[v]
+	if !ok {
+		panic(fmt.Sprintf("upstream: fact %s has no location for %s", k, v))
+	}
+	return Cite{Key: k, Version: v, File: l.File, Line: l.Line, Absent: !l.Present(), Claim: f.Claim}
+}
