@@ -122,3 +122,6 @@ func (in Inputs) clone() Inputs {
 	}
 	return out
 }
+
+// Index0 is status.currentStepIndex with nil read as 0, as the controller does.
+func (in Inputs) Index0() int32 { return in.index() }

@@ -1,0 +1,239 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// ReportAPIVersion versions the JSON/YAML document; fields are only added
+// within a version.
+const ReportAPIVersion = "rolloutdoctor.io/v1alpha1"
+
+// Report is the result of diagnose: one document, rendered as human text,
+// JSON or YAML.
+type Report struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Namespace  string    `json:"namespace"`
+	Name       string    `json:"name"`
+	TakenAt    time.Time `json:"takenAt"`
+	Source     string    `json:"source"` // "cluster <context>" or "file <name>"
+
+	Controller model.ControllerVersion `json:"controller"`
+	// VersionDifferences lists where other modeled versions would predict
+	// differently; filled when the version is not known exactly.
+	VersionDifferences []string `json:"versionDifferences,omitempty"`
+
+	State    State            `json:"state"`
+	Traffic  *Traffic         `json:"traffic,omitempty"`
+	Sets     []ReplicaSetView `json:"replicaSets"`
+	Findings []Finding        `json:"findings"`
+	Gaps     []snapshot.Gap   `json:"gaps,omitempty"`
+	Model    *model.Analysis  `json:"model,omitempty"`
+}
+
+// State is the Rollout's own status, summarised.
+type State struct {
+	Phase        string `json:"phase"`
+	Message      string `json:"message,omitempty"`
+	Strategy     string `json:"strategy"`
+	Replicas     int32  `json:"replicas"`
+	StepIndex    int32  `json:"stepIndex"`
+	StepCount    int    `json:"stepCount"`
+	CurrentStep  string `json:"currentStep,omitempty"`
+	Aborted      bool   `json:"aborted"`
+	Paused       bool   `json:"paused"`
+	PromoteFull  bool   `json:"promoteFull,omitempty"`
+	RollbackBack bool   `json:"rollbackWithinWindow"`
+	StableHash   string `json:"stableHash,omitempty"`
+	CurrentHash  string `json:"currentHash,omitempty"`
+}
+
+// Traffic is where traffic is and where the controller will put it next.
+type Traffic struct {
+	Router          string   `json:"router"`
+	CanaryWeight    int32    `json:"canaryWeight"`
+	StableWeight    int32    `json:"stableWeight"`
+	MaxWeight       int32    `json:"maxWeight"`
+	CanaryAvailable int32    `json:"canaryAvailable"`
+	StableAvailable int32    `json:"stableAvailable"`
+	CanaryHash      string   `json:"canaryHash,omitempty"`
+	NextWeight      int32    `json:"nextWeight"`
+	NextBranch      string   `json:"nextBranch"`
+	NextWhy         string   `json:"nextWhy"`
+	Held            []string `json:"heldBy,omitempty"`
+}
+
+// ReplicaSetView is one ReplicaSet row.
+type ReplicaSetView struct {
+	Role string `json:"role"` // canary, stable, canary+stable, old
+	model.RS
+}
+
+// Options tune a diagnosis.
+type Options struct {
+	// Source describes where the snapshot came from, for the header.
+	Source string
+}
+
+// Run diagnoses one Rollout view. It is pure: same view, same version, same report.
+func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
+	a := model.Analyze(v, cv.Assumed)
+	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout}
+	rep := &Report{
+		APIVersion: ReportAPIVersion, Kind: "Diagnosis",
+		Namespace: v.Rollout.Namespace, Name: v.Rollout.Name,
+		TakenAt: v.Now, Source: opt.Source, Controller: cv,
+		Gaps: v.Header.Gaps, Model: &a, Findings: []Finding{},
+	}
+	if !cv.Known() || !cv.Exact {
+		rep.VersionDifferences = model.Differences(v, cv.Assumed)
+	}
+	rep.State = state(v.Rollout, a)
+	rep.Sets = sets(a.Inputs)
+	if a.Inputs.TrafficRouted {
+		rep.Traffic = traffic(v.Rollout, a)
+	}
+	for _, r := range Rules() {
+		if r.Scope == Live && v.Header.Offline && r.ID == "RD110" {
+			continue
+		}
+		rep.Findings = append(rep.Findings, r.check(ctx, r)...)
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		if rep.Findings[i].Severity != rep.Findings[j].Severity {
+			return rep.Findings[i].Severity > rep.Findings[j].Severity
+		}
+		return rep.Findings[i].ID < rep.Findings[j].ID
+	})
+	return rep
+}
+
+// Worst is the highest severity among the findings (0 when none).
+func (r *Report) Worst() Severity {
+	var w Severity
+	for _, f := range r.Findings {
+		if f.Severity > w {
+			w = f.Severity
+		}
+	}
+	return w
+}
+
+func state(ro *v1alpha1.Rollout, a model.Analysis) State {
+	in := a.Inputs
+	s := State{
+		Phase: string(ro.Status.Phase), Message: ro.Status.Message, Replicas: in.Replicas,
+		StepIndex: in.Index0(), StepCount: len(in.Steps), Aborted: ro.Status.Abort,
+		Paused: ro.Spec.Paused || len(ro.Status.PauseConditions) > 0, PromoteFull: ro.Status.PromoteFull,
+		RollbackBack: a.Window.WithinWindow, StableHash: ro.Status.StableRS, CurrentHash: ro.Status.CurrentPodHash,
+	}
+	switch {
+	case ro.Spec.Strategy.Canary != nil:
+		s.Strategy = "canary"
+	case ro.Spec.Strategy.BlueGreen != nil:
+		s.Strategy = "blueGreen"
+	}
+	if s.Phase == "" {
+		s.Phase = "Unknown"
+	}
+	if int(s.StepIndex) < len(in.Steps) {
+		s.CurrentStep = model.StepString(in.Steps[s.StepIndex])
+	} else if len(in.Steps) > 0 {
+		s.CurrentStep = "after the last step"
+	}
+	return s
+}
+
+func sets(in model.Inputs) []ReplicaSetView {
+	var out []ReplicaSetView
+	for i := len(in.All) - 1; i >= 0; i-- {
+		r := in.All[i]
+		role := "old"
+		isNew := in.New != nil && r.Name == in.New.Name
+		isStable := in.Stable != nil && r.Name == in.Stable.Name
+		switch {
+		case isNew && isStable:
+			role = "stable"
+		case isNew:
+			role = "canary"
+		case isStable:
+			role = "stable"
+		}
+		if role == "old" && r.Spec == 0 && r.Available == 0 && len(out) >= 4 {
+			continue // keep the table short: old, empty ReplicaSets beyond a few
+		}
+		out = append(out, ReplicaSetView{Role: role, RS: *r})
+	}
+	return out
+}
+
+func traffic(ro *v1alpha1.Rollout, a model.Analysis) *Traffic {
+	in := a.Inputs
+	t := &Traffic{Router: router(ro), MaxWeight: in.MaxWeight, StableWeight: in.MaxWeight}
+	if in.Weights != nil {
+		t.CanaryWeight, t.StableWeight = in.Weights.Canary.Weight, in.Weights.Stable.Weight
+		t.CanaryHash = in.Weights.Canary.PodTemplateHash
+	}
+	for _, r := range in.All {
+		if t.CanaryHash != "" && r.Hash == t.CanaryHash {
+			t.CanaryAvailable = r.Available
+		}
+	}
+	if t.CanaryHash == "" && in.New != nil {
+		t.CanaryAvailable = in.New.Available
+	}
+	if in.Stable != nil {
+		t.StableAvailable = in.Stable.Available
+	}
+	t.NextWeight, t.NextBranch, t.NextWhy = a.Next.Weight, string(a.Next.Decision.Branch), a.Next.Decision.Why
+	for _, g := range a.Next.Gates {
+		if g.Holds {
+			t.Held = append(t.Held, fmt.Sprintf("%s (%s)", g.Name, g.Effect))
+		}
+	}
+	return t
+}
+
+func router(ro *v1alpha1.Rollout) string {
+	c := ro.Spec.Strategy.Canary
+	if c == nil || c.TrafficRouting == nil {
+		return "none"
+	}
+	tr := c.TrafficRouting
+	switch {
+	case tr.Istio != nil:
+		if c.CanaryService == "" && c.StableService == "" {
+			return "istio (subset-only)"
+		}
+		if tr.Istio.DestinationRule != nil {
+			return "istio (subset + services)"
+		}
+		return "istio (host)"
+	case tr.Nginx != nil:
+		return "nginx"
+	case tr.ALB != nil:
+		return "alb"
+	case tr.SMI != nil:
+		return "smi"
+	case tr.Traefik != nil:
+		return "traefik"
+	case tr.Ambassador != nil:
+		return "ambassador"
+	case tr.AppMesh != nil:
+		return "appmesh"
+	case tr.Apisix != nil:
+		return "apisix"
+	case len(tr.Plugins) > 0:
+		for k := range tr.Plugins {
+			return "plugin " + k
+		}
+	}
+	return "unknown"
+}

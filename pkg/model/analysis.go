@@ -1,0 +1,133 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// Exposure is a predicted moment when the canary will carry more traffic
+// than its available pods can serve.
+type Exposure struct {
+	// Weight is the canary's share of traffic (percent of MaxWeight).
+	Weight int32 `json:"weight"`
+	// CanaryAvailable is how many canary pods will be available at that moment.
+	CanaryAvailable int32 `json:"canaryAvailable"`
+	// PodsNeeded is what the weight needs: ceil(weight × replicas / max).
+	PodsNeeded int32 `json:"podsNeeded"`
+	Replicas   int32 `json:"replicas"`
+	// When says when, relative to now ("now", "next pass", "when the canary has 1 available pod").
+	When string `json:"when"`
+	Pass Pass   `json:"pass"`
+}
+
+// Analysis is the model's view of one Rollout at one controller version.
+type Analysis struct {
+	Version  upstream.Version `json:"version"`
+	Inputs   Inputs           `json:"-"`
+	Window   Window           `json:"rollbackWindow"`
+	Next     Pass             `json:"nextPass"`
+	MinPods  int32            `json:"effectiveMinPods"`
+	Exposure *Exposure        `json:"exposure,omitempty"`
+	// Lookahead is the passes after the next one, while the canary ramps,
+	// until the weight or the index settles (bounded).
+	Lookahead []Pass `json:"-"`
+}
+
+// Analyze runs the model for one version.
+func Analyze(v *snapshot.View, ver upstream.Version) Analysis {
+	in := FromView(v, ver)
+	return analyzeInputs(in)
+}
+
+func analyzeInputs(in Inputs) Analysis {
+	a := Analysis{Version: in.Version, Inputs: in, Window: RollbackWindow(in), MinPods: EffectiveMinPods(in)}
+	a.Next = Evaluate(in)
+	if !in.TrafficRouted {
+		return a
+	}
+	// Exposure now: the weight after the next pass against the pods available now.
+	if e := exposure(in, a.Next, "on the next pass"); e != nil {
+		a.Exposure = e
+		return a
+	}
+	// Look ahead: apply the pass, then let the canary become available one
+	// pod at a time (the ReplicaSet controller's job), and find the first
+	// pass where the weight outruns the pods.
+	cur := Apply(in, a.Next)
+	for i := 0; i < 64 && cur.New != nil; i++ {
+		if cur.New.Available < cur.New.Spec {
+			cur.New.Available++
+			cur.New.Replicas = cur.New.Spec
+		}
+		p := Evaluate(cur)
+		a.Lookahead = append(a.Lookahead, p)
+		when := fmt.Sprintf("when the canary has %d available pod(s)", cur.New.Available)
+		if e := exposure(cur, p, when); e != nil {
+			a.Exposure = e
+			break
+		}
+		if p.Promotes || (cur.New.Available >= cur.New.Spec && p.CanaryTarget == cur.New.Spec) {
+			break
+		}
+		cur = Apply(cur, p)
+	}
+	return a
+}
+
+func exposure(in Inputs, p Pass, when string) *Exposure {
+	if in.New == nil || p.Weight == 0 || in.fullyPromoted() || p.Promotes {
+		return nil
+	}
+	need := WeightToReplicas(in.Replicas, p.Weight, in.MaxWeight)
+	if in.New.Available >= need {
+		return nil
+	}
+	return &Exposure{Weight: p.Weight, CanaryAvailable: in.New.Available, PodsNeeded: need, Replicas: in.Replicas, When: when, Pass: p}
+}
+
+// Differences runs the model for every modeled version and describes where
+// their predictions differ from the assumed one. Used when the version is
+// not known.
+func Differences(v *snapshot.View, assumed upstream.Version) []string {
+	base := Analyze(v, assumed)
+	var out []string
+	for _, ver := range upstream.Modeled {
+		if ver == assumed {
+			continue
+		}
+		a := Analyze(v, ver)
+		var d []string
+		if a.Next.Weight != base.Next.Weight || a.Next.Errored != base.Next.Errored {
+			d = append(d, fmt.Sprintf("next weight %d%% (errored=%v) instead of %d%%", a.Next.Weight, a.Next.Errored, base.Next.Weight))
+		}
+		if a.Next.NextIndex != base.Next.NextIndex {
+			d = append(d, fmt.Sprintf("index %d instead of %d", a.Next.NextIndex, base.Next.NextIndex))
+		}
+		if (a.Exposure == nil) != (base.Exposure == nil) || (a.Exposure != nil && (a.Exposure.Weight != base.Exposure.Weight || a.Exposure.CanaryAvailable != base.Exposure.CanaryAvailable)) {
+			d = append(d, fmt.Sprintf("exposure %s", describeExposure(a.Exposure)))
+		}
+		if a.MinPods != base.MinPods {
+			d = append(d, fmt.Sprintf("effective minPodsPerReplicaSet %d instead of %d", a.MinPods, base.MinPods))
+		}
+		if len(d) > 0 {
+			s := string(ver) + ": "
+			for i, x := range d {
+				if i > 0 {
+					s += "; "
+				}
+				s += x
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func describeExposure(e *Exposure) string {
+	if e == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%d%% on %d of %d pods %s", e.Weight, e.CanaryAvailable, e.Replicas, e.When)
+}
