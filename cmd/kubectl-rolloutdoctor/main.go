@@ -1,16 +1,22 @@
+// Command kubectl-rolloutdoctor is a kubectl plugin for incident response on
+// Argo Rollouts.
 package main
 
 import (
-	_ "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	_ "github.com/charmbracelet/lipgloss"
-	_ "github.com/spf13/cobra"
-	_ "k8s.io/cli-runtime/pkg/genericclioptions"
-	_ "k8s.io/client-go/dynamic"
-	_ "k8s.io/client-go/kubernetes"
-	_ "k8s.io/client-go/plugin/pkg/client/auth"
-	_ "sigs.k8s.io/yaml"
-	_ "golang.org/x/term"
-	_ "golang.org/x/sync/errgroup"
+	"fmt"
+	"os"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	_ "k8s.io/client-go/plugin/pkg/client/auth" // exec, OIDC and cloud auth providers
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/cli"
 )
 
-func main() {}
+func main() {
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	err := cli.NewRoot(streams).Execute()
+	if err != nil && err.Error() != "" {
+		fmt.Fprintln(os.Stderr, "error:", err)
+	}
+	os.Exit(cli.Code(err))
+}

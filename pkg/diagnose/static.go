@@ -51,6 +51,9 @@ func checkFinal100(c *Context, r *Rule) []Finding {
 		}
 		if safe := SafePods(m, prev); safe > 0 {
 			advice += fmt.Sprintf("; %d minPods can carry %d%% up to %d total pods", m, prev, safe)
+			if max, who := c.maxScale(); max > safe {
+				advice += fmt.Sprintf(", but %s is %d: lower the rungs or raise minPodsPerReplicaSet too", who, max)
+			}
 		}
 	}
 	in := c.Analysis.Inputs

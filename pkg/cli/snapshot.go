@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+func newSnapshotCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	var controllerNS string
+	cmd := &cobra.Command{
+		Use:   "snapshot [rollout/]NAME",
+		Short: "Write everything diagnose reads about a Rollout as a v1 List (diagnose -f gives the same report later)",
+		Example: `  kubectl rolloutdoctor snapshot checkout-api -n shop > incident.yaml
+  kubectl rolloutdoctor diagnose -f incident.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o := &DiagnoseOptions{flags: flags, streams: streams, FailOn: "none"}
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if o.Name == "" {
+				return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout")}
+			}
+			snap, _, err := clusterSnapshot(c.Context(), flags, o.Namespace, o.Name, controllerNS)
+			if err != nil {
+				return err
+			}
+			for _, g := range snap.Header.Gaps {
+				fmt.Fprintf(streams.ErrOut, "warning: could not read %s\n", g.String())
+			}
+			return snap.Write(streams.Out)
+		},
+	}
+	cmd.Flags().StringVar(&controllerNS, "controller-namespace", "argo-rollouts", "namespace to look for the argo-rollouts controller Deployment in first")
+	return cmd
+}

@@ -1,0 +1,374 @@
+// Package gather is the only code that reads the cluster. For one Rollout it
+// reads the Rollout, its ReplicaSets and pods (by label selector, never a
+// cluster-wide pod list), the Services and traffic objects it names, their
+// EndpointSlices, its AnalysisRuns, autoscalers, PDBs, nodes and node Leases,
+// its namespace and recent Events, and the argo-rollouts controller
+// Deployment. What cannot be read becomes a snapshot.Gap.
+package gather
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// Resources read by the gatherer.
+var (
+	GVRRollout        = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
+	GVRAnalysisRun    = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "analysisruns"}
+	GVRReplicaSet     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	GVRDeployment     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	GVRPod            = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	GVRService        = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	GVRNode           = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	GVRNamespace      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	GVREvent          = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	GVREndpointSlice  = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	GVRIngress        = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
+	GVRHPA            = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
+	GVRPDB            = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
+	GVRLease          = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+	GVRVirtualService = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1beta1", Resource: "virtualservices"}
+	GVRDestRule       = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1beta1", Resource: "destinationrules"}
+	GVRTrafficSplit   = schema.GroupVersionResource{Group: "split.smi-spec.io", Version: "v1alpha2", Resource: "trafficsplits"}
+	GVRHTTPRoute      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
+	GVRScaledObject   = schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}
+)
+
+// Options configure a gather.
+type Options struct {
+	Namespace string
+	Name      string
+	// ControllerNamespace, when set, is where the controller Deployment is
+	// looked for first (default "argo-rollouts").
+	ControllerNamespace string
+	Context             string
+	Server              string
+	ToolVersion         string
+	// Mapper resolves served versions of optional APIs (Istio v1beta1 vs v1…);
+	// nil means use the defaults above.
+	Mapper meta.RESTMapper
+	Now    func() time.Time
+}
+
+// Error is a gather failure that stops the diagnosis (the Rollout itself
+// could not be read). Its message is one line that says what to do.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+type collector struct {
+	mu   sync.Mutex
+	objs []*unstructured.Unstructured
+	gaps []snapshot.Gap
+}
+
+func (c *collector) add(us ...*unstructured.Unstructured) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.objs = append(c.objs, us...)
+}
+
+func (c *collector) gap(gvr schema.GroupVersionResource, ns, name string, err error) {
+	g := snapshot.Gap{Resource: resourceName(gvr), Namespace: ns, Name: name, Message: oneLine(err)}
+	switch {
+	case apierrors.IsForbidden(err):
+		g.Reason = snapshot.GapForbidden
+	case apierrors.IsNotFound(err) && name != "":
+		g.Reason = snapshot.GapNotFound
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		g.Reason = snapshot.GapNotInstalled
+		g.Message = "the API is not served (CRD not installed)"
+	default:
+		g.Reason = snapshot.GapError
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gaps = append(c.gaps, g)
+}
+
+func resourceName(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Resource
+	}
+	return gvr.Resource + "." + gvr.Group
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// Rollout reads one Rollout's world and returns it as a snapshot.
+func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.Snapshot, error) {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	c := &collector{}
+	gvr := func(def schema.GroupVersionResource) schema.GroupVersionResource { return resolve(opt.Mapper, def) }
+
+	u, err := dc.Resource(GVRRollout).Namespace(opt.Namespace).Get(ctx, opt.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, rolloutError(err, opt)
+	}
+	setGVK(u, GVRRollout, "Rollout")
+	c.add(u)
+	ro := &v1alpha1.Rollout{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, ro); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("rollout %q: cannot decode: %v", opt.Name, err)}
+	}
+	ns := ro.Namespace
+	selector := ""
+	if ro.Spec.Selector != nil {
+		if s, err := metav1.LabelSelectorAsSelector(ro.Spec.Selector); err == nil {
+			selector = s.String()
+		}
+	}
+
+	var wg sync.WaitGroup
+	goList := func(def schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions, keep func(*unstructured.Unstructured) bool) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := gvr(def)
+			list, err := listAll(ctx, dc, r, ns, lo)
+			if err != nil {
+				c.gap(r, ns, "", err)
+				return
+			}
+			for i := range list {
+				setGVK(list[i], r, kind)
+				if keep == nil || keep(list[i]) {
+					c.add(list[i])
+				}
+			}
+		}()
+	}
+	goGet := func(def schema.GroupVersionResource, kind, ns, name string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := gvr(def)
+			var ri dynamic.ResourceInterface = dc.Resource(r)
+			if ns != "" {
+				ri = dc.Resource(r).Namespace(ns)
+			}
+			o, err := ri.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				c.gap(r, ns, name, err)
+				return
+			}
+			setGVK(o, r, kind)
+			c.add(o)
+		}()
+	}
+
+	// Pods and ReplicaSets by the Rollout's selector, in its namespace only.
+	var rsList, podList []*unstructured.Unstructured
+	var rsErr, podErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		rsList, rsErr = listAll(ctx, dc, GVRReplicaSet, ns, metav1.ListOptions{LabelSelector: selector})
+	}()
+	go func() {
+		defer wg.Done()
+		podList, podErr = listAll(ctx, dc, GVRPod, ns, metav1.ListOptions{LabelSelector: selector})
+	}()
+
+	refs := snapshot.ReferencedNames(ro)
+	for name := range refs.Services {
+		goGet(GVRService, "Service", ns, name)
+		goList(GVREndpointSlice, "EndpointSlice", ns, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + name}, nil)
+	}
+	for name := range refs.VirtualServices {
+		goGet(GVRVirtualService, "VirtualService", ns, strings.Split(name, ".")[0])
+	}
+	for name := range refs.DestinationRules {
+		goGet(GVRDestRule, "DestinationRule", ns, name)
+	}
+	for name := range refs.Ingresses {
+		goGet(GVRIngress, "Ingress", ns, name)
+	}
+	for name := range refs.TrafficSplits {
+		goGet(GVRTrafficSplit, "TrafficSplit", ns, name)
+	}
+	for name := range refs.HTTPRoutes {
+		goGet(GVRHTTPRoute, "HTTPRoute", ns, name)
+	}
+	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
+		goGet(GVRDeployment, "Deployment", ns, ref.Name)
+	}
+	ownedByRollout := func(u *unstructured.Unstructured) bool {
+		for _, o := range u.GetOwnerReferences() {
+			if o.Kind == "Rollout" && o.Name == ro.Name {
+				return true
+			}
+		}
+		return false
+	}
+	goList(GVRAnalysisRun, "AnalysisRun", ns, metav1.ListOptions{}, ownedByRollout)
+	targets := func(u *unstructured.Unstructured) bool {
+		k, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
+		n, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
+		return k == "Rollout" && n == ro.Name
+	}
+	goList(GVRHPA, "HorizontalPodAutoscaler", ns, metav1.ListOptions{}, targets)
+	goList(GVRScaledObject, "ScaledObject", ns, metav1.ListOptions{}, targets)
+	goList(GVRPDB, "PodDisruptionBudget", ns, metav1.ListOptions{}, nil)
+	goGet(GVRNamespace, "Namespace", "", ns)
+	goList(GVREvent, "Event", ns, metav1.ListOptions{FieldSelector: "involvedObject.kind=Rollout,involvedObject.name=" + ro.Name}, nil)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		findController(ctx, dc, c, opt.ControllerNamespace)
+	}()
+	wg.Wait()
+
+	if rsErr != nil {
+		c.gap(GVRReplicaSet, ns, "", rsErr)
+	}
+	if podErr != nil {
+		c.gap(GVRPod, ns, "", podErr)
+	}
+	for _, u := range rsList {
+		setGVK(u, GVRReplicaSet, "ReplicaSet")
+		if ownedByRollout(u) {
+			c.add(u)
+		}
+	}
+	nodes := map[string]bool{}
+	for _, u := range podList {
+		setGVK(u, GVRPod, "Pod")
+		c.add(u)
+		if n, _, _ := unstructured.NestedString(u.Object, "spec", "nodeName"); n != "" {
+			nodes[n] = true
+		}
+	}
+	for n := range nodes {
+		goGet(GVRNode, "Node", "", n)
+		goGet(GVRLease, "Lease", "kube-node-lease", n)
+	}
+	wg.Wait()
+
+	h := snapshot.Header{TargetKind: "Rollout", TargetNamespace: ns, TargetName: ro.Name, TakenAt: now().UTC().Truncate(time.Second),
+		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
+	return snapshot.New(h, c.objs), nil
+}
+
+func findController(ctx context.Context, dc dynamic.Interface, c *collector, preferNS string) {
+	if preferNS == "" {
+		preferNS = "argo-rollouts"
+	}
+	for _, name := range []string{"argo-rollouts", "argo-rollouts-controller"} {
+		o, err := dc.Resource(GVRDeployment).Namespace(preferNS).Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			setGVK(o, GVRDeployment, "Deployment")
+			c.add(o)
+			return
+		}
+		if apierrors.IsForbidden(err) {
+			break
+		}
+	}
+	// Installed elsewhere (Helm chart in another namespace): find it by label.
+	list, err := listAll(ctx, dc, GVRDeployment, "", metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=argo-rollouts"})
+	if err != nil {
+		c.gap(GVRDeployment, "", "argo-rollouts controller", err)
+		return
+	}
+	found := false
+	for _, o := range list {
+		setGVK(o, GVRDeployment, "Deployment")
+		if snapshot.IsControllerDeployment(o) {
+			c.add(o)
+			found = true
+		}
+	}
+	if !found {
+		c.gap(GVRDeployment, "", "argo-rollouts controller", apierrors.NewNotFound(GVRDeployment.GroupResource(), "argo-rollouts"))
+	}
+}
+
+func listAll(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, ns string, lo metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	lo.Limit = 500
+	for {
+		var ri dynamic.ResourceInterface = dc.Resource(gvr)
+		if ns != "" {
+			ri = dc.Resource(gvr).Namespace(ns)
+		}
+		l, err := ri.List(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+		if l.GetContinue() == "" {
+			return out, nil
+		}
+		lo.Continue = l.GetContinue()
+	}
+}
+
+func setGVK(u *unstructured.Unstructured, gvr schema.GroupVersionResource, kind string) {
+	if u.GetKind() == "" {
+		u.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind))
+	}
+	// Lists drop managedFields noise we never read; keep snapshots small.
+	u.SetManagedFields(nil)
+}
+
+func resolve(m meta.RESTMapper, def schema.GroupVersionResource) schema.GroupVersionResource {
+	if m == nil || def.Group == "" {
+		return def
+	}
+	gvk, err := m.KindFor(schema.GroupVersionResource{Group: def.Group, Resource: def.Resource})
+	if err != nil {
+		return def
+	}
+	mapping, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return def
+	}
+	return mapping.Resource
+}
+
+func rolloutError(err error, opt Options) error {
+	switch {
+	case apierrors.IsNotFound(err) && strings.Contains(err.Error(), "the server could not find the requested resource"):
+		return &Error{Msg: "the cluster does not serve rollouts.argoproj.io: Argo Rollouts CRDs are not installed (wrong --context?)"}
+	case meta.IsNoMatchError(err):
+		return &Error{Msg: "the cluster does not serve rollouts.argoproj.io: Argo Rollouts CRDs are not installed (wrong --context?)"}
+	case apierrors.IsNotFound(err):
+		return &Error{Msg: fmt.Sprintf("rollout %q not found in namespace %q (check -n/--namespace)", opt.Name, opt.Namespace)}
+	case apierrors.IsForbidden(err):
+		return &Error{Msg: fmt.Sprintf("not allowed to get rollout %q in namespace %q: grant get/list on rollouts.argoproj.io (see docs/rbac.yaml)", opt.Name, opt.Namespace)}
+	case apierrors.IsUnauthorized(err):
+		return &Error{Msg: "the cluster rejected the credentials (401): refresh your kubeconfig login"}
+	}
+	var se interface{ Timeout() bool }
+	if errors.As(err, &se) && se.Timeout() || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host") || strings.Contains(err.Error(), "deadline exceeded") {
+		return &Error{Msg: fmt.Sprintf("cannot reach the cluster: %s (check --context, VPN, or --request-timeout)", oneLine(err))}
+	}
+	return &Error{Msg: fmt.Sprintf("reading rollout %q: %s", opt.Name, oneLine(err))}
+}

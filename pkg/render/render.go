@@ -1,0 +1,188 @@
+// Package render prints reports: human text styled with lipgloss (plain when
+// colour is off), or a versioned JSON/YAML document.
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"golang.org/x/term"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+)
+
+// UseColor decides colouring: "always", "never", or "auto" (a terminal, and
+// NO_COLOR unset or empty — any non-empty NO_COLOR turns colour off).
+func UseColor(mode string, w io.Writer) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto", "":
+		if os.Getenv("NO_COLOR") != "" {
+			return false, nil
+		}
+		if f, ok := w.(*os.File); ok {
+			return term.IsTerminal(int(f.Fd())), nil
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("--color must be auto, always or never, not %q", mode)
+}
+
+// Styles holds every style in one place.
+type Styles struct {
+	r                                      *lipgloss.Renderer
+	Title, Dim, Bold, Crit, Warn, Info, OK lipgloss.Style
+}
+
+// NewStyles makes styles for a writer; with color false they render plain text.
+func NewStyles(w io.Writer, color bool) Styles {
+	r := lipgloss.NewRenderer(w)
+	if color {
+		r.SetColorProfile(termenv.ANSI256)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return Styles{
+		r:     r,
+		Title: r.NewStyle().Bold(true),
+		Dim:   r.NewStyle().Faint(true),
+		Bold:  r.NewStyle().Bold(true),
+		Crit:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("196")),
+		Warn:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("214")),
+		Info:  r.NewStyle().Foreground(lipgloss.Color("39")),
+		OK:    r.NewStyle().Foreground(lipgloss.Color("42")),
+	}
+}
+
+func (s Styles) sev(v diagnose.Severity) string {
+	label := strings.ToUpper(v.String())
+	switch v {
+	case diagnose.Critical:
+		return s.Crit.Render(label)
+	case diagnose.Warning:
+		return s.Warn.Render(label)
+	}
+	return s.Info.Render(label)
+}
+
+// JSON writes any document as indented JSON.
+func JSON(w io.Writer, v interface{}) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// YAML writes any document as YAML (via its JSON form, so field names match).
+func YAML(w io.Writer, v interface{}) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	y, err := yaml.JSONToYAML(b)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(y)
+	return err
+}
+
+// Human writes the report for a person at a terminal.
+func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
+	var b strings.Builder
+	st := rep.State
+	fmt.Fprintf(&b, "%s %s\n", s.Title.Render("Rollout "+rep.Namespace+"/"+rep.Name), s.Dim.Render("("+rep.Source+", "+rep.TakenAt.UTC().Format("2006-01-02 15:04:05Z")+")"))
+	phase := st.Phase
+	if st.Message != "" {
+		phase += ": " + st.Message
+	}
+	fmt.Fprintf(&b, "  phase     %s\n", phase)
+	step := fmt.Sprintf("%d/%d", st.StepIndex, st.StepCount)
+	if st.CurrentStep != "" {
+		step += " (" + st.CurrentStep + ")"
+	}
+	flags := []string{}
+	if st.Aborted {
+		flags = append(flags, s.Crit.Render("ABORTED"))
+	}
+	if st.Paused {
+		flags = append(flags, s.Warn.Render("PAUSED"))
+	}
+	if st.RollbackBack {
+		flags = append(flags, s.Warn.Render("ROLLBACK WITHIN WINDOW"))
+	}
+	if st.PromoteFull {
+		flags = append(flags, "PROMOTE-FULL")
+	}
+	fmt.Fprintf(&b, "  %s  step %s  replicas %d  %s\n", st.Strategy, step, st.Replicas, strings.Join(flags, " "))
+	cv := rep.Controller
+	ver := fmt.Sprintf("%s (%s", cv.Assumed, cv.Source)
+	if cv.Detected != "" && string(cv.Assumed) != cv.Detected {
+		ver += ", detected " + cv.Detected
+	}
+	if cv.From != "" {
+		ver += ", from " + cv.From
+	}
+	ver += ")"
+	fmt.Fprintf(&b, "  controller %s\n", ver)
+	if t := rep.Traffic; t != nil {
+		fmt.Fprintf(&b, "\n%s %s\n", s.Title.Render("Traffic"), s.Dim.Render(t.Router))
+		capStyle := func(avail, weight int32) string {
+			need := (int64(weight)*int64(st.Replicas) + int64(t.MaxWeight) - 1) / int64(t.MaxWeight)
+			txt := fmt.Sprintf("%d/%d available ← %d%%", avail, st.Replicas, weight)
+			if weight > 0 && int64(avail) < need {
+				return s.Crit.Render(txt)
+			}
+			return s.OK.Render(txt)
+		}
+		fmt.Fprintf(&b, "  stable %s   canary %s\n", capStyle(t.StableAvailable, t.StableWeight), capStyle(t.CanaryAvailable, t.CanaryWeight))
+		next := fmt.Sprintf("  next pass: canary %d%%  [%s] %s", t.NextWeight, t.NextBranch, t.NextWhy)
+		if len(t.Held) > 0 {
+			next += s.Warn.Render("  held by " + strings.Join(t.Held, ", "))
+		}
+		b.WriteString(next + "\n")
+	}
+	if len(rep.Sets) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("ReplicaSets"))
+		for _, r := range rep.Sets {
+			fmt.Fprintf(&b, "  %-7s %-40s rev %-3s created %s  %d/%d available\n", r.Role, r.Name, r.Revision, r.Created.UTC().Format("2006-01-02 15:04:05Z"), r.Available, r.Spec)
+		}
+	}
+	if len(rep.VersionDifferences) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Where other controller versions differ"))
+		for _, d := range rep.VersionDifferences {
+			fmt.Fprintf(&b, "  %s\n", d)
+		}
+	}
+	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Findings"))
+	if len(rep.Findings) == 0 {
+		fmt.Fprintf(&b, "  %s\n", s.OK.Render("none"))
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintf(&b, "  %s %s %s\n", s.sev(f.Severity), s.Bold.Render(f.ID), f.Message)
+		for _, e := range f.Evidence {
+			field := e.Field
+			if field != "" {
+				field = " " + field
+			}
+			fmt.Fprintf(&b, "      %s\n", s.Dim.Render(fmt.Sprintf("%s%s = %s", e.Object, field, e.Value)))
+		}
+		for _, c := range f.Cites {
+			fmt.Fprintf(&b, "      %s\n", s.Dim.Render("code: "+c.String()))
+		}
+		if f.Remediation != "" {
+			fmt.Fprintf(&b, "      fix: %s\n", f.Remediation)
+		}
+	}
+	fmt.Fprintf(&b, "\n%s\n", s.Dim.Render("kubectl rolloutdoctor explain <ID> for the long form of a finding"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
