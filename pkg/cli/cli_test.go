@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/explain"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	in := bytes.NewBufferString(stdin)
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	root := NewRoot(genericiooptions.IOStreams{In: in, Out: out, ErrOut: errOut})
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), errOut.String() + errString(err), Code(err)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+const example = "../../examples/incident-rollback-window.yaml"
+
+func TestDiagnoseExampleHuman(t *testing.T) {
+	out, errOut, code := runCLI(t, "", "diagnose", "-f", example, "--color", "never")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d (critical findings); stderr %s", code, ExitFindings, errOut)
+	}
+	for _, want := range []string{
+		"stable 20/20 available ← 0%   canary 2/20 available ← 100%",
+		"RD101 100% of traffic on 2 of 20 pods",
+		"RD201", "RD103",
+		"controller v1.8.2 (image-tag",
+		"argo-rollouts v1.8.2 rollout/trafficrouting.go:247",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("ANSI escapes with --color never")
+	}
+}
+
+func TestDiagnoseJSONIsVersionedAndStable(t *testing.T) {
+	out1, _, _ := runCLI(t, "", "diagnose", "-f", example, "-o", "json")
+	data, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2, _, _ := runCLI(t, string(data), "diagnose", "-f", "-", "-o", "json")
+	var a, b map[string]interface{}
+	if err := json.Unmarshal([]byte(out1), &a); err != nil {
+		t.Fatalf("json: %v\n%s", err, out1)
+	}
+	if err := json.Unmarshal([]byte(out2), &b); err != nil {
+		t.Fatal(err)
+	}
+	if a["apiVersion"] != "rolloutdoctor.io/v1alpha1" || a["kind"] != "Diagnosis" {
+		t.Fatalf("not a versioned document: %v %v", a["apiVersion"], a["kind"])
+	}
+	delete(a, "source")
+	delete(b, "source")
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Fatalf("file and stdin give different reports")
+	}
+	tr := a["traffic"].(map[string]interface{})
+	if tr["nextWeight"].(float64) != 100 || tr["canaryAvailable"].(float64) != 2 {
+		t.Fatalf("traffic = %v", tr)
+	}
+}
+
+func TestFailOnAndVersionOverride(t *testing.T) {
+	_, _, code := runCLI(t, "", "diagnose", "-f", example, "--fail-on", "none", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("--fail-on none: exit %d", code)
+	}
+	out, _, _ := runCLI(t, "", "diagnose", "-f", example, "--controller-version", "v1.9.1", "-o", "json")
+	var rep struct {
+		Controller struct {
+			Assumed string `json:"assumed"`
+			Source  string `json:"source"`
+			Exact   bool   `json:"exact"`
+		} `json:"controller"`
+		Findings []struct{ ID string } `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Controller.Assumed != "v1.9.3" || rep.Controller.Source != "flag" || rep.Controller.Exact {
+		t.Fatalf("controller = %+v, want v1.9.3 from flag, not exact", rep.Controller)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		found = found || f.ID == "RD109"
+	}
+	if !found {
+		t.Fatalf("approximate version not reported (RD109): %+v", rep.Findings)
+	}
+}
+
+func TestBadInputIsOneLineError(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("apiVersion: v1\nkind: List\nitems:\n  - [unclosed\n"), 0o644)
+	cases := map[string][]string{
+		"malformed":  {"diagnose", "-f", bad},
+		"missing":    {"diagnose", "-f", filepath.Join(dir, "nope.yaml")},
+		"no rollout": {"diagnose", "-f", "-"},
+		"bad output": {"diagnose", "-f", example, "-o", "xml"},
+		"bad fail-on": {"diagnose", "-f", example, "--fail-on", "loud"},
+		"unknown id": {"explain", "RD999"},
+	}
+	for name, args := range cases {
+		stdin := ""
+		if name == "no rollout" {
+			stdin = "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n"
+		}
+		_, errOut, code := runCLI(t, stdin, args...)
+		if code < 2 {
+			t.Errorf("%s: exit %d, want ≥ 2", name, code)
+		}
+		if strings.Count(strings.TrimSpace(errOut), "\n") > 0 || errOut == "" {
+			t.Errorf("%s: want one line, got %q", name, errOut)
+		}
+	}
+}
+
+func TestRulesDocIsCurrent(t *testing.T) {
+	var b bytes.Buffer
+	if err := explain.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile("../../docs/rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, b.Bytes()) {
+		t.Fatal("docs/rules.md is stale: run `make docs`")
+	}
+}
+
+func TestExplainLongForm(t *testing.T) {
+	out, _, code := runCLI(t, "", "explain", "RD201")
+	if code != 0 || !strings.Contains(out, "argo-rollouts v1.7.2 rollout/trafficrouting.go:219") || !strings.Contains(out, "argo-rollouts v1.10.2 rollout/trafficrouting.go:252") {
+		t.Fatalf("explain RD201 lacks per-version citations:\n%s", out)
+	}
+}
