@@ -117,12 +117,12 @@ func TestBadInputIsOneLineError(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("apiVersion: v1\nkind: List\nitems:\n  - [unclosed\n"), 0o644)
 	cases := map[string][]string{
-		"malformed":  {"diagnose", "-f", bad},
-		"missing":    {"diagnose", "-f", filepath.Join(dir, "nope.yaml")},
-		"no rollout": {"diagnose", "-f", "-"},
-		"bad output": {"diagnose", "-f", example, "-o", "xml"},
+		"malformed":   {"diagnose", "-f", bad},
+		"missing":     {"diagnose", "-f", filepath.Join(dir, "nope.yaml")},
+		"no rollout":  {"diagnose", "-f", "-"},
+		"bad output":  {"diagnose", "-f", example, "-o", "xml"},
 		"bad fail-on": {"diagnose", "-f", example, "--fail-on", "loud"},
-		"unknown id": {"explain", "RD999"},
+		"unknown id":  {"explain", "RD999"},
 	}
 	for name, args := range cases {
 		stdin := ""

@@ -1,0 +1,68 @@
+package snapshot
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestWriteDecodeRoundTrip(t *testing.T) {
+	f, err := os.Open("../../examples/incident-rollback-window.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	located, hdr, err := Decode("example", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hdr == nil || hdr.TargetName != "checkout-api" || !hdr.TakenAt.Equal(time.Date(2026, 8, 11, 3, 12, 41, 0, time.UTC)) {
+		t.Fatalf("header = %+v", hdr)
+	}
+	var objs []*unstructured.Unstructured
+	for _, l := range located {
+		objs = append(objs, l.Object)
+	}
+	s1 := New(*hdr, objs)
+	var buf bytes.Buffer
+	if err := s1.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	located2, hdr2, err := Decode("again", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(located2) != len(located) || hdr2.TargetName != hdr.TargetName || !hdr2.TakenAt.Equal(hdr.TakenAt) {
+		t.Fatalf("round trip lost data: %d→%d objects, header %+v", len(located), len(located2), hdr2)
+	}
+	ro, err := s1.FindRollout("", "")
+	if err != nil || ro.Name != "checkout-api" {
+		t.Fatalf("FindRollout = %v, %v", ro, err)
+	}
+	v, err := s1.View(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.ReplicaSets) != 2 || len(v.Services) != 2 || len(v.VirtualServices) != 1 || len(v.ScaledObjects) != 1 || len(v.Controllers) != 1 || len(v.Events) != 1 {
+		t.Fatalf("view: %d RS, %d svc, %d vs, %d keda, %d ctrl, %d events", len(v.ReplicaSets), len(v.Services), len(v.VirtualServices), len(v.ScaledObjects), len(v.Controllers), len(v.Events))
+	}
+	if v.ReplicaSets[0].Name != "checkout-api-5f6c8d7b9a" {
+		t.Fatalf("ReplicaSets not oldest first: %s", v.ReplicaSets[0].Name)
+	}
+}
+
+func TestDecodeErrorsNameFileAndLine(t *testing.T) {
+	in := "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: [b\n"
+	_, _, err := Decode("x.yaml", strings.NewReader(in))
+	if err == nil || !strings.HasPrefix(err.Error(), "x.yaml:") {
+		t.Fatalf("err = %v, want x.yaml:LINE: …", err)
+	}
+	_, _, err = Decode("y.yaml", strings.NewReader("just: a map\n"))
+	if err == nil || !strings.Contains(err.Error(), "no apiVersion or kind") {
+		t.Fatalf("err = %v", err)
+	}
+}
