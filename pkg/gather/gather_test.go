@@ -1,0 +1,100 @@
+package gather
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// exampleObjects loads the bundled example as the cluster's content.
+func exampleObjects(t *testing.T) []runtime.Object {
+	f, err := os.Open("../../examples/incident-rollback-window.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	located, _, err := snapshot.Decode("example", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []runtime.Object
+	for _, l := range located {
+		out = append(out, l.Object)
+	}
+	return out
+}
+
+func fakeClient(t *testing.T, objs ...runtime.Object) *dynfake.FakeDynamicClient {
+	lists := map[schema.GroupVersionResource]string{}
+	for _, g := range []struct {
+		gvr  schema.GroupVersionResource
+		kind string
+	}{
+		{GVRRollout, "RolloutList"}, {GVRAnalysisRun, "AnalysisRunList"}, {GVRReplicaSet, "ReplicaSetList"},
+		{GVRDeployment, "DeploymentList"}, {GVRPod, "PodList"}, {GVRService, "ServiceList"}, {GVRNode, "NodeList"},
+		{GVRNamespace, "NamespaceList"}, {GVREvent, "EventList"}, {GVREndpointSlice, "EndpointSliceList"},
+		{GVRIngress, "IngressList"}, {GVRHPA, "HorizontalPodAutoscalerList"}, {GVRPDB, "PodDisruptionBudgetList"},
+		{GVRLease, "LeaseList"}, {GVRVirtualService, "VirtualServiceList"}, {GVRDestRule, "DestinationRuleList"},
+		{GVRTrafficSplit, "TrafficSplitList"}, {GVRHTTPRoute, "HTTPRouteList"}, {GVRScaledObject, "ScaledObjectList"},
+	} {
+		lists[g.gvr] = g.kind
+	}
+	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, objs...)
+}
+
+func TestGatherRecordsForbiddenAsGap(t *testing.T) {
+	dc := fakeClient(t, exampleObjects(t)...)
+	dc.PrependReactor("get", "virtualservices", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "networking.istio.io", Resource: "virtualservices"}, "checkout-api", nil)
+	})
+	var lists []string
+	dc.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		lists = append(lists, a.GetNamespace())
+		return false, nil, nil
+	})
+	snap, err := Rollout(context.Background(), dc, Options{Namespace: "shop", Name: "checkout-api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := snap.HasGap("virtualservices.networking.istio.io")
+	if !ok || g.Reason != snapshot.GapForbidden {
+		t.Fatalf("gaps = %+v, want a Forbidden gap for virtualservices", snap.Header.Gaps)
+	}
+	for _, ns := range lists {
+		if ns != "shop" {
+			t.Fatalf("pods listed in namespace %q: never list pods cluster-wide", ns)
+		}
+	}
+	kinds := map[string]int{}
+	for _, o := range snap.Objects() {
+		kinds[o.GetKind()]++
+	}
+	if kinds["Rollout"] != 1 || kinds["ReplicaSet"] != 2 || kinds["Service"] != 2 || kinds["Deployment"] != 1 || kinds["ScaledObject"] != 1 {
+		t.Fatalf("gathered %v", kinds)
+	}
+}
+
+func TestGatherMissingRollout(t *testing.T) {
+	dc := fakeClient(t)
+	_, err := Rollout(context.Background(), dc, Options{Namespace: "shop", Name: "nope"})
+	if err == nil || !strings.Contains(err.Error(), `rollout "nope" not found in namespace "shop"`) {
+		t.Fatalf("err = %v", err)
+	}
+	dc.PrependReactor("get", "rollouts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, "x", nil)
+	})
+	_, err = Rollout(context.Background(), dc, Options{Namespace: "shop", Name: "x"})
+	if err == nil || !strings.Contains(err.Error(), "grant get/list on rollouts.argoproj.io") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
