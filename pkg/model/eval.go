@@ -445,7 +445,13 @@ func DecideWeight(in Inputs) Decision {
 	if !at {
 		var w int32
 		from := "none"
-		for i := idx - 1; i >= 0; i-- {
+		// A status index beyond the steps (steps shortened, not yet reset by
+		// the controller) must not index out of range: walk from the end.
+		start := idx - 1
+		if start >= in.stepCount() {
+			start = in.stepCount() - 1
+		}
+		for i := start; i >= 0; i-- {
 			if s := in.Steps[i].SetWeight; s != nil {
 				w = *s
 				from = fmt.Sprintf("steps[%d]", i)
