@@ -97,4 +97,3 @@ func TestGatherMissingRollout(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
-
