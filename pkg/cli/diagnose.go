@@ -309,11 +309,6 @@ func (o *DiagnoseOptions) watch(ctx context.Context) error {
 		return err
 	}
 	// Watch what the diagnosis reads most: the Rollout, its ReplicaSets and pods.
-	first, err := o.report(ctx)
-	if err != nil {
-		return err
-	}
-	_ = first
 	ri := dc.Resource(gather.GVRRollout).Namespace(o.Namespace)
 	startWatch(ri.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + o.Name}))
 	if u, err := ri.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {

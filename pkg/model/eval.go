@@ -478,8 +478,6 @@ func DecideWeight(in Inputs) Decision {
 // isAvailable mirrors IsReplicaSetAvailable.
 func isAvailable(rs *RS) bool { return rs.Spec != 0 && rs.Available != 0 && rs.Spec <= rs.Available }
 
-func (in Inputs) version() string { return string(in.Version) }
-
 // subsetOnlyGate models the Istio DestinationRule gate in UpdateHash, which
 // differs between v1.7.2 (none), v1.8.2 (any ReplicaSet, error), v1.8.3
 // (stable/canary, silent skip of the DR only) and v1.9+ (stable/canary, error,
@@ -490,7 +488,7 @@ func subsetOnlyGate(in Inputs, canaryHash, stableHash string) Gate {
 		return g
 	}
 	if !in.present("is.subset-only-gate") {
-		g.Why = "v" + in.version()[1:] + " has no DestinationRule availability gate"
+		g.Why = string(in.Version) + " has no DestinationRule availability gate"
 		g.Cites = in.cites("is.subset-only-gate")
 		return g
 	}
