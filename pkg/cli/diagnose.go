@@ -194,7 +194,7 @@ func (o *DiagnoseOptions) snapshot(ctx context.Context) (*snapshot.Snapshot, str
 	if o.Filename != "" {
 		return readSnapshotFile(o.Filename, o.streams.In)
 	}
-	return clusterSnapshot(ctx, o.flags, o.Namespace, o.Name, o.ControllerNamespace)
+	return clusterSnapshot(ctx, o.flags, o.Namespace, o.Name, o.ControllerNamespace, o.ControllerVersion != "")
 }
 
 func readSnapshotFile(name string, stdin io.Reader) (*snapshot.Snapshot, string, error) {
@@ -223,7 +223,7 @@ func readSnapshotFile(name string, stdin io.Reader) (*snapshot.Snapshot, string,
 	return snapshot.New(h, objs), "file " + display, nil
 }
 
-func clusterSnapshot(ctx context.Context, flags *genericclioptions.ConfigFlags, ns, name, controllerNS string) (*snapshot.Snapshot, string, error) {
+func clusterSnapshot(ctx context.Context, flags *genericclioptions.ConfigFlags, ns, name, controllerNS string, skipController bool) (*snapshot.Snapshot, string, error) {
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, "", &ExitCodeError{Code: ExitError, Err: fmt.Errorf("no usable kubeconfig: %w (use --kubeconfig or --context, or -f FILE to work offline)", err)}
@@ -241,7 +241,7 @@ func clusterSnapshot(ctx context.Context, flags *genericclioptions.ConfigFlags, 
 	if flags.Context != nil && *flags.Context != "" {
 		kctx = *flags.Context
 	}
-	opt := gather.Options{Namespace: ns, Name: name, ControllerNamespace: controllerNS, Context: kctx, Server: cfg.Host, ToolVersion: Version}
+	opt := gather.Options{Namespace: ns, Name: name, ControllerNamespace: controllerNS, Context: kctx, Server: cfg.Host, ToolVersion: Version, SkipController: skipController}
 	if mapper != nil {
 		opt.Mapper = mapper
 	}

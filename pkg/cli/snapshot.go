@@ -25,7 +25,7 @@ func newSnapshotCmd(flags *genericclioptions.ConfigFlags, streams genericiooptio
 			if o.Name == "" {
 				return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout")}
 			}
-			snap, _, err := clusterSnapshot(c.Context(), flags, o.Namespace, o.Name, controllerNS)
+			snap, _, err := clusterSnapshot(c.Context(), flags, o.Namespace, o.Name, controllerNS, false)
 			if err != nil {
 				return err
 			}

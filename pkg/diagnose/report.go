@@ -143,7 +143,9 @@ func state(ro *v1alpha1.Rollout, a model.Analysis) State {
 	if s.Phase == "" {
 		s.Phase = "Unknown"
 	}
-	if int(s.StepIndex) < len(in.Steps) {
+	if s.StepIndex < 0 {
+		s.CurrentStep = "invalid (negative index)"
+	} else if int(s.StepIndex) < len(in.Steps) {
 		s.CurrentStep = model.StepString(in.Steps[s.StepIndex])
 	} else if len(in.Steps) > 0 {
 		s.CurrentStep = "after the last step"

@@ -1,7 +1,7 @@
 // Package gather is the only code that reads the cluster. For one Rollout it
 // reads the Rollout, its ReplicaSets and pods (by label selector, never a
 // cluster-wide pod list), the Services and traffic objects it names, their
-// EndpointSlices, its AnalysisRuns, autoscalers, PDBs, nodes and node Leases,
+// EndpointSlices, its AnalysisRuns, autoscalers, PDBs, the nodes its pods run on,
 // its namespace and recent Events, and the argo-rollouts controller
 // Deployment. What cannot be read becomes a snapshot.Gap.
 package gather
@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -62,7 +63,10 @@ type Options struct {
 	// Mapper resolves served versions of optional APIs (Istio v1beta1 vs v1…);
 	// nil means use the defaults above.
 	Mapper meta.RESTMapper
-	Now    func() time.Time
+	// SkipController skips the controller Deployment lookup (the user named
+	// the controller version, so it would not be used).
+	SkipController bool
+	Now            func() time.Time
 }
 
 // Error is a gather failure that stops the diagnosis (the Rollout itself
@@ -195,9 +199,12 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	}()
 
 	refs := snapshot.ReferencedNames(ro)
-	for name := range refs.Services {
-		goGet(GVRService, "Service", ns, name)
-		goList(GVREndpointSlice, "EndpointSlice", ns, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + name}, nil)
+	if len(refs.Services) > 0 {
+		// One list each for the Services and their EndpointSlices, whatever
+		// the number of Services the Rollout names.
+		names := sortedKeys(refs.Services)
+		goList(GVRService, "Service", ns, metav1.ListOptions{}, func(u *unstructured.Unstructured) bool { return refs.Services[u.GetName()] })
+		goList(GVREndpointSlice, "EndpointSlice", ns, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name in (" + strings.Join(names, ",") + ")"}, nil)
 	}
 	for name := range refs.VirtualServices {
 		goGet(GVRVirtualService, "VirtualService", ns, strings.Split(name, ".")[0])
@@ -236,11 +243,13 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	goList(GVRPDB, "PodDisruptionBudget", ns, metav1.ListOptions{}, nil)
 	goGet(GVRNamespace, "Namespace", "", ns)
 	goList(GVREvent, "Event", ns, metav1.ListOptions{FieldSelector: "involvedObject.kind=Rollout,involvedObject.name=" + ro.Name}, nil)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		findController(ctx, dc, c, opt.ControllerNamespace)
-	}()
+	if !opt.SkipController {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			findController(ctx, dc, c, opt.ControllerNamespace)
+		}()
+	}
 	wg.Wait()
 
 	if rsErr != nil {
@@ -263,9 +272,12 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 			nodes[n] = true
 		}
 	}
-	for n := range nodes {
-		goGet(GVRNode, "Node", "", n)
-		goGet(GVRLease, "Lease", "kube-node-lease", n)
+	// The nodes the pods run on: one Node list (pages of 5000) rather than a
+	// GET per node, so the request count does not grow with the pod count.
+	// Node Leases are not read: the node lifecycle controller turns a node
+	// whose Lease stopped into Ready=Unknown, which is what the checks use.
+	if len(nodes) > 0 {
+		goList(GVRNode, "Node", "", metav1.ListOptions{}, func(u *unstructured.Unstructured) bool { return nodes[u.GetName()] })
 	}
 	wg.Wait()
 
@@ -310,7 +322,9 @@ func findController(ctx context.Context, dc dynamic.Interface, c *collector, pre
 
 func listAll(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, ns string, lo metav1.ListOptions) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	lo.Limit = 500
+	// Large pages: a Rollout with thousands of pods is read in one or two
+	// requests (kubectl uses 500; the objects here are few kinds and small).
+	lo.Limit = 5000
 	for {
 		var ri dynamic.ResourceInterface = dc.Resource(gvr)
 		if ns != "" {
@@ -328,6 +342,15 @@ func listAll(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionR
 		}
 		lo.Continue = l.GetContinue()
 	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func setGVK(u *unstructured.Unstructured, gvr schema.GroupVersionResource, kind string) {

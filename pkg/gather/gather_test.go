@@ -16,7 +16,7 @@ import (
 )
 
 // exampleObjects loads the bundled example as the cluster's content.
-func exampleObjects(t *testing.T) []runtime.Object {
+func exampleObjects(t testing.TB) []runtime.Object {
 	f, err := os.Open("../../examples/incident-rollback-window.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func exampleObjects(t *testing.T) []runtime.Object {
 	return out
 }
 
-func fakeClient(t *testing.T, objs ...runtime.Object) *dynfake.FakeDynamicClient {
+func fakeClient(t testing.TB, objs ...runtime.Object) *dynfake.FakeDynamicClient {
 	lists := map[schema.GroupVersionResource]string{}
 	for _, g := range []struct {
 		gvr  schema.GroupVersionResource

@@ -11,6 +11,13 @@ import (
 // ReplicaSet sizing, then status (index, abort, promotion).
 func Evaluate(in Inputs) Pass {
 	p := Pass{Index: in.index(), Weight: currentWeight(in)}
+	if p.Index < 0 {
+		// The controller never writes a negative index; one that was edited
+		// in would make it index its steps out of range. Predict nothing.
+		p.Errored, p.NextIndex = true, p.Index
+		p.IndexWhy = fmt.Sprintf("status.currentStepIndex is %d, which the controller never writes: no prediction (was status edited by hand?)", p.Index)
+		return p
+	}
 	if in.Unobserved {
 		return resetPass(in, p)
 	}

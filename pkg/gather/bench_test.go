@@ -1,0 +1,111 @@
+package gather
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+)
+
+// world is the bundled incident plus n pods of the Rollout spread over 50
+// nodes (half on each ReplicaSet), and those nodes.
+func world(t testing.TB, n int) []runtime.Object {
+	objs := exampleObjects(t)
+	hashes := []string{"5f6c8d7b9a", "7c9d4f6b8e"}
+	nodes := 50
+	for i := 0; i < nodes; i++ {
+		objs = append(objs, &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "v1", "kind": "Node",
+			"metadata": map[string]interface{}{"name": fmt.Sprintf("node-%d", i)},
+			"status": map[string]interface{}{"conditions": []interface{}{
+				map[string]interface{}{"type": "Ready", "status": "True"},
+			}},
+		}})
+	}
+	for i := 0; i < n; i++ {
+		h := hashes[i%2]
+		objs = append(objs, &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]interface{}{
+				"name": fmt.Sprintf("checkout-api-%s-%05d", h, i), "namespace": "shop",
+				"labels": map[string]interface{}{"app": "checkout-api", "rollouts-pod-template-hash": h},
+			},
+			"spec": map[string]interface{}{"nodeName": fmt.Sprintf("node-%d", i%nodes),
+				"containers": []interface{}{map[string]interface{}{"name": "app", "image": "registry.example/checkout-api"}}},
+			"status": map[string]interface{}{"phase": "Running", "conditions": []interface{}{
+				map[string]interface{}{"type": "Ready", "status": "True"},
+			}},
+		}})
+	}
+	return objs
+}
+
+// countedDiagnose gathers and diagnoses the example Rollout once and
+// returns the number of API requests it made.
+func countedDiagnose(tb testing.TB, objs []runtime.Object) (int64, *diagnose.Report) {
+	dc := fakeClient(tb, objs...)
+	var n atomic.Int64
+	dc.PrependReactor("*", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		n.Add(1)
+		return false, nil, nil
+	})
+	snap, err := Rollout(context.Background(), dc, Options{Namespace: "shop", Name: "checkout-api"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ro, err := snap.FindRollout("shop", "checkout-api")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := snap.View(ro)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cv, err := model.DetectVersion("", v.Controllers, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n.Load(), diagnose.Run(v, cv, diagnose.Options{})
+}
+
+// TestRequestsDoNotGrowWithPods pins the gatherer's request budget: the same
+// number of API requests for 20 pods and for 2,000 pods on 50 nodes.
+func TestRequestsDoNotGrowWithPods(t *testing.T) {
+	small, rep := countedDiagnose(t, world(t, 20))
+	large, rep2 := countedDiagnose(t, world(t, 2000))
+	if small != large {
+		t.Fatalf("requests: %d with 20 pods, %d with 2000 pods; the count must not depend on pods", small, large)
+	}
+	// Rollout, ReplicaSets, pods, Services, EndpointSlices, VirtualService,
+	// AnalysisRuns, HPAs, ScaledObjects, PDBs, Namespace, Events, controller
+	// Deployment, Nodes: 14 for this Istio host-mode Rollout.
+	if large > 14 {
+		t.Fatalf("%d requests; the budget for an Istio Rollout is 14", large)
+	}
+	if rep.Controller.Assumed == "" || len(rep2.Findings) == 0 {
+		t.Fatalf("diagnosis incomplete: version %q, %d findings", rep.Model.Version, len(rep2.Findings))
+	}
+}
+
+// BenchmarkDiagnose reports time and API requests per diagnose run (gather
+// through a fake dynamic client, then the model and the rules).
+func BenchmarkDiagnose(b *testing.B) {
+	for _, pods := range []int{20, 2000} {
+		b.Run(fmt.Sprintf("pods=%d", pods), func(b *testing.B) {
+			objs := world(b, pods)
+			var reqs int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				reqs, _ = countedDiagnose(b, objs)
+			}
+			b.ReportMetric(float64(reqs), "requests/op")
+		})
+	}
+}
