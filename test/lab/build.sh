@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Builds the lab's binaries from the Go module proxy only:
+#   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, and
+#   one Argo Rollouts controller per version in CONTROLLER_VERSIONS.
+# Binaries carry their version in their file name, so a second run with
+# nothing changed only checks that they exist. Usage: test/lab/build.sh [component...]
+# where a component is etcd, kube, kwok or a controller version (v1.8.2).
+set -euo pipefail
+LAB="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=versions.env
+. "$LAB/versions.env"
+export GOTOOLCHAIN="$LAB_GOTOOLCHAIN" GOFLAGS=-mod=mod CGO_ENABLED=0
+BIN="$LAB/bin" BUILD="$LAB/.build"
+mkdir -p "$BIN" "$BUILD"
+
+log() { printf 'lab-build: %s\n' "$*" >&2; }
+
+# moddir MODULE@VERSION prints the module's directory in the module cache,
+# downloading it through the proxy if needed.
+moddir() {
+	go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
+
+# wrapper DIR MODULE-PATH writes an empty main module that only requires
+# dependencies; `go build PKG` inside it then resolves them with -mod=mod.
+wrapper() {
+	mkdir -p "$1"
+	printf 'module rolloutdoctor.lab/%s\n\ngo 1.24\n' "$2" >"$1/go.mod"
+	: >"$1/go.sum"
+}
+
+build_etcd() {
+	local out="$BIN/etcd-$ETCD_VERSION"
+	[[ -x $out ]] && return
+	log "etcd $ETCD_VERSION"
+	local w="$BUILD/etcd-$ETCD_VERSION"
+	wrapper "$w" etcd
+	(cd "$w" && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1 &&
+		go build -trimpath -ldflags=-s\ -w -o "$out.tmp" go.etcd.io/etcd/server/v3)
+	mv "$out.tmp" "$out"
+}
+
+build_kube() {
+	local v="$KUBERNETES_VERSION"
+	if [[ -x $BIN/kube-apiserver-$v && -x $BIN/kube-controller-manager-$v && -x $BIN/kube-scheduler-$v ]]; then
+		return
+	fi
+	log "kube-apiserver, kube-controller-manager, kube-scheduler $v"
+	local w="$BUILD/kubernetes-$v" src staging="v0${v#v1}"
+	wrapper "$w" kubernetes
+	src="$(moddir "k8s.io/kubernetes@$v")"
+	# k8s.io/kubernetes replaces its staging modules with local paths, which a
+	# dependent module cannot use: point each at its published v0.x release.
+	{
+		printf '\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$v"
+		sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$staging"'#p' "$src/go.mod"
+		printf ')\n'
+	} >>"$w/go.mod"
+	local x="-X k8s.io/component-base/version.gitVersion=$v -X k8s.io/client-go/pkg/version.gitVersion=$v"
+	local major minor
+	major="${v#v}" major="${major%%.*}" minor="${v#v*.}" minor="${minor%%.*}"
+	for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		x+=" -X $p.gitMajor=$major -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+	done
+	mkdir -p "$w/out"
+	(cd "$w" && go build -trimpath -ldflags="-s -w $x" -o out/ \
+		k8s.io/kubernetes/cmd/kube-apiserver \
+		k8s.io/kubernetes/cmd/kube-controller-manager \
+		k8s.io/kubernetes/cmd/kube-scheduler)
+	for c in kube-apiserver kube-controller-manager kube-scheduler; do
+		mv "$w/out/$c" "$BIN/$c-$v"
+	done
+}
+
+build_kwok() {
+	local out="$BIN/kwok-$KWOK_VERSION"
+	[[ -x $out && -d $BIN/kwok-stages-$KWOK_VERSION ]] && return
+	log "kwok $KWOK_VERSION"
+	local w="$BUILD/kwok-$KWOK_VERSION" src
+	wrapper "$w" kwok
+	(cd "$w" && go get "sigs.k8s.io/kwok@$KWOK_VERSION" >/dev/null 2>&1 &&
+		go build -trimpath -ldflags=-s\ -w -o "$out.tmp" sigs.k8s.io/kwok/cmd/kwok)
+	mv "$out.tmp" "$out"
+	# kwok has no stages built in: keep upstream's next to the binary. The
+	# "general" pod stages delay each pod's start and readiness by 1 s plus up to
+	# 5 s of jitter (tunable per pod by annotation), so ramps take real time.
+	src="$(moddir "sigs.k8s.io/kwok@$KWOK_VERSION")"
+	rm -rf "$BIN/kwok-stages-$KWOK_VERSION.tmp" && mkdir -p "$BIN/kwok-stages-$KWOK_VERSION.tmp"
+	cp "$src/kustomize/stage/node/fast/node-initialize.yaml" \
+		"$src/kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
+		"$src"/kustomize/stage/pod/general/pod-*.yaml \
+		"$BIN/kwok-stages-$KWOK_VERSION.tmp/"
+	chmod -R u+w "$BIN/kwok-stages-$KWOK_VERSION.tmp"
+	mv "$BIN/kwok-stages-$KWOK_VERSION.tmp" "$BIN/kwok-stages-$KWOK_VERSION"
+}
+
+# build_controller VERSION builds the rollouts controller from a copy of the
+# released module. The copy lives under .build (never in the repository); the
+# only edit is the metrics/healthz listen address, which upstream hard-codes to
+# 0.0.0.0 and the lab must keep on loopback.
+build_controller() {
+	local v="$1" out="$BIN/rollouts-controller-$1"
+	[[ -x $out ]] && return
+	log "argo-rollouts controller $v"
+	local src w="$BUILD/argo-rollouts-$v"
+	src="$(moddir "github.com/argoproj/argo-rollouts@$v")"
+	rm -rf "$w" && cp -r "$src" "$w" && chmod -R u+w "$w"
+	sed -i 's#listenAddr\( *\)= "0.0.0.0:%d"#listenAddr\1= "127.0.0.1:%d"#' "$w/controller/controller.go"
+	grep -q '"127.0.0.1:%d"' "$w/controller/controller.go" || {
+		log "controller $v: listen address not found in controller/controller.go"
+		exit 1
+	}
+	(cd "$w" && go build -trimpath \
+		-ldflags="-s -w -X github.com/argoproj/argo-rollouts/utils/version.version=${v#v}" \
+		-o "$out.tmp" ./cmd/rollouts-controller)
+	mv "$out.tmp" "$out"
+	# The CRDs the controller version ships, applied by lab-up.
+	rm -rf "$BIN/crds-$v" && mkdir -p "$BIN/crds-$v" && cp "$src"/manifests/crds/*-crd.yaml "$BIN/crds-$v/"
+	chmod -R u+w "$BIN/crds-$v"
+}
+
+targets=("$@")
+((${#targets[@]})) || targets=(etcd kube kwok $CONTROLLER_VERSIONS)
+for t in "${targets[@]}"; do
+	case "$t" in
+	etcd) build_etcd ;;
+	kube) build_kube ;;
+	kwok) build_kwok ;;
+	v*) build_controller "$t" ;;
+	*) log "unknown component $t (etcd, kube, kwok or a controller version)" && exit 2 ;;
+	esac
+done
+log "binaries in $BIN"

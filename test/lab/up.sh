@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Starts the lab: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# kwok with fake nodes, the Argo Rollouts and minimal Istio CRDs, and one Argo
+# Rollouts controller (LAB_CONTROLLER, default v1.8.2; "none" starts none).
+# Writes $STATE/kubeconfig. Stop everything with down.sh.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+CONTROLLER="${LAB_CONTROLLER:-v1.8.2}"
+NODES="${LAB_NODES:-4}"
+running kube-apiserver && die "a lab is already running (state in $STATE); run make lab-down first"
+for b in "etcd-$ETCD_VERSION" "kube-apiserver-$KUBERNETES_VERSION" "kube-controller-manager-$KUBERNETES_VERSION" \
+	"kube-scheduler-$KUBERNETES_VERSION" "kwok-$KWOK_VERSION"; do
+	[[ -x $BIN/$b ]] || die "$BIN/$b is missing: run make lab-build"
+done
+rm -rf "$STATE" && mkdir -p "$STATE/pki" "$STATE/logs" "$STATE/pids"
+trap 'log "start failed; stopping what was started"; "$LAB/down.sh" >/dev/null 2>&1 || true' ERR
+
+# --- certificates: a CA, the API server's serving cert, an admin client in
+# system:masters (used by every component and by the user), a front-proxy
+# client for the aggregation layer, and the service-account key pair.
+pki="$STATE/pki"
+ossl() { openssl "$@" 2>/dev/null; }
+ossl req -x509 -newkey rsa:2048 -nodes -days 3 -subj /CN=rolloutdoctor-lab-ca \
+	-keyout "$pki/ca.key" -out "$pki/ca.crt"
+cert() { # name subject [sans]
+	ossl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$pki/$1.key" -out "$pki/$1.csr"
+	local ext="$pki/$1.ext"
+	if [[ -n ${3:-} ]]; then printf 'subjectAltName=%s\n' "$3" >"$ext"; else : >"$ext"; fi
+	ossl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+		-days 3 -extfile "$ext" -out "$pki/$1.crt"
+}
+cert apiserver /CN=kube-apiserver "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc"
+cert admin "/O=system:masters/CN=lab-admin"
+cert front-proxy /CN=front-proxy-client
+ossl genrsa -out "$pki/sa.key" 2048
+ossl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
+
+kubectl config --kubeconfig "$KUBECONFIG_LAB" set-cluster lab --server "https://127.0.0.1:$APISERVER_PORT" \
+	--certificate-authority "$pki/ca.crt" --embed-certs >/dev/null
+kubectl config --kubeconfig "$KUBECONFIG_LAB" set-credentials lab-admin --client-certificate "$pki/admin.crt" \
+	--client-key "$pki/admin.key" --embed-certs >/dev/null
+kubectl config --kubeconfig "$KUBECONFIG_LAB" set-context lab --cluster lab --user lab-admin >/dev/null
+kubectl config --kubeconfig "$KUBECONFIG_LAB" use-context lab >/dev/null
+
+# --- control plane
+start etcd "$BIN/etcd-$ETCD_VERSION" --data-dir "$STATE/etcd" --name lab \
+	--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+	--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+	--initial-cluster "lab=http://127.0.0.1:$ETCD_PEER_PORT" --quota-backend-bytes 4294967296 \
+	--unsafe-no-fsync --log-level warn
+
+start kube-apiserver "$BIN/kube-apiserver-$KUBERNETES_VERSION" \
+	--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+	--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+	--endpoint-reconciler-type none \
+	--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+	--client-ca-file "$pki/ca.crt" \
+	--requestheader-client-ca-file "$pki/ca.crt" --requestheader-allowed-names front-proxy-client \
+	--requestheader-extra-headers-prefix X-Remote-Extra- --requestheader-group-headers X-Remote-Group \
+	--requestheader-username-headers X-Remote-User \
+	--proxy-client-cert-file "$pki/front-proxy.crt" --proxy-client-key-file "$pki/front-proxy.key" \
+	--service-account-issuer https://kubernetes.default.svc.cluster.local \
+	--service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+	--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC --allow-privileged
+wait_for "kube-apiserver /readyz" 90 kc get --raw /readyz
+
+start kube-controller-manager "$BIN/kube-controller-manager-$KUBERNETES_VERSION" \
+	--kubeconfig "$KUBECONFIG_LAB" --authentication-kubeconfig "$KUBECONFIG_LAB" \
+	--authorization-kubeconfig "$KUBECONFIG_LAB" --controllers '*' --leader-elect=false \
+	--bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
+	--service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+	--cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key"
+start kube-scheduler "$BIN/kube-scheduler-$KUBERNETES_VERSION" \
+	--kubeconfig "$KUBECONFIG_LAB" --authentication-kubeconfig "$KUBECONFIG_LAB" \
+	--authorization-kubeconfig "$KUBECONFIG_LAB" --leader-elect=false \
+	--bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT"
+
+# --- kwok: fake nodes that heartbeat through Leases; pods start and turn Ready
+# after upstream's "general" delays (1 s + up to 5 s jitter each).
+stages=()
+for s in "$BIN/kwok-stages-$KWOK_VERSION"/*.yaml; do stages+=(-c "$s"); done
+start kwok "$BIN/kwok-$KWOK_VERSION" --kubeconfig "$KUBECONFIG_LAB" "${stages[@]}" \
+	--manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+	--node-ip 127.0.0.1 --cidr 10.244.0.0/16
+
+wait_for "the default ServiceAccount" 60 kc get serviceaccount default -n default
+for i in $(seq 1 "$NODES"); do
+	sed "s/NAME/lab-node-$i/" "$LAB/manifests/node.yaml"
+	echo ---
+done | kc apply -f - >/dev/null
+wait_for "$NODES Ready nodes" 60 bash -c \
+	"[[ \$(kubectl --kubeconfig '$KUBECONFIG_LAB' get nodes --no-headers | grep -c ' Ready ') -ge $NODES ]]"
+
+# --- CRDs: the newest built controller's Argo Rollouts CRDs, and Istio's
+# VirtualService and DestinationRule (the controller looks for them at start).
+newest="${CONTROLLER_VERSIONS##* }"
+[[ -d $BIN/crds-$newest ]] || die "$BIN/crds-$newest is missing: run make lab-build"
+kc apply --server-side -f "$BIN/crds-$newest" >/dev/null
+kc apply --server-side -f "$LAB/manifests/istio-crds.yaml" >/dev/null
+kc wait --for condition=Established --timeout 60s crd --all >/dev/null
+
+if [[ $CONTROLLER != none ]]; then
+	"$LAB/controller.sh" start "$CONTROLLER"
+fi
+trap - ERR
+
+cat <<EOF
+lab is up: Kubernetes $KUBERNETES_VERSION, $NODES kwok nodes, Argo Rollouts controller $CONTROLLER
+  export KUBECONFIG=$KUBECONFIG_LAB
+  kubectl get nodes
+  kubectl rolloutdoctor diagnose ROLLOUT -n NAMESPACE     # or: bin/kubectl-rolloutdoctor ...
+switch controllers with:  test/lab/controller.sh start v1.10.2
+stop with:                make lab-down
+EOF
