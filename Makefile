@@ -4,7 +4,7 @@
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 
-.PHONY: build example test docs vet
+.PHONY: build example test docs vet lab-build lab-up lab-down e2e
 build:
 	$(GO) build -o bin/kubectl-rolloutdoctor ./cmd/kubectl-rolloutdoctor
 
@@ -19,3 +19,20 @@ test:
 
 docs:
 	$(GO) run ./cmd/kubectl-rolloutdoctor explain --markdown > docs/rules.md
+
+# The real-cluster lab (test/lab): etcd, Kubernetes, kwok and one Argo Rollouts
+# controller binary per version, all built from the Go module proxy.
+lab-build:
+	test/lab/build.sh
+
+# LAB_CONTROLLER=v1.9.3 make lab-up picks the controller version.
+lab-up: lab-build
+	test/lab/up.sh
+
+lab-down:
+	test/lab/down.sh
+
+# End-to-end suite against the real controllers; starts and stops its own lab.
+# E2E_VERSIONS=v1.8.2,v1.10.2 restricts the versions (and skips docs/fidelity.md).
+e2e: lab-build
+	$(GO) test -tags e2e -count=1 -timeout 60m -v ./test/e2e/

@@ -143,8 +143,10 @@ var registry = []*Rule{
 	},
 	{
 		ID: "RD203", Name: "minpods-exceeds-replicas", Severity: Critical, Scope: Static,
-		Title: "minPodsPerReplicaSet is greater than replicas: the Rollout can never become Healthy",
-		Why: "The canary is sized to at least minPodsPerReplicaSet, so updatedReplicas can never equal spec.replicas, which RolloutHealthy requires; the update ends in ProgressDeadlineExceeded. " +
+		Title: "minPodsPerReplicaSet is greater than replicas: the Healthy condition can never become True",
+		Why: "The canary is sized to at least minPodsPerReplicaSet, so updatedReplicas can never equal spec.replicas, which RolloutHealthy requires: the Healthy condition never becomes True. " +
+			"Depending on timing the update either stays Progressing (canary at minPods next to the stable, more pods than replicas) until ProgressDeadlineExceeded, " +
+			"or the canary is promoted and the phase reads Healthy with minPods pods for fewer replicas — the lab run showed both. " +
 			"v1.10 caps minPodsPerReplicaSet at spec.replicas and so avoids it.",
 		Remedy:  "Set minPodsPerReplicaSet ≤ replicas (including the autoscaler's minimum), or upgrade to v1.10+ where it is capped.",
 		Facts:   []upstream.Key{"uc.check-min-max", "uc.min-cap-replicas", "co.healthy-updated"},

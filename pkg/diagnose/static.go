@@ -112,11 +112,11 @@ func checkMinPods(c *Context, r *Rule) []Finding {
 	}
 	in := c.Analysis.Inputs
 	capped := model.EffectiveMinPods(in) < m
-	msg := fmt.Sprintf("minPodsPerReplicaSet %d > replicas %d: updatedReplicas can never equal replicas, so the Rollout never becomes Healthy (ProgressDeadlineExceeded)", m, replicas)
+	msg := fmt.Sprintf("minPodsPerReplicaSet %d > replicas %d: the canary is sized to %d, so updatedReplicas never equals replicas and the Healthy condition never becomes True (the phase may still read Healthy once the canary is promoted, with %d pods for %d replicas)", m, replicas, m, m, replicas)
 	f := r.finding(msg)
 	if capped {
 		f.Severity = Info
-		f.Message = fmt.Sprintf("minPodsPerReplicaSet %d > replicas %d: %s caps it at %d, but older controllers never become Healthy with this spec", m, replicas, c.Version.Assumed, replicas)
+		f.Message = fmt.Sprintf("minPodsPerReplicaSet %d > replicas %d: %s caps it at %d, but on older controllers the Healthy condition never becomes True with this spec", m, replicas, c.Version.Assumed, replicas)
 	}
 	f.Evidence = []Evidence{ev(c.obj(), "spec.strategy.canary.minPodsPerReplicaSet", m), ev(c.obj(), "spec.replicas", replicas)}
 	f.Cites = c.cites("uc.check-min-max", "uc.min-cap-replicas", "co.healthy-updated")

@@ -33,6 +33,9 @@ type Analysis struct {
 	// Lookahead is the passes after the next one, while the canary ramps,
 	// until the weight or the index settles (bounded).
 	Lookahead []Pass `json:"-"`
+	// Forecast summarises the next pass and the lookahead: the weight the
+	// controller will write as the canary becomes available.
+	Forecast []Forecast `json:"forecast,omitempty"`
 }
 
 // Analyze runs the model for one version.
@@ -44,29 +47,28 @@ func Analyze(v *snapshot.View, ver upstream.Version) Analysis {
 func analyzeInputs(in Inputs) Analysis {
 	a := Analysis{Version: in.Version, Inputs: in, Window: RollbackWindow(in), MinPods: EffectiveMinPods(in)}
 	a.Next = Evaluate(in)
+	a.Forecast = append(a.Forecast, forecastOf(in, a.Next))
 	if !in.TrafficRouted {
 		return a
 	}
 	// Exposure now: the weight after the next pass against the pods available now.
-	if e := exposure(in, a.Next, "on the next pass"); e != nil {
-		a.Exposure = e
-		return a
-	}
-	// Look ahead: apply the pass, then let the canary become available one
-	// pod at a time (the ReplicaSet controller's job), and find the first
-	// pass where the weight outruns the pods.
+	a.Exposure = exposure(in, a.Next, "on the next pass")
+	// Look ahead: apply the pass, then let the canary become available pod
+	// by pod (the ReplicaSet controller's job; large sets in bigger strides),
+	// and forecast the weight at each count, noting the first pass where the
+	// weight outruns the pods.
 	cur := Apply(in, a.Next)
 	for i := 0; i < 64 && cur.New != nil; i++ {
 		if cur.New.Available < cur.New.Spec {
-			cur.New.Available++
+			stride := (cur.New.Spec + 47) / 48
+			cur.New.Available = min32(cur.New.Spec, cur.New.Available+stride)
 			cur.New.Replicas = cur.New.Spec
 		}
 		p := Evaluate(cur)
 		a.Lookahead = append(a.Lookahead, p)
-		when := fmt.Sprintf("when the canary has %d available pod(s)", cur.New.Available)
-		if e := exposure(cur, p, when); e != nil {
-			a.Exposure = e
-			break
+		a.Forecast = append(a.Forecast, forecastOf(cur, p))
+		if a.Exposure == nil {
+			a.Exposure = exposure(cur, p, fmt.Sprintf("when the canary has %d available pod(s)", cur.New.Available))
 		}
 		if p.Promotes || (cur.New.Available >= cur.New.Spec && p.CanaryTarget == cur.New.Spec) {
 			break
@@ -74,6 +76,27 @@ func analyzeInputs(in Inputs) Analysis {
 		cur = Apply(cur, p)
 	}
 	return a
+}
+
+// Forecast is one predicted pass: with the canary at this many available
+// pods, the controller writes this weight and sizes the canary to this count.
+type Forecast struct {
+	CanaryAvailable int32 `json:"canaryAvailable"`
+	Weight          int32 `json:"weight"`
+	CanaryTarget    int32 `json:"canaryTarget"`
+	StableTarget    int32 `json:"stableTarget"`
+	NextStepIndex   int32 `json:"nextStepIndex"`
+	Errored         bool  `json:"errored,omitempty"`
+	Promotes        bool  `json:"promotes,omitempty"`
+}
+
+func forecastOf(in Inputs, p Pass) Forecast {
+	f := Forecast{Weight: p.Weight, CanaryTarget: p.CanaryTarget, StableTarget: p.StableTarget,
+		NextStepIndex: p.NextIndex, Errored: p.Errored, Promotes: p.Promotes}
+	if in.New != nil {
+		f.CanaryAvailable = in.New.Available
+	}
+	return f
 }
 
 func exposure(in Inputs, p Pass, when string) *Exposure {

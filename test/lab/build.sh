@@ -99,11 +99,15 @@ build_kwok() {
 # only edit is the metrics/healthz listen address, which upstream hard-codes to
 # 0.0.0.0 and the lab must keep on loopback.
 build_controller() {
-	local v="$1" out="$BIN/rollouts-controller-$1"
+	local v="$1" out="$BIN/rollouts-controller-$1" src
+	[[ -x $out && -d $BIN/crds-$v ]] && return
+	src="$(moddir "github.com/argoproj/argo-rollouts@$v")"
+	# The CRDs the controller version ships; lab-up applies the newest.
+	rm -rf "$BIN/crds-$v" && mkdir -p "$BIN/crds-$v" && cp "$src"/manifests/crds/*-crd.yaml "$BIN/crds-$v/"
+	chmod -R u+w "$BIN/crds-$v"
 	[[ -x $out ]] && return
 	log "argo-rollouts controller $v"
-	local src w="$BUILD/argo-rollouts-$v"
-	src="$(moddir "github.com/argoproj/argo-rollouts@$v")"
+	local w="$BUILD/argo-rollouts-$v"
 	rm -rf "$w" && cp -r "$src" "$w" && chmod -R u+w "$w"
 	sed -i 's#listenAddr\( *\)= "0.0.0.0:%d"#listenAddr\1= "127.0.0.1:%d"#' "$w/controller/controller.go"
 	grep -q '"127.0.0.1:%d"' "$w/controller/controller.go" || {
@@ -114,9 +118,6 @@ build_controller() {
 		-ldflags="-s -w -X github.com/argoproj/argo-rollouts/utils/version.version=${v#v}" \
 		-o "$out.tmp" ./cmd/rollouts-controller)
 	mv "$out.tmp" "$out"
-	# The CRDs the controller version ships, applied by lab-up.
-	rm -rf "$BIN/crds-$v" && mkdir -p "$BIN/crds-$v" && cp "$src"/manifests/crds/*-crd.yaml "$BIN/crds-$v/"
-	chmod -R u+w "$BIN/crds-$v"
 }
 
 targets=("$@")

@@ -14,7 +14,15 @@ for b in "etcd-$ETCD_VERSION" "kube-apiserver-$KUBERNETES_VERSION" "kube-control
 	[[ -x $BIN/$b ]] || die "$BIN/$b is missing: run make lab-build"
 done
 rm -rf "$STATE" && mkdir -p "$STATE/pki" "$STATE/logs" "$STATE/pids"
-trap 'log "start failed; stopping what was started"; "$LAB/down.sh" >/dev/null 2>&1 || true' ERR
+# Whatever fails from here on, stop what was started: never leave half a lab.
+started=0
+failed() {
+	[[ $started == 1 ]] && return
+	export LAB_KEEP_LOGS="${LAB_KEEP_LOGS:-$(mktemp -d /tmp/rolloutdoctor-lab-logs.XXXXXX)}"
+	log "start failed; stopping what was started (logs kept in $LAB_KEEP_LOGS)"
+	"$LAB/down.sh" >/dev/null 2>&1 || true
+}
+trap failed EXIT
 
 # --- certificates: a CA, the API server's serving cert, an admin client in
 # system:masters (used by every component and by the user), a front-proxy
@@ -76,13 +84,14 @@ start kube-scheduler "$BIN/kube-scheduler-$KUBERNETES_VERSION" \
 	--authorization-kubeconfig "$KUBECONFIG_LAB" --leader-elect=false \
 	--bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT"
 
-# --- kwok: fake nodes that heartbeat through Leases; pods start and turn Ready
+# --- kwok: fake nodes that heartbeat through Leases (40 s, like the kubelet; without
+# them the node lifecycle controller marks the nodes NotReady); pods start and turn Ready
 # after upstream's "general" delays (1 s + up to 5 s jitter each).
 stages=()
 for s in "$BIN/kwok-stages-$KWOK_VERSION"/*.yaml; do stages+=(-c "$s"); done
 start kwok "$BIN/kwok-$KWOK_VERSION" --kubeconfig "$KUBECONFIG_LAB" "${stages[@]}" \
 	--manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-	--node-ip 127.0.0.1 --cidr 10.244.0.0/16
+	--node-ip 127.0.0.1 --cidr 10.244.0.0/16 --node-lease-duration-seconds 40
 
 wait_for "the default ServiceAccount" 60 kc get serviceaccount default -n default
 for i in $(seq 1 "$NODES"); do
@@ -103,7 +112,7 @@ kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 if [[ $CONTROLLER != none ]]; then
 	"$LAB/controller.sh" start "$CONTROLLER"
 fi
-trap - ERR
+started=1
 
 cat <<EOF
 lab is up: Kubernetes $KUBERNETES_VERSION, $NODES kwok nodes, Argo Rollouts controller $CONTROLLER

@@ -1,0 +1,177 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// rsState is what the observer keeps of a ReplicaSet.
+type rsState struct {
+	Spec, Available int64
+}
+
+// sample is the observed world right after one watch event: every write the
+// controller makes to the VirtualService, the ReplicaSets or the Rollout is
+// seen (a watch delivers every resourceVersion), so weight changes that last
+// a single reconcile are not missed.
+type sample struct {
+	At           time.Time
+	CanaryWeight int64 // canary destination weight in the VirtualService, -1 before it is seen
+	RS           map[string]rsState
+	Index        int64 // status.currentStepIndex, -1 when unset
+	Abort        bool
+	Phase        string
+	StableHash   string
+	CurrentHash  string
+}
+
+// observer records samples for one namespace until stopped.
+type observer struct {
+	mu      sync.Mutex
+	samples []sample
+	cur     sample
+	stop    chan struct{}
+	done    sync.WaitGroup
+	canary  func(dest map[string]interface{}) bool
+}
+
+// observe starts watching the Rollout's ReplicaSets, its VirtualService and
+// the Rollout itself. isCanary tells the canary destination of the route.
+func (h *harness) observe(isCanary func(dest map[string]interface{}) bool) *observer {
+	o := &observer{stop: make(chan struct{}), canary: isCanary,
+		cur: sample{CanaryWeight: -1, Index: -1, RS: map[string]rsState{}}}
+	for _, gvr := range []schema.GroupVersionResource{gvrRS, gvrVS, gvrRollout} {
+		w, err := dyn.Resource(gvr).Namespace(h.ns).Watch(h.ctx, metav1.ListOptions{})
+		if err != nil {
+			h.t.Fatalf("watch %s: %v", gvr.Resource, err)
+		}
+		o.done.Add(1)
+		go func() {
+			defer o.done.Done()
+			defer w.Stop()
+			for {
+				select {
+				case <-o.stop:
+					return
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						return
+					}
+					if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type != watch.Error {
+						o.update(gvr, u)
+					}
+				}
+			}
+		}()
+	}
+	h.t.Cleanup(o.Stop)
+	return o
+}
+
+func (o *observer) update(gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.cur
+	s.RS = make(map[string]rsState, len(o.cur.RS))
+	for k, v := range o.cur.RS {
+		s.RS[k] = v
+	}
+	switch gvr {
+	case gvrRS:
+		hash := u.GetLabels()["rollouts-pod-template-hash"]
+		spec, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
+		s.RS[hash] = rsState{Spec: spec, Available: avail}
+	case gvrVS:
+		routes, _, _ := unstructured.NestedSlice(u.Object, "spec", "http")
+		for _, r := range routes {
+			rm, _ := r.(map[string]interface{})
+			if rm["name"] != "primary" {
+				continue
+			}
+			dests, _ := rm["route"].([]interface{})
+			for _, d := range dests {
+				dm, _ := d.(map[string]interface{})
+				dest, _ := dm["destination"].(map[string]interface{})
+				if o.canary(dest) {
+					s.CanaryWeight = toInt(dm["weight"])
+				}
+			}
+		}
+	case gvrRollout:
+		if i, ok, _ := unstructured.NestedInt64(u.Object, "status", "currentStepIndex"); ok {
+			s.Index = i
+		} else {
+			s.Index = -1
+		}
+		s.Abort, _, _ = unstructured.NestedBool(u.Object, "status", "abort")
+		s.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+		s.StableHash, _, _ = unstructured.NestedString(u.Object, "status", "stableRS")
+		s.CurrentHash, _, _ = unstructured.NestedString(u.Object, "status", "currentPodHash")
+	}
+	s.At = time.Now()
+	o.cur = s
+	o.samples = append(o.samples, s)
+}
+
+func toInt(v interface{}) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	}
+	return 0
+}
+
+// Stop ends the watches; samples stay readable.
+func (o *observer) Stop() {
+	select {
+	case <-o.stop:
+	default:
+		close(o.stop)
+	}
+	o.done.Wait()
+}
+
+// Samples returns a copy of what was observed so far.
+func (o *observer) Samples() []sample {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]sample(nil), o.samples...)
+}
+
+// Now is the latest sample.
+func (o *observer) Now() sample {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.cur
+}
+
+// weightTrace renders the distinct canary weights seen, with the canary
+// ReplicaSet's available/spec at the moment each was first written:
+// "0 (0/0) → 100 (1/20) → 0 (20/20)".
+func weightTrace(ss []sample, canaryHash string) string {
+	var parts []string
+	last := int64(-2)
+	for _, s := range ss {
+		if s.CanaryWeight == last || s.CanaryWeight < 0 {
+			continue
+		}
+		last = s.CanaryWeight
+		rs := s.RS[canaryHash]
+		parts = append(parts, fmt.Sprintf("%d (%d/%d)", s.CanaryWeight, rs.Available, rs.Spec))
+	}
+	return strings.Join(parts, " → ")
+}
