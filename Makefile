@@ -35,4 +35,4 @@ lab-down:
 # End-to-end suite against the real controllers; starts and stops its own lab.
 # E2E_VERSIONS=v1.8.2,v1.10.2 restricts the versions (and skips docs/fidelity.md).
 e2e: lab-build
-	$(GO) test -tags e2e -count=1 -timeout 60m -v ./test/e2e/
+	$(GO) test -tags e2e -count=1 -parallel 8 -timeout 60m -v ./test/e2e/

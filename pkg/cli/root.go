@@ -73,6 +73,7 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(
 		newDiagnoseCmd(flags, streams),
 		newSnapshotCmd(flags, streams),
+		newEscapeCmd(flags, streams),
 		newExplainCmd(streams),
 		newVersionCmd(streams),
 	)

@@ -972,4 +972,59 @@ var facts = []Fact{
 			"v1.10.2": {srcUndo, 176, `return previousReplicaSet, nil`},
 		},
 	},
+	{
+		Key:   "cli.retry-status-subresource",
+		Claim: `The retry patch is sent to the status subresource first, then to the main resource if that is not found.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcRetry, 89, `[]byte(retryRolloutPatch), metav1.PatchOptions{}, "status")`},
+			"v1.8.2":  {srcRetry, 89, `[]byte(retryRolloutPatch), metav1.PatchOptions{}, "status")`},
+			"v1.8.3":  {srcRetry, 89, `[]byte(retryRolloutPatch), metav1.PatchOptions{}, "status")`},
+			"v1.9.3":  {srcRetry, 89, `[]byte(retryRolloutPatch), metav1.PatchOptions{}, "status")`},
+			"v1.10.2": {srcRetry, 89, `[]byte(retryRolloutPatch), metav1.PatchOptions{}, "status")`},
+		},
+	},
+	{
+		Key:   "cli.promote-status-first",
+		Claim: `promote sends its status patch to the status subresource first, then any spec patch to the main resource.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcPromote, 118, `ro, err = rolloutIf.Patch(ctx, name, types.MergePatchType, statusPatch, metav1.PatchOptions{}, "status")`},
+			"v1.8.2":  {srcPromote, 118, `ro, err = rolloutIf.Patch(ctx, name, types.MergePatchType, statusPatch, metav1.PatchOptions{}, "status")`},
+			"v1.8.3":  {srcPromote, 118, `ro, err = rolloutIf.Patch(ctx, name, types.MergePatchType, statusPatch, metav1.PatchOptions{}, "status")`},
+			"v1.9.3":  {srcPromote, 119, `ro, err = rolloutIf.Patch(ctx, name, types.MergePatchType, statusPatch, metav1.PatchOptions{}, "status")`},
+			"v1.10.2": {srcPromote, 119, `ro, err = rolloutIf.Patch(ctx, name, types.MergePatchType, statusPatch, metav1.PatchOptions{}, "status")`},
+		},
+	},
+	{
+		Key:   "cli.promote-clear-pause",
+		Claim: `A plain promote of a rollout with pause conditions only clears them; the controller then completes the pause step.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcPromote, 180, `statusPatch = []byte(clearPauseConditionsPatch)`},
+			"v1.8.2":  {srcPromote, 180, `statusPatch = []byte(clearPauseConditionsPatch)`},
+			"v1.8.3":  {srcPromote, 180, `statusPatch = []byte(clearPauseConditionsPatch)`},
+			"v1.9.3":  {srcPromote, 185, `statusPatch = []byte(clearPauseConditionsPatch)`},
+			"v1.10.2": {srcPromote, 185, `statusPatch = []byte(clearPauseConditionsPatch)`},
+		},
+	},
+	{
+		Key:   "cli.skip-all-steps",
+		Claim: `promote --skip-all-steps sets status.currentStepIndex to the number of steps.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcPromote, 157, `statusPatch = []byte(fmt.Sprintf(setCurrentStepIndex, len(rollout.Spec.Strategy.Canary.Steps)))`},
+			"v1.8.2":  {srcPromote, 157, `statusPatch = []byte(fmt.Sprintf(setCurrentStepIndex, len(rollout.Spec.Strategy.Canary.Steps)))`},
+			"v1.8.3":  {srcPromote, 157, `statusPatch = []byte(fmt.Sprintf(setCurrentStepIndex, len(rollout.Spec.Strategy.Canary.Steps)))`},
+			"v1.9.3":  {srcPromote, 158, `statusPatch = []byte(fmt.Sprintf(setCurrentStepIndex, len(rollout.Spec.Strategy.Canary.Steps)))`},
+			"v1.10.2": {srcPromote, 158, `statusPatch = []byte(fmt.Sprintf(setCurrentStepIndex, len(rollout.Spec.Strategy.Canary.Steps)))`},
+		},
+	},
+	{
+		Key:   "cli.undo-skip-equal",
+		Claim: `undo does nothing when the current template already equals the target revision's (ignoring the pod-template-hash label).`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcUndo, 84, `equal, err := equalIgnoreHash(ro, rsForRevision)`},
+			"v1.8.2":  {srcUndo, 85, `equal, err := equalIgnoreHash(ro, rsForRevision)`},
+			"v1.8.3":  {srcUndo, 85, `equal, err := equalIgnoreHash(ro, rsForRevision)`},
+			"v1.9.3":  {srcUndo, 85, `equal, err := equalIgnoreHash(ro, rsForRevision)`},
+			"v1.10.2": {srcUndo, 85, `equal, err := equalIgnoreHash(ro, rsForRevision)`},
+		},
+	},
 }

@@ -1,0 +1,641 @@
+// Package escape plans the ways out of a Rollout's current state: for each of
+// promote --full, undo, retry, abort, plain promote, skip to the end of the
+// steps, and waiting, it predicts with the controller model what the
+// controller will do, gives a verdict, cites the controller and CLI source
+// for the version, and builds the exact requests kubectl-argo-rollouts would
+// send (with the Rollout's resourceVersion as a precondition). Planning is
+// pure; sending the requests is Apply's job (apply.go).
+package escape
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// Action is a way out. The names are what --do accepts.
+type Action string
+
+// Actions, in the order they are listed.
+const (
+	PromoteFull Action = "promote-full"
+	Undo        Action = "undo"
+	Retry       Action = "retry"
+	Abort       Action = "abort"
+	Promote     Action = "promote"
+	Skip        Action = "skip"
+	Wait        Action = "wait"
+)
+
+// Actions lists every action in display order.
+var Actions = []Action{PromoteFull, Undo, Retry, Abort, Promote, Skip, Wait}
+
+// Verdict rates an action in the current state.
+type Verdict string
+
+// Verdicts, best first.
+const (
+	Safe          Verdict = "safe"
+	SafeWithCost  Verdict = "safe-with-cost"
+	NoEffect      Verdict = "no-effect"
+	Harmful       Verdict = "harmful"
+	NotApplicable Verdict = "not-applicable"
+)
+
+func (v Verdict) rank() int {
+	return map[Verdict]int{Safe: 0, SafeWithCost: 1, NoEffect: 2, Harmful: 3, NotApplicable: 4}[v]
+}
+
+// PlanAPIVersion versions the JSON/YAML document.
+const PlanAPIVersion = "rolloutdoctor.io/v1alpha1"
+
+// Plan is every way out of one Rollout's state, with one recommendation.
+type Plan struct {
+	APIVersion      string                  `json:"apiVersion"`
+	Kind            string                  `json:"kind"`
+	Namespace       string                  `json:"namespace"`
+	Name            string                  `json:"name"`
+	ResourceVersion string                  `json:"resourceVersion"`
+	Controller      model.ControllerVersion `json:"controller"`
+	Now             Effect                  `json:"ifNothingIsDone"`
+	Options         []Option                `json:"options"`
+	Recommended     Action                  `json:"recommended"`
+	Reason          string                  `json:"reason"`
+	GitOps          *GitOps                 `json:"gitops,omitempty"`
+}
+
+// Option is one action with its predicted effect and the requests it sends.
+type Option struct {
+	Action  Action  `json:"action"`
+	Verdict Verdict `json:"verdict"`
+	Why     string  `json:"why"`
+	// Command is the kubectl-argo-rollouts command that sends the same requests.
+	Command  string          `json:"command,omitempty"`
+	Effect   Effect          `json:"effect"`
+	Requests []Request       `json:"requests,omitempty"`
+	Cites    []upstream.Cite `json:"cites,omitempty"`
+	// TargetRevision is undo's target; TargetStep is skip's.
+	TargetRevision string `json:"targetRevision,omitempty"`
+	TargetStep     *int32 `json:"targetStep,omitempty"`
+}
+
+// Request is one API write, exactly as kubectl-argo-rollouts sends it, plus
+// the resourceVersion precondition Apply adds.
+type Request struct {
+	// Subresource is "status" or "" (the main resource).
+	Subresource string `json:"subresource,omitempty"`
+	// PatchType is "merge" or "json".
+	PatchType string          `json:"patchType"`
+	Body      json.RawMessage `json:"body"`
+	// Fallback is sent to the main resource instead when the status
+	// subresource is not served (NotFound), as the CLI does.
+	Fallback json.RawMessage `json:"fallbackBody,omitempty"`
+	// Kind and Name say which object is patched (undo of a Rollout with a
+	// workloadRef patches the referenced Deployment).
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// Effect is what the controller will do after the action, pass by pass,
+// while the ReplicaSets become available.
+type Effect struct {
+	Summary string `json:"summary"`
+	// Serving lists who carries the canary weight, in order.
+	Serving []Serving `json:"serving,omitempty"`
+	// Exposure is the worst moment the canary carries more traffic than its
+	// available pods can take, if any.
+	Exposure *Exposure `json:"exposure,omitempty"`
+	// After the first pass.
+	FirstWeight int32 `json:"firstWeight"`
+	StepIndex   int32 `json:"stepIndex"`
+	Abort       bool  `json:"abort"`
+	// When the simulation settles.
+	FinalWeight int32  `json:"finalWeight"`
+	FinalStable string `json:"finalStable,omitempty"`
+	FinalAbort  bool   `json:"finalAbort"`
+	FinalIndex  int32  `json:"finalStepIndex"`
+	Phase       string `json:"phase"`
+	// ErrorLoop: the controller's passes end in errors (subset-only gate).
+	ErrorLoop bool `json:"errorLoop,omitempty"`
+	Passes    int  `json:"passes"`
+
+	trajectory []model.Step
+}
+
+// Serving is one stretch of passes with the same canary weight.
+type Serving struct {
+	Weight int32  `json:"weight"`
+	Canary string `json:"canary,omitempty"`
+	Stable string `json:"stable,omitempty"`
+	// From and To are the canary's available pods during the stretch.
+	From     int32 `json:"fromAvailable"`
+	To       int32 `json:"toAvailable"`
+	Of       int32 `json:"of"`
+	Promotes bool  `json:"promotes,omitempty"`
+}
+
+// Exposure is traffic beyond the canary's capacity.
+type Exposure struct {
+	Weight   int32  `json:"weight"`
+	OnPods   int32  `json:"onPods"`
+	Replicas int32  `json:"replicas"`
+	Canary   string `json:"canary"`
+}
+
+// Input is what planning needs besides the view.
+type Input struct {
+	View       *snapshot.View
+	Controller model.ControllerVersion
+	// ToRevision selects undo's target (0: second-highest, as the CLI).
+	ToRevision int64
+	// ToStep is skip's target (nil: the end of the steps).
+	ToStep *int32
+}
+
+const maxPasses = 400
+
+// Build plans every action for the view's Rollout.
+func Build(in Input) (*Plan, error) {
+	v := in.View
+	ro := v.Rollout
+	if ro.Spec.Strategy.Canary == nil {
+		return nil, fmt.Errorf("rollout %s/%s is not a canary Rollout: escape plans canary strategies only", ro.Namespace, ro.Name)
+	}
+	ver := in.Controller.Assumed
+	base := model.FromView(v, ver)
+	p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,
+		ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
+	names := rsNames(v.ReplicaSets)
+	wait := effectOf(base, names)
+	p.Now = wait
+	cite := func(keys ...upstream.Key) []upstream.Cite {
+		out := make([]upstream.Cite, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, upstream.At(k, ver))
+		}
+		return out
+	}
+	stable := ""
+	if base.Stable != nil {
+		stable = base.Stable.Name
+	}
+	canary := ""
+	if base.New != nil {
+		canary = base.New.Name
+	}
+	for _, a := range Actions {
+		o := Option{Action: a}
+		after, applicable, why := apply(a, base, ro, v, in, &o)
+		switch {
+		case !applicable:
+			o.Verdict, o.Why = NotApplicable, why
+			o.Requests = nil
+		default:
+			o.Effect = effectOf(after, names)
+			o.Verdict, o.Why = judge(a, o.Effect, wait, base, stable, canary, why, o.TargetRevision)
+		}
+		switch a {
+		case Abort:
+			o.Cites = cite("cli.abort-patch", "cli.abort-status-subresource", "cli.abort-fallback", "rc.abort-idx", "tr.branch-aborted", "rc.every-pass-remove-abort")
+		case Retry:
+			o.Cites = cite("cli.retry-patch", "cli.retry-status-subresource")
+		case Promote:
+			o.Cites = cite("cli.promote-patch", "cli.promote-clear-pause", "cli.promote-status-first", "rc.abort-idx")
+		case PromoteFull:
+			o.Cites = cite("cli.promote-full-patch", "cli.promote-full-guard", "cli.promote-full-unpause", "tr.branch-promote-full", "tr.promote-full-keep-weight", "sy.full-promote-gate")
+		case Undo:
+			o.Cites = cite("cli.undo-patch", "cli.undo-second-highest", "cli.undo-skip-equal", "rc.rollback-to-stable-skip", "rc.reset-path-window", "sy.reset-remove-abort")
+		case Skip:
+			o.Cites = cite("cli.skip-all-steps", "tr.reverse-loop", "tr.max-weight-at-end")
+		case Wait:
+			o.Cites = cite("tr.reverse-loop", "sy.full-promote-gate")
+		}
+		p.Options = append(p.Options, o)
+	}
+	p.Recommended, p.Reason = recommend(p.Options, base)
+	p.GitOps = detectGitOps(ro, v.WorkloadRef)
+	return p, nil
+}
+
+// Option returns the plan's option for an action.
+func (p *Plan) Option(a Action) (*Option, bool) {
+	for i := range p.Options {
+		if p.Options[i].Action == a {
+			return &p.Options[i], true
+		}
+	}
+	return nil, false
+}
+
+// ParseAction accepts the --do names and the CLI spellings ("promote --full").
+func ParseAction(s string) (Action, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	switch s {
+	case "promote --full", "promote-full", "full", "promotefull":
+		return PromoteFull, nil
+	case "skip-all-steps", "promote --skip-all-steps":
+		return Skip, nil
+	}
+	for _, a := range Actions {
+		if string(a) == s {
+			return a, nil
+		}
+	}
+	names := make([]string, len(Actions))
+	for i, a := range Actions {
+		names[i] = string(a)
+	}
+	return "", fmt.Errorf("unknown action %q: one of %s", s, strings.Join(names, ", "))
+}
+
+// merge is a merge patch of the Rollout; fallback is the body the CLI sends
+// to the main resource when the status subresource is not found ("" for none).
+func merge(sub, body, name, fallback string) Request {
+	r := Request{Subresource: sub, PatchType: "merge", Body: json.RawMessage(body), Kind: "Rollout", Name: name}
+	if fallback != "" {
+		r.Fallback = json.RawMessage(fallback)
+	}
+	return r
+}
+
+// apply changes the model inputs as the action's requests would, and fills
+// the option's requests and command. It reports whether the action applies.
+func apply(a Action, base model.Inputs, ro *v1alpha1.Rollout, v *snapshot.View, in Input, o *Option) (model.Inputs, bool, string) {
+	after := base
+	n := int32(len(base.Steps))
+	idx := base.Index0()
+	name := ro.Name
+	o.Command = "kubectl argo rollouts " + string(a) + " " + name + " -n " + ro.Namespace
+	switch a {
+	case Wait:
+		o.Command = ""
+		return after, true, ""
+	case Abort:
+		o.Requests = []Request{merge("status", `{"status":{"abort":true}}`, name, `{"status":{"abort":true}}`)}
+		if base.Abort {
+			return after, true, "already aborted: the patch changes nothing"
+		}
+		after.Abort = true
+	case Retry:
+		o.Requests = []Request{merge("status", `{"status":{"abort":false}}`, name, `{"status":{"abort":false}}`)}
+		if !base.Abort {
+			return after, false, "the Rollout is not aborted: retry only clears status.abort"
+		}
+		after.Abort = false
+	case PromoteFull:
+		o.Command = "kubectl argo rollouts promote " + name + " -n " + ro.Namespace + " --full"
+		unpause := !upstream.At("cli.promote-full-unpause", base.Version).Absent
+		var reqs []Request
+		if ro.Status.CurrentPodHash != ro.Status.StableRS {
+			unified := `{"status":{"promoteFull":true}}`
+			if unpause {
+				unified = `{"spec":{"paused":false},"status":{"promoteFull":true}}`
+			}
+			reqs = append(reqs, merge("status", `{"status":{"promoteFull":true}}`, name, unified))
+		}
+		if unpause && ro.Spec.Paused {
+			reqs = append(reqs, merge("", `{"spec":{"paused":false}}`, name, ""))
+		}
+		o.Requests = reqs
+		if ro.Status.CurrentPodHash == ro.Status.StableRS {
+			return after, false, "the current revision is already the stable one: kubectl sends no promoteFull patch"
+		}
+		after.PromoteFull = true
+	case Promote:
+		var status, spec string
+		unified := `{"spec":{"paused":false},"status":{"pauseConditions":null}}`
+		switch {
+		case len(ro.Status.PauseConditions) > 0:
+			status = `{"status":{"pauseConditions":null}}`
+		case n > 0:
+			next := idx
+			if next < n {
+				next++
+			}
+			status = fmt.Sprintf(`{"status":{"pauseConditions":null, "currentStepIndex":%d}}`, next)
+			unified = fmt.Sprintf(`{"spec":{"paused":false},"status":{"pauseConditions":null, "currentStepIndex":%d}}`, next)
+		}
+		if ro.Spec.Paused {
+			spec = `{"spec":{"paused":false}}`
+		}
+		if status != "" {
+			o.Requests = append(o.Requests, merge("status", status, name, unified))
+		}
+		if spec != "" {
+			o.Requests = append(o.Requests, merge("", spec, name, ""))
+		}
+		if n == 0 || idx >= n {
+			if len(ro.Status.PauseConditions) == 0 && !ro.Spec.Paused {
+				return after, true, "no step is left to promote"
+			}
+		}
+		// Clearing pause conditions lets the controller complete the pause
+		// step; the CLI's own index bump does the same for other steps.
+		if idx < n {
+			i := idx + 1
+			after.Index = &i
+		}
+	case Skip:
+		o.Command = "kubectl argo rollouts promote " + name + " -n " + ro.Namespace + " --skip-all-steps"
+		if n == 0 {
+			return after, false, "the Rollout has no steps"
+		}
+		to := n
+		if in.ToStep != nil {
+			to = *in.ToStep
+			if to < 0 || to > n {
+				return after, false, fmt.Sprintf("step %d is outside 0..%d", to, n)
+			}
+			o.Command = ""
+			o.TargetStep = &to
+		}
+		body := fmt.Sprintf(`{"status":{"currentStepIndex":%d}}`, to)
+		o.Requests = []Request{merge("status", body, name, body)}
+		if to == idx {
+			return after, true, fmt.Sprintf("the Rollout is already at step %d", to)
+		}
+		after.Index = &to
+	case Undo:
+		target, err := undoTarget(v.ReplicaSets, in.ToRevision)
+		if err != nil {
+			return after, false, err.Error()
+		}
+		o.TargetRevision = target.Annotations["rollout.argoproj.io/revision"]
+		if in.ToRevision != 0 {
+			o.Command += " --to-revision " + strconv.FormatInt(in.ToRevision, 10)
+		}
+		tmpl := target.Spec.Template.DeepCopy()
+		delete(tmpl.Labels, v1alpha1.DefaultRolloutUniqueLabelKey)
+		body, _ := json.Marshal([]interface{}{map[string]interface{}{"op": "replace", "path": "/spec/template", "value": tmpl}})
+		req := Request{PatchType: "json", Body: body, Kind: "Rollout", Name: name}
+		if ref := ro.Spec.WorkloadRef; ref != nil {
+			req.Kind, req.Name = ref.Kind, ref.Name
+		}
+		o.Requests = []Request{req}
+		current := ro.Spec.Template
+		if v.WorkloadRef != nil {
+			current = v.WorkloadRef.Spec.Template
+		}
+		if equalIgnoreHash(current, target.Spec.Template) {
+			return after, true, fmt.Sprintf("the template already equals revision %s: kubectl skips the rollback", o.TargetRevision)
+		}
+		after.Unobserved = true
+		after.New = nil
+		for _, r := range after.All {
+			if r.Name == target.Name {
+				after.New = r
+			}
+		}
+	}
+	return after, true, ""
+}
+
+// undoTarget is the ReplicaSet undo restores: --to-revision, or the one with
+// the second-highest revision (which may not be the stable one).
+func undoTarget(rss []*appsv1.ReplicaSet, to int64) (*appsv1.ReplicaSet, error) {
+	type rev struct {
+		n  int64
+		rs *appsv1.ReplicaSet
+	}
+	var revs []rev
+	for _, rs := range rss {
+		n, err := strconv.ParseInt(rs.Annotations["rollout.argoproj.io/revision"], 10, 64)
+		if err != nil {
+			continue
+		}
+		if to != 0 && n == to {
+			return rs, nil
+		}
+		revs = append(revs, rev{n, rs})
+	}
+	if to != 0 {
+		return nil, fmt.Errorf("revision %d is not in the Rollout's history", to)
+	}
+	sort.Slice(revs, func(i, j int) bool { return revs[i].n > revs[j].n })
+	if len(revs) < 2 {
+		return nil, fmt.Errorf("no earlier revision to undo to")
+	}
+	return revs[1].rs, nil
+}
+
+func equalIgnoreHash(a, b corev1.PodTemplateSpec) bool {
+	a, b = *a.DeepCopy(), *b.DeepCopy()
+	delete(a.Labels, v1alpha1.DefaultRolloutUniqueLabelKey)
+	delete(b.Labels, v1alpha1.DefaultRolloutUniqueLabelKey)
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func rsNames(rss []*appsv1.ReplicaSet) map[string]string {
+	out := map[string]string{}
+	for _, rs := range rss {
+		out[rs.Labels[v1alpha1.DefaultRolloutUniqueLabelKey]] = rs.Name
+	}
+	return out
+}
+
+// effectOf simulates the controller from in and summarises it.
+func effectOf(in model.Inputs, names map[string]string) Effect {
+	steps := model.Simulate(in, maxPasses)
+	e := Effect{Passes: len(steps), trajectory: steps}
+	if len(steps) == 0 {
+		return e
+	}
+	first, last := steps[0], steps[len(steps)-1]
+	e.FirstWeight, e.StepIndex, e.Abort = first.Pass.Weight, first.Index, first.Abort
+	e.FinalWeight, e.FinalAbort, e.FinalIndex = last.Pass.Weight, last.Abort, last.Index
+	e.FinalStable = names[last.StableHash]
+	if e.FinalStable == "" {
+		e.FinalStable = last.StableHash
+	}
+	errs := 0
+	for _, s := range steps[max(0, len(steps)-3):] {
+		if s.Pass.Errored {
+			errs++
+		}
+	}
+	e.ErrorLoop = errs == min(3, len(steps)) && last.Pass.Errored
+	for _, s := range steps {
+		if s.Pass.Reset {
+			// A reset pass only rewrites status; the weight stays where it was.
+			continue
+		}
+		w := s.Pass.Weight
+		if n := len(e.Serving); n > 0 && e.Serving[n-1].Weight == w && e.Serving[n-1].Canary == s.CarrierName {
+			cur := &e.Serving[n-1]
+			cur.To, cur.Promotes = s.CarrierAvailable, cur.Promotes || s.Pass.Promotes
+		} else {
+			e.Serving = append(e.Serving, Serving{Weight: w, Canary: s.CarrierName, Stable: s.StableName, From: s.CarrierAvailable, To: s.CarrierAvailable, Of: in.Replicas, Promotes: s.Pass.Promotes})
+		}
+		if in.TrafficRouted && w > 0 && !s.Pass.Promotes && s.CarrierName != "" && s.CarrierName != s.StableName {
+			need := model.WeightToReplicas(in.Replicas, w, in.MaxWeight)
+			if s.CarrierAvailable < need {
+				x := &Exposure{Weight: w, OnPods: s.CarrierAvailable, Replicas: in.Replicas, Canary: s.CarrierName}
+				if e.Exposure == nil || worse(x, e.Exposure) {
+					e.Exposure = x
+				}
+			}
+		}
+	}
+	switch {
+	case e.FinalAbort:
+		e.Phase = "Degraded"
+	case last.StableHash != "" && last.StableHash == hashOf(last.CanaryName, names) && last.CanaryAvailable >= in.Replicas:
+		e.Phase = "Healthy"
+	case int(e.FinalIndex) < len(in.Steps) && in.Steps[e.FinalIndex].Pause != nil:
+		e.Phase = "Paused"
+	default:
+		e.Phase = "Progressing"
+	}
+	e.Summary = summarize(e, in)
+	return e
+}
+
+func hashOf(name string, names map[string]string) string {
+	for h, n := range names {
+		if n == name {
+			return h
+		}
+	}
+	return ""
+}
+
+// worse: more weight per available pod.
+func worse(a, b *Exposure) bool {
+	return int64(a.Weight)*int64(b.OnPods+1) > int64(b.Weight)*int64(a.OnPods+1)
+}
+
+func summarize(e Effect, in model.Inputs) string {
+	var parts []string
+	for _, s := range e.Serving {
+		if !in.TrafficRouted {
+			break
+		}
+		who := s.Canary
+		if who == "" {
+			who = "no canary"
+		}
+		span := fmt.Sprintf("%d/%d", s.From, s.Of)
+		if s.To != s.From {
+			span = fmt.Sprintf("%d→%d/%d", s.From, s.To, s.Of)
+		}
+		part := fmt.Sprintf("%d%% on %s (%s available)", s.Weight, who, span)
+		if s.Weight == 0 && s.Stable != "" {
+			part = fmt.Sprintf("all traffic on stable %s", s.Stable)
+			if s.Canary != "" && s.Canary != s.Stable {
+				part += fmt.Sprintf(" (canary %s at %s)", s.Canary, span)
+			}
+		}
+		if s.Promotes {
+			part += ", promoted"
+		}
+		parts = append(parts, part)
+	}
+	out := strings.Join(parts, " → ")
+	if out == "" {
+		out = "no traffic routing: replicas follow the steps"
+	}
+	if e.ErrorLoop {
+		out += "; then every pass errors (subset-only gate) and the weight stays"
+	}
+	out += fmt.Sprintf("; ends %s with stable %s", e.Phase, e.FinalStable)
+	return out
+}
+
+func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, targetRev string) (Verdict, string) {
+	if why != "" && a != Wait {
+		return NoEffect, why
+	}
+	exposed := func(x *Exposure) string {
+		return fmt.Sprintf("%d%% of traffic on %d of %d pods of %s", x.Weight, x.OnPods, x.Replicas, x.Canary)
+	}
+	if a == Wait {
+		switch {
+		case e.Exposure != nil:
+			return Harmful, "doing nothing leaves " + exposed(e.Exposure)
+		case e.ErrorLoop:
+			return Harmful, "doing nothing leaves the controller failing every pass"
+		case base.Abort:
+			return Safe, "the Rollout stays aborted: traffic on the stable, but spec.template still names the aborted revision"
+		}
+		return Safe, "the controller converges by itself: " + e.Summary
+	}
+	if sameOutcome(e, wait) {
+		if e.Exposure != nil {
+			return NoEffect, "it changes nothing that matters: " + exposed(e.Exposure) + " stays"
+		}
+		return NoEffect, "the controller ends where it would without it: " + e.Summary
+	}
+	if e.Exposure != nil {
+		return Harmful, "it puts or keeps " + exposed(e.Exposure)
+	}
+	if e.ErrorLoop {
+		return Harmful, "the controller then fails every pass and the weight is stuck"
+	}
+	switch {
+	case a == Retry:
+		return SafeWithCost, "traffic follows availability, but it re-releases the aborted revision " + canary + " from step 0"
+	case a == PromoteFull && e.FinalStable == canary && base.Abort:
+		return SafeWithCost, "capacity-safe, but it promotes the aborted revision " + canary
+	case a == PromoteFull || a == Skip || a == Promote:
+		if e.FinalStable == canary && canary != stable {
+			return SafeWithCost, "capacity-safe, but it skips the remaining steps and analysis and promotes " + canary
+		}
+	case a == Undo && e.FinalStable != stable:
+		return SafeWithCost, fmt.Sprintf("it deploys revision %s, which is not the stable revision", targetRev)
+	case a == Abort && e.FinalAbort:
+		return SafeWithCost, "traffic returns to the stable " + stable + ", but the Rollout stays aborted until its spec changes"
+	case a == Abort:
+		return SafeWithCost, "traffic returns to the stable " + stable + " while the canary comes up, then the controller clears the abort and goes on: " + e.Summary
+	}
+	return Safe, e.Summary
+}
+
+func sameOutcome(a, b Effect) bool {
+	if a.FirstWeight != b.FirstWeight || a.FinalWeight != b.FinalWeight || a.FinalStable != b.FinalStable ||
+		a.FinalAbort != b.FinalAbort || a.FinalIndex != b.FinalIndex || len(a.Serving) != len(b.Serving) {
+		return false
+	}
+	for i := range a.Serving {
+		if a.Serving[i].Weight != b.Serving[i].Weight || a.Serving[i].Canary != b.Serving[i].Canary {
+			return false
+		}
+	}
+	return true
+}
+
+// preference breaks ties between equally rated actions: leave to the stable
+// revision first, then stop the rollout, then finish it, then the rest.
+var preference = []Action{Undo, Abort, PromoteFull, Retry, Skip, Promote, Wait}
+
+func recommend(opts []Option, base model.Inputs) (Action, string) {
+	byAction := map[Action]Option{}
+	for _, o := range opts {
+		byAction[o.Action] = o
+	}
+	wait := byAction[Wait]
+	if wait.Verdict == Safe && !base.Abort {
+		return Wait, "nothing needs an escape: " + wait.Why
+	}
+	best := Wait
+	for _, a := range preference { // the first of the best-rated, in preference order
+		if byAction[a].Verdict.rank() < byAction[best].Verdict.rank() || best == Wait && byAction[a].Verdict.rank() == byAction[best].Verdict.rank() {
+			best = a
+		}
+	}
+	o := byAction[best]
+	if o.Verdict == Harmful || o.Verdict == NotApplicable || o.Verdict == NoEffect {
+		return Wait, "no action improves on waiting: " + wait.Why
+	}
+	return best, fmt.Sprintf("%s (%s): %s", best, o.Verdict, o.Why)
+}

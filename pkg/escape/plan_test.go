@@ -1,0 +1,174 @@
+package escape
+
+import (
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+func exampleView(t *testing.T) *snapshot.View {
+	t.Helper()
+	f, err := os.Open("../../examples/incident-rollback-window.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	located, hdr, err := snapshot.Decode("example", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, l := range located {
+		objs = append(objs, l.Object)
+	}
+	snap := snapshot.New(*hdr, objs)
+	ro, err := snap.FindRollout("shop", "checkout-api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := snap.View(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestPlanExampleDump(t *testing.T) {
+	v := exampleView(t)
+	for _, ver := range upstream.Modeled {
+		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("== %s: recommended %s: %s", ver, p.Recommended, p.Reason)
+		for _, o := range p.Options {
+			t.Logf("  %-13s %-15s %s | %s", o.Action, o.Verdict, o.Why, o.Effect.Summary)
+		}
+	}
+}
+
+func plan(t *testing.T, v *snapshot.View, ver upstream.Version) *Plan {
+	t.Helper()
+	p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// subsetOnly turns the example into Istio subset-only mode: no Services in
+// the Rollout, a DestinationRule with canary and stable subsets.
+func subsetOnly(v *snapshot.View) {
+	c := v.Rollout.Spec.Strategy.Canary
+	c.CanaryService, c.StableService = "", ""
+	c.TrafficRouting.Istio.DestinationRule = &v1alpha1.IstioDestinationRule{Name: "checkout-api", CanarySubsetName: "canary", StableSubsetName: "stable"}
+}
+
+// TestEscapesStuckAt100 is ORACLE.md §3's escape table: the rollback within
+// the window holds 100% on 2 of 20 canary pods; what does each action do?
+func TestEscapesStuckAt100(t *testing.T) {
+	bad := []Verdict{NoEffect, Harmful} // "does not get you out"
+	type cell map[Action][]Verdict
+	host := cell{Abort: bad, PromoteFull: bad, Undo: {Safe}, Retry: {NotApplicable}, Promote: {NoEffect}, Wait: {Harmful}}
+	subset19 := cell{Abort: {Safe, SafeWithCost}, PromoteFull: bad, Undo: {Safe}, Retry: {NotApplicable}, Promote: {NoEffect}, Wait: {Harmful}}
+	subset182 := cell{Abort: bad, PromoteFull: bad, Undo: {Harmful}, Retry: {NotApplicable}, Promote: {NoEffect}, Wait: {Harmful}}
+	for _, ver := range upstream.Modeled {
+		for _, mode := range []string{"host", "subset"} {
+			v := exampleView(t)
+			want := host
+			if mode == "subset" {
+				subsetOnly(v)
+				switch ver {
+				case "v1.8.2":
+					want = subset182
+				case "v1.9.3", "v1.10.2":
+					want = subset19
+				}
+			}
+			p := plan(t, v, ver)
+			for a, verdicts := range want {
+				o, _ := p.Option(a)
+				ok := false
+				for _, w := range verdicts {
+					ok = ok || o.Verdict == w
+				}
+				if !ok {
+					t.Errorf("%s %s: %s is %s (%s), want one of %v\n  effect: %s", ver, mode, a, o.Verdict, o.Why, verdicts, o.Effect.Summary)
+				}
+			}
+			wantRec := Undo
+			if mode == "subset" && ver == "v1.8.2" {
+				wantRec = "" // no safe escape: the recommendation must not be undo
+			}
+			if wantRec != "" && p.Recommended != wantRec {
+				t.Errorf("%s %s: recommended %s (%s), want %s", ver, mode, p.Recommended, p.Reason, wantRec)
+			}
+			if wantRec == "" && p.Recommended == Undo {
+				t.Errorf("%s %s: recommended undo, which ORACLE shows stuck at 100%%", ver, mode)
+			}
+			// undo restores the second-highest revision: the stable one here.
+			if o, _ := p.Option(Undo); o.TargetRevision != "6" {
+				t.Errorf("%s: undo targets revision %q, want 6", ver, o.TargetRevision)
+			}
+		}
+	}
+}
+
+// abortedUpdate turns the example into ORACLE §4's state: a normal update
+// (the canary is newer than the stable) aborted at step 0; weight 0, the
+// canary at 2/2 kept by abortScaleDownDelaySeconds.
+func abortedUpdate(v *snapshot.View) {
+	ro := v.Rollout
+	zero := int32(0)
+	ro.Status.Abort = true
+	ro.Status.CurrentStepIndex = &zero
+	ro.Status.Canary.Weights.Canary.Weight = 0
+	ro.Status.Canary.Weights.Stable.Weight = 100
+	for _, rs := range v.ReplicaSets {
+		if rs.Name == "checkout-api-5f6c8d7b9a" {
+			rs.CreationTimestamp.Time = v.Now.Add(-time.Minute)
+			two := int32(2)
+			rs.Spec.Replicas = &two
+			rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 2, 2, 2
+		}
+	}
+	// View keeps ReplicaSets oldest first.
+	sort.Slice(v.ReplicaSets, func(i, j int) bool {
+		return v.ReplicaSets[i].CreationTimestamp.Before(&v.ReplicaSets[j].CreationTimestamp)
+	})
+}
+
+// TestEscapesAborted is ORACLE.md §4: each action on an aborted Rollout.
+func TestEscapesAborted(t *testing.T) {
+	want := map[Action]Verdict{Retry: SafeWithCost, Promote: NoEffect, PromoteFull: SafeWithCost, Undo: Safe, Abort: NoEffect, Wait: Safe}
+	for _, ver := range upstream.Modeled {
+		v := exampleView(t)
+		abortedUpdate(v)
+		p := plan(t, v, ver)
+		for a, w := range want {
+			o, _ := p.Option(a)
+			if o.Verdict != w {
+				t.Errorf("%s aborted: %s is %s (%s), want %s\n  effect: %s", ver, a, o.Verdict, o.Why, w, o.Effect.Summary)
+			}
+		}
+		if p.Recommended != Undo {
+			t.Errorf("%s aborted: recommended %s (%s), want undo", ver, p.Recommended, p.Reason)
+		}
+		if p.Now.Exposure != nil || p.Now.FirstWeight != 0 {
+			t.Errorf("%s aborted: doing nothing predicted %d%% (exposure %+v), want 0", ver, p.Now.FirstWeight, p.Now.Exposure)
+		}
+		full, _ := p.Option(PromoteFull)
+		if full.Effect.FinalStable != "checkout-api-5f6c8d7b9a" {
+			t.Errorf("%s: promote --full ends with stable %s, want the aborted canary promoted", ver, full.Effect.FinalStable)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package model
+
+// Step is one simulated reconcile: the pass and the world it ran against.
+type Step struct {
+	Pass Pass `json:"pass"`
+	// CanaryName, CanaryAvailable and CanarySpec describe the canary
+	// ReplicaSet as the pass saw it ("" when there is none).
+	CanaryName      string `json:"canary,omitempty"`
+	CanaryAvailable int32  `json:"canaryAvailable"`
+	CanarySpec      int32  `json:"canarySpec"`
+	StableName      string `json:"stable,omitempty"`
+	StableAvailable int32  `json:"stableAvailable"`
+	// CarrierName and CarrierAvailable are the ReplicaSet that receives the
+	// canary weight after the pass — the one the recorded canary weight points
+	// at, which is not the canary ReplicaSet while a pass errors before the
+	// traffic switch — and its available pods when the pass ran.
+	CarrierName      string `json:"carrier,omitempty"`
+	CarrierAvailable int32  `json:"carrierAvailable"`
+	// After the pass.
+	Abort      bool   `json:"abort"`
+	StableHash string `json:"stableHash,omitempty"`
+	Index      int32  `json:"stepIndex"`
+}
+
+// Simulate runs the controller forward from in, pass after pass. Between
+// passes the ReplicaSet controller moves every ReplicaSet toward its spec by
+// one pod (or a stride of 1/48 of it for large sets): pods become available
+// and surplus pods go away. It stops once a pass changes nothing (weight,
+// index, abort, sizes, promotion) with every ReplicaSet at its spec, or after
+// max passes. Pauses and analysis do not complete by themselves here: the
+// simulation shows what the objects alone make the controller do.
+func Simulate(in Inputs, max int) []Step {
+	var out []Step
+	cur := in.clone()
+	for i := 0; i < max; i++ {
+		p := Evaluate(cur)
+		s := Step{Pass: p}
+		if cur.New != nil {
+			s.CanaryName, s.CanaryAvailable, s.CanarySpec = cur.New.Name, cur.New.Available, cur.New.Spec
+		}
+		if cur.Stable != nil {
+			s.StableName, s.StableAvailable = cur.Stable.Name, cur.Stable.Available
+		}
+		next := Apply(cur, p)
+		s.Abort, s.StableHash, s.Index = next.Abort, next.StableHash, next.index()
+		s.CarrierName, s.CarrierAvailable = s.CanaryName, s.CanaryAvailable
+		if next.Weights != nil && next.Weights.Canary.PodTemplateHash != "" {
+			for _, r := range cur.All {
+				if r.Hash == next.Weights.Canary.PodTemplateHash {
+					s.CarrierName, s.CarrierAvailable = r.Name, r.Available
+				}
+			}
+		}
+		out = append(out, s)
+		settled := !p.Reset && !p.Promotes && !moving(next) && sameStatus(cur, next)
+		cur = tickAll(next)
+		if settled {
+			break
+		}
+	}
+	return out
+}
+
+// moving reports whether some ReplicaSet is not yet at its spec.
+func moving(in Inputs) bool {
+	for _, r := range in.All {
+		if r.Available != r.Spec || r.Replicas != r.Spec {
+			return true
+		}
+	}
+	return false
+}
+
+func sameStatus(a, b Inputs) bool {
+	w := func(in Inputs) int32 {
+		if in.Weights == nil {
+			return -1
+		}
+		return in.Weights.Canary.Weight
+	}
+	return a.index() == b.index() && a.Abort == b.Abort && a.StableHash == b.StableHash &&
+		a.PromoteFull == b.PromoteFull && w(a) == w(b)
+}
+
+// tickAll is the ReplicaSet controller between two passes.
+func tickAll(in Inputs) Inputs {
+	out := in.clone()
+	for _, r := range out.All {
+		stride := (r.Spec + 47) / 48
+		if stride < 1 {
+			stride = 1
+		}
+		switch {
+		case r.Available < r.Spec:
+			r.Available = min32(r.Spec, r.Available+stride)
+			r.Replicas, r.Ready = r.Spec, r.Available
+		case r.Available > r.Spec || r.Replicas != r.Spec:
+			r.Available, r.Replicas, r.Ready = r.Spec, r.Spec, r.Spec
+		}
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
+)
+
+// Verdict renders an escape verdict with its colour.
+func Verdict(s Styles, v escape.Verdict) string {
+	label := strings.ToUpper(string(v))
+	switch v {
+	case escape.Safe:
+		return s.OK.Render(label)
+	case escape.SafeWithCost:
+		return s.Info.Render(label)
+	case escape.Harmful:
+		return s.Crit.Render(label)
+	}
+	return s.Dim.Render(label)
+}
+
+// Plan writes an escape plan for a person at a terminal.
+func Plan(w io.Writer, p *escape.Plan, s Styles) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s/%s  %s\n", s.Title.Render("Escape plan for rollout"), p.Namespace, p.Name,
+		s.Dim.Render(fmt.Sprintf("controller %s (%s), resourceVersion %s", p.Controller.Assumed, p.Controller.Source, p.ResourceVersion)))
+	if p.Controller.Note != "" {
+		fmt.Fprintf(&b, "  %s\n", s.Dim.Render(p.Controller.Note))
+	}
+	fmt.Fprintf(&b, "\n%s %s\n", s.Bold.Render("If nothing is done:"), p.Now.Summary)
+	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Ways out"))
+	for i, o := range p.Options {
+		mark := " "
+		if o.Action == p.Recommended {
+			mark = s.OK.Render("▶")
+		}
+		fmt.Fprintf(&b, "%s %d. %-13s %s %s\n", mark, i+1, o.Action, Verdict(s, o.Verdict), o.Why)
+		if o.Verdict != escape.NotApplicable && o.Effect.Summary != "" && !strings.Contains(o.Why, o.Effect.Summary) {
+			fmt.Fprintf(&b, "       predicted: %s\n", o.Effect.Summary)
+		}
+		if o.Command != "" && o.Verdict != escape.NotApplicable {
+			fmt.Fprintf(&b, "       %s\n", s.Dim.Render("same requests as: "+o.Command))
+		}
+		if code := compactCites(o); code != "" {
+			fmt.Fprintf(&b, "       %s\n", s.Dim.Render(code))
+		}
+	}
+	fmt.Fprintf(&b, "\n%s %s\n", s.Bold.Render("Recommended:"), p.Reason)
+	if g := p.GitOps; g != nil {
+		fmt.Fprintf(&b, "\n%s %s (%s)\n", s.Warn.Render("GitOps:"), g.Tool+" "+g.Owner, g.Evidence)
+		for _, n := range g.Notes {
+			fmt.Fprintf(&b, "  - %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// compactCites lists an option's citations on one line: file:line for the
+// version, the files shortened to their last two path elements.
+func compactCites(o escape.Option) string {
+	var parts []string
+	ver := ""
+	for _, c := range o.Cites {
+		if c.Absent {
+			continue
+		}
+		ver = string(c.Version)
+		f := c.File
+		if i := strings.LastIndex(f, "/"); i >= 0 {
+			if j := strings.LastIndex(f[:i], "/"); j >= 0 {
+				f = f[j+1:]
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s:%d", f, c.Line))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "code (argo-rollouts " + ver + "): " + strings.Join(parts, ", ")
+}
