@@ -277,3 +277,12 @@ func (h *harness) record(scenario, predicted, observed string) {
 	defer rowsMu.Unlock()
 	rows = append(rows, row{Scenario: scenario, Version: h.version, Predicted: predicted, Observed: observed})
 }
+
+func (h *harness) listRS() []unstructured.Unstructured {
+	h.t.Helper()
+	l, err := dyn.Resource(gvrRS).Namespace(h.ns).List(h.ctx, metav1.ListOptions{})
+	if err != nil {
+		h.t.Fatalf("list replicasets: %v", err)
+	}
+	return l.Items
+}

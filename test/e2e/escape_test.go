@@ -1,0 +1,252 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+)
+
+func init() {
+	for _, a := range []escape.Action{escape.Retry, escape.Promote, escape.PromoteFull, escape.Undo, escape.Abort} {
+		scenarios = append(scenarios, scenario{"aborted-" + string(a), func(t *testing.T, h *harness) { abortedEscape(t, h, a) }})
+	}
+	scenarios = append(scenarios,
+		scenario{"incident-undo", incidentUndo},
+		scenario{"stale-write-409", staleWrite},
+		scenario{"guided-tmux", guidedInTmux},
+	)
+}
+
+// plan runs `escape -o json` (read-only) with the real binary.
+func (h *harness) plan() *escape.Plan {
+	h.t.Helper()
+	out := h.run("escape", "app", "-o", "json")
+	p := &escape.Plan{}
+	if err := json.Unmarshal([]byte(out), p); err != nil {
+		h.t.Fatalf("escape -o json: %v\n%s", err, out)
+	}
+	return p
+}
+
+// run runs the plugin binary on the lab; exit code 1 is tolerated (findings,
+// or an outcome that differs: callers check the output).
+func (h *harness) run(args ...string) string {
+	h.t.Helper()
+	out, code := h.runCode(args...)
+	if code != 0 && code != 1 {
+		h.t.Fatalf("kubectl-rolloutdoctor %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+func (h *harness) runCode(args ...string) (string, int) {
+	cmd := exec.Command(plugin, append(args, "-n", h.ns, "--kubeconfig", kubeconfig)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		h.t.Fatalf("running the plugin: %v", err)
+	}
+	return stdout.String() + stderr.String(), code
+}
+
+// abortedRollout brings a Rollout of 10 to an abort at setWeight 20 and waits
+// until the controller holds that state.
+func (h *harness) abortedRollout() *observer {
+	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(trafficObjects(hostMode))
+	h.apply(rolloutYAML(spec, "a"))
+	h.healthy(o, 10, 90*time.Second)
+	h.setImage("b")
+	h.waitFor("the pause at setWeight 20", 90*time.Second, func() bool {
+		phase, _, _, idx, _ := h.status()
+		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 20
+	})
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
+	h.settled(o, 8*time.Second, 60*time.Second)
+	return o
+}
+
+// observedOutcome is the Rollout's end state in the plan's terms.
+func (h *harness) observedOutcome(o *observer) (stable string, weight int64, abort bool, phase string) {
+	s := o.Now()
+	phase, stableHash, _, _, abort := h.status()
+	for _, u := range h.listRS() {
+		if u.GetLabels()["rollouts-pod-template-hash"] == stableHash {
+			stable = u.GetName()
+		}
+	}
+	return stable, s.CanaryWeight, abort, phase
+}
+
+// abortedEscape: ORACLE §4, in the lab. The plugin plans, then applies the
+// action with --yes and watches; the prediction (end state) must be what the
+// controller does, and the plugin's own watch must report "as predicted".
+func abortedEscape(t *testing.T, h *harness, a escape.Action) {
+	o := h.abortedRollout()
+	p := h.plan()
+	opt, ok := p.Option(a)
+	if !ok {
+		t.Fatalf("no option %s", a)
+	}
+	out, code := h.runCode("escape", "app", "--do", string(a), "--yes", "--force", "--color", "never", "--watch-timeout", "150s", "--interval", "1s")
+	h.settled(o, 8*time.Second, 120*time.Second)
+	stable, weight, abort, phase := h.observedOutcome(o)
+	pred := fmt.Sprintf("%s: stable %s, weight %d, aborted %v, phase %s", opt.Verdict, opt.Effect.FinalStable, opt.Effect.FinalWeight, opt.Effect.FinalAbort, opt.Effect.Phase)
+	obs := fmt.Sprintf("stable %s, weight %d, aborted %v, phase %s", stable, weight, abort, phase)
+	h.record("escape from an aborted Rollout: "+string(a), pred, obs)
+	if stable != opt.Effect.FinalStable || weight != int64(opt.Effect.FinalWeight) || abort != opt.Effect.FinalAbort || phase != opt.Effect.Phase {
+		t.Errorf("%s: predicted %s; observed %s\nplugin output:\n%s", a, pred, obs, out)
+	}
+	if code != 0 || !strings.Contains(out, "outcome: as predicted") {
+		t.Errorf("%s: the plugin's watch did not report the predicted outcome (exit %d):\n%s", a, code, out)
+	}
+}
+
+// incidentUndo: the seed incident (host mode), and the escape the plugin
+// recommends while 100% sits on the reverted canary: undo, back to the
+// stable revision, weight 0 on the next pass.
+func incidentUndo(t *testing.T, h *harness) {
+	const replicas = 20
+	spec := rolloutSpec{replicas: replicas, minPods: 2, steps: "[{setWeight: 5}, {pause: {duration: 10s}}, {setWeight: 100}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(trafficObjects(hostMode))
+	h.apply(rolloutYAML(spec, "a"))
+	hashA := h.healthy(o, replicas, 90*time.Second)
+	h.setImage("b")
+	h.waitFor("revision B promoted and A scaled to 0", 150*time.Second, func() bool {
+		phase, stable, _, _, _ := h.status()
+		a := o.Now().RS[hashA]
+		return phase == "Healthy" && stable != hashA && a.Spec == 0 && a.Available == 0
+	})
+	_, hashB, _, _, _ := h.status()
+	h.setImage("a")
+	h.waitFor("100% on the reverted canary", 60*time.Second, func() bool {
+		s := o.Now()
+		return s.CanaryWeight == 100 && s.RS[hashA].Available < replicas
+	})
+	p := h.plan()
+	if p.Recommended != escape.Undo {
+		t.Errorf("recommended %s (%s), want undo", p.Recommended, p.Reason)
+	}
+	opt, _ := p.Option(escape.Undo)
+	out, code := h.runCode("escape", "app", "--do", "undo", "--yes", "--color", "never", "--watch-timeout", "150s", "--interval", "1s")
+	h.settled(o, 8*time.Second, 150*time.Second)
+	stable, weight, abort, phase := h.observedOutcome(o)
+	// After the undo the weight must fall to 0 and stay there: no write of a
+	// non-zero weight once the undo landed.
+	ss := o.Samples()
+	maxAfter := int64(0)
+	landed := false
+	for _, s := range ss {
+		if s.CurrentHash == hashB && s.StableHash == hashB {
+			landed = true
+		}
+		if landed && s.CanaryWeight > maxAfter {
+			maxAfter = s.CanaryWeight
+		}
+	}
+	pred := fmt.Sprintf("%s: stable %s, weight %d, phase %s", opt.Verdict, opt.Effect.FinalStable, opt.Effect.FinalWeight, opt.Effect.Phase)
+	obs := fmt.Sprintf("stable %s, weight %d (max %d after the undo), phase %s", stable, weight, maxAfter, phase)
+	h.record("escape from the incident: undo", pred, obs)
+	if opt.Verdict != escape.Safe || stable != opt.Effect.FinalStable || weight != 0 || maxAfter != 0 || abort || phase != opt.Effect.Phase {
+		t.Errorf("undo: predicted %s; observed %s\n%s", pred, obs, out)
+	}
+	if code != 0 || !strings.Contains(out, "outcome: as predicted") {
+		t.Errorf("undo: the plugin's watch did not report the predicted outcome (exit %d):\n%s", code, out)
+	}
+}
+
+// staleWrite: a plan read before the Rollout changed is never applied; the
+// API server answers 409 to the resourceVersion precondition.
+func staleWrite(t *testing.T, h *harness) {
+	h.abortedRollout()
+	dc := dyn
+	snap, err := gather.Rollout(h.ctx, dc, gather.Options{Namespace: h.ns, Name: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, _ := snap.FindRollout(h.ns, "app")
+	view, err := snap.View(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, _ := model.DetectVersion("", view.Controllers, "")
+	p, err := escape.Build(escape.Input{View: view, Controller: cv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.kubectl("-n", h.ns, "annotate", "rollout", "app", "e2e/touched=yes")
+	opt, _ := p.Option(escape.Retry)
+	_, err = escape.Apply(context.Background(), dc, p, opt, escape.ApplyOptions{})
+	_, _, _, _, abort := h.status()
+	h.record("stale plan (Rollout changed after it was read)", "nothing written: 409 Conflict", fmt.Sprintf("error: %v; still aborted: %v", err, abort))
+	if err == nil || !strings.Contains(err.Error(), "changed since it was read") || !abort {
+		t.Errorf("retry with a stale resourceVersion: err %v, aborted %v; want a conflict and no change", err, abort)
+	}
+}
+
+// guidedInTmux drives the guided mode through a real terminal: the plan is
+// shown, the recommended action (undo on an aborted Rollout) is chosen with
+// Enter, the exact patch is shown, the name is typed, and the watch reports.
+func guidedInTmux(t *testing.T, h *harness) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is needed for the guided-mode test (apt-get install tmux)")
+	}
+	o := h.abortedRollout()
+	session := "rd-" + h.ns
+	cmdline := fmt.Sprintf("%s escape app -n %s --kubeconfig %s --color never --watch-timeout 120s --interval 1s; echo EXIT=$?; sleep 600",
+		plugin, h.ns, kubeconfig)
+	if out, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "220", "-y", "80", cmdline).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
+	screen := func() string {
+		out, _ := exec.Command("tmux", "capture-pane", "-p", "-J", "-S", "-200", "-t", session).Output()
+		return string(out)
+	}
+	waitScreen := func(what string, timeout time.Duration) string {
+		end := time.Now().Add(timeout)
+		for {
+			s := screen()
+			if strings.Contains(s, what) {
+				return s
+			}
+			if time.Now().After(end) {
+				t.Fatalf("screen never showed %q:\n%s", what, s)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	waitScreen("Choose an action", 30*time.Second)
+	exec.Command("tmux", "send-keys", "-t", session, "Enter").Run()
+	s := waitScreen("Type the Rollout's name (app)", 30*time.Second)
+	if !strings.Contains(s, "PATCH rollout "+h.ns+"/app (json)") || !strings.Contains(s, `"path":"/metadata/resourceVersion"`) {
+		t.Errorf("the undo patch with its precondition was not shown before confirming:\n%s", s)
+	}
+	exec.Command("tmux", "send-keys", "-t", session, "app", "Enter").Run()
+	s = waitScreen("EXIT=", 150*time.Second)
+	stable, weight, abort, phase := h.observedOutcome(o)
+	h.record("guided mode in a terminal (tmux): Enter, then the name", "undo applied after typed confirmation; outcome as predicted",
+		fmt.Sprintf("stable %s, weight %d, aborted %v, phase %s; screen says as predicted: %v", stable, weight, abort, phase, strings.Contains(s, "outcome: as predicted")))
+	if !strings.Contains(s, "outcome: as predicted") || !strings.Contains(s, "EXIT=0") || abort {
+		t.Errorf("guided undo did not end as predicted:\n%s", s)
+	}
+}
