@@ -41,9 +41,14 @@ type EscapeOptions struct {
 
 	// Seams for tests: the cluster client and whether we talk to a person.
 	client      func() (dynamic.Interface, error)
+	last        *snapshot.Snapshot
 	interactive func() bool
 	now         func() time.Time
 }
+
+// maxReplans bounds how often a write that met 409 Conflict is re-planned
+// from a fresh read and sent again.
+const maxReplans = 10
 
 func newEscapeCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	return newEscapeCommand(&EscapeOptions{DiagnoseOptions: DiagnoseOptions{flags: flags, streams: streams, FailOn: "none"}})
@@ -140,13 +145,32 @@ func (o *EscapeOptions) dynamic() (dynamic.Interface, error) {
 	return dynamic.NewForConfig(cfg)
 }
 
-// planNow reads the Rollout and plans. The view is returned for the watch.
+// planNow reads the Rollout's world and plans. The view is returned for the
+// watch; the snapshot is kept so that a re-check can refresh it cheaply.
 func (o *EscapeOptions) planNow(ctx context.Context, dc dynamic.Interface) (*escape.Plan, *snapshot.View, error) {
-	var snap *snapshot.Snapshot
+	return o.planFrom(ctx, dc, nil)
+}
+
+// replan re-reads only the Rollout and its ReplicaSets over the last
+// snapshot and plans again.
+func (o *EscapeOptions) replan(ctx context.Context, dc dynamic.Interface) (*escape.Plan, *snapshot.View, error) {
+	if o.last == nil {
+		return o.planNow(ctx, dc)
+	}
+	snap, err := gather.Refresh(ctx, dc, o.last, o.Namespace, o.Name)
+	if err != nil {
+		return nil, nil, &ExitCodeError{Code: ExitError, Err: err}
+	}
+	return o.planFrom(ctx, dc, snap)
+}
+
+func (o *EscapeOptions) planFrom(ctx context.Context, dc dynamic.Interface, snap *snapshot.Snapshot) (*escape.Plan, *snapshot.View, error) {
 	var err error
-	if o.Filename != "" {
+	switch {
+	case snap != nil:
+	case o.Filename != "":
 		snap, _, err = readSnapshotFile(o.Filename, o.streams.In)
-	} else {
+	default:
 		opt := gather.Options{Namespace: o.Namespace, Name: o.Name, ControllerNamespace: o.ControllerNamespace, ToolVersion: Version, SkipController: o.ControllerVersion != ""}
 		if o.client == nil {
 			if disc, derr := o.flags.ToDiscoveryClient(); derr == nil {
@@ -161,6 +185,7 @@ func (o *EscapeOptions) planNow(ctx context.Context, dc dynamic.Interface) (*esc
 	if err != nil {
 		return nil, nil, err
 	}
+	o.last = snap
 	ro, err := snap.FindRollout(o.Namespace, o.Name)
 	if err != nil {
 		return nil, nil, &ExitCodeError{Code: ExitError, Err: err}
@@ -254,7 +279,7 @@ func (o *EscapeOptions) Run(ctx context.Context) error {
 		}
 		// The plan must still hold for the Rollout as it is now: re-read it
 		// and re-plan; go on only if this action's requests are unchanged.
-		fresh, freshView, err := o.planNow(ctx, dc)
+		fresh, freshView, err := o.replan(ctx, dc)
 		if err != nil {
 			return err
 		}
@@ -269,11 +294,33 @@ func (o *EscapeOptions) Run(ctx context.Context) error {
 		aopt.WorkloadResourceVersion = view.WorkloadRef.ResourceVersion
 	}
 	sent, err := escape.Apply(ctx, dc, p, opt, aopt)
-	if err != nil {
+	// During a ramp the controller rewrites the Rollout's status every few
+	// hundred milliseconds, so a write planned a moment ago can meet 409.
+	// Nothing was written then; read the Rollout again, plan again, and
+	// write only if this action's verdict and requests are unchanged — each
+	// write carries the resourceVersion of the state it was planned from.
+	for attempt := 1; attempt <= maxReplans && err != nil; attempt++ {
 		var ae *escape.ApplyError
-		if errors.As(err, &ae) && ae.Unknown {
-			return &ExitCodeError{Code: ExitError, Err: err}
+		if !errors.As(err, &ae) || !ae.Conflict || len(ae.Partial) > 0 {
+			break
 		}
+		fresh, freshView, perr := o.replan(ctx, dc)
+		if perr != nil {
+			return perr
+		}
+		if reason := samePlan(p, fresh, action); reason != "" {
+			return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("the Rollout changed since it was read and %s: nothing was written; re-run to see the new plan", reason)}
+		}
+		fmt.Fprintf(o.streams.ErrOut, "the Rollout changed since it was read (resourceVersion %s → %s); re-planned: %s is still %s with the same requests\n",
+			p.ResourceVersion, fresh.ResourceVersion, action, opt.Verdict)
+		p, view = fresh, freshView
+		opt, _ = p.Option(action)
+		if view.WorkloadRef != nil {
+			aopt.WorkloadResourceVersion = view.WorkloadRef.ResourceVersion
+		}
+		sent, err = escape.Apply(ctx, dc, p, opt, aopt)
+	}
+	if err != nil {
 		return &ExitCodeError{Code: ExitError, Err: err}
 	}
 	if o.DryRun == "server" {
@@ -399,7 +446,10 @@ func (o *EscapeOptions) confirm(in *bufio.Reader, p *escape.Plan) bool {
 	return strings.TrimSpace(line) == p.Name
 }
 
-// samePlan says why an action's plan changed between two reads ("" if not).
+// samePlan says why an action's plan changed between two reads ("" if not):
+// its verdict, its requests, or where it predicts the Rollout ends (which
+// ReplicaSet stable, the final weight and phase, the abort flag, the worst
+// exposure). Pod counts moving during a ramp do not count as a change.
 func samePlan(a, b *escape.Plan, action escape.Action) string {
 	oa, _ := a.Option(action)
 	ob, _ := b.Option(action)
@@ -413,6 +463,13 @@ func samePlan(a, b *escape.Plan, action escape.Action) string {
 		if string(oa.Requests[i].Body) != string(ob.Requests[i].Body) || oa.Requests[i].Subresource != ob.Requests[i].Subresource {
 			return "its requests changed"
 		}
+	}
+	ea, eb := oa.Effect, ob.Effect
+	if ea.FinalStable != eb.FinalStable || ea.FinalWeight != eb.FinalWeight || ea.Phase != eb.Phase || ea.FinalAbort != eb.FinalAbort {
+		return fmt.Sprintf("its predicted outcome changed (now: %s)", eb.Summary)
+	}
+	if (ea.Exposure == nil) != (eb.Exposure == nil) {
+		return fmt.Sprintf("its predicted exposure changed (now: %s)", eb.Summary)
 	}
 	return ""
 }

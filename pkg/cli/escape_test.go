@@ -140,15 +140,38 @@ func TestEscapeHarmfulNeedsForce(t *testing.T) {
 	}
 }
 
-func TestEscapeConflictIsNeverRetried(t *testing.T) {
+func TestEscapeConflictIsReplannedNeverBlindlyRetried(t *testing.T) {
+	// The Rollout keeps changing: every write meets 409. The tool re-reads
+	// and re-plans a bounded number of times, then gives up; nothing written.
 	fc := newFakeCluster(t)
-	attempts := 0
+	attempts, gets := 0, 0
 	fc.dc.PrependReactor("patch", "rollouts", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		attempts++
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, "checkout-api", nil)
 	})
+	fc.dc.PrependReactor("get", "rollouts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		gets++
+		return false, nil, nil
+	})
 	_, stderr, code := runEscape(t, fc, false, "", "--do", "undo", "--yes")
-	if code != ExitError || !strings.Contains(stderr, "changed since it was read (resourceVersion 4242)") || attempts != 1 {
+	if code != ExitError || !strings.Contains(stderr, "changed since it was read (resourceVersion 4242)") {
+		t.Fatalf("code %d, stderr %q", code, stderr)
+	}
+	if attempts != 1+maxReplans || gets != 1+maxReplans {
+		t.Fatalf("%d writes after %d reads: every write must follow its own fresh read, %d at most", attempts, gets, 1+maxReplans)
+	}
+	// A conflict once: re-planned, same requests, written.
+	fc = newFakeCluster(t)
+	attempts = 0
+	fc.dc.PrependReactor("patch", "rollouts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		attempts++
+		if attempts == 1 {
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, "checkout-api", nil)
+		}
+		return false, nil, nil
+	})
+	_, stderr, code = runEscape(t, fc, false, "", "--do", "undo", "--yes")
+	if code != ExitOK || attempts != 2 || !strings.Contains(stderr, "re-planned: undo is still safe with the same requests") {
 		t.Fatalf("code %d, %d attempts, stderr %q", code, attempts, stderr)
 	}
 }

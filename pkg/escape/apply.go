@@ -46,6 +46,9 @@ type ApplyError struct {
 	// Unknown: the connection failed mid-request; the write may or may not
 	// have happened.
 	Unknown bool
+	// Conflict: the API server refused the write because the object changed
+	// since it was read (409); this request wrote nothing.
+	Conflict bool
 	// Partial lists the requests that did succeed before the failure.
 	Partial []Sent
 }
@@ -159,7 +162,7 @@ func describe(err error, p *Plan, o *Option, r Request, sent []Sent) error {
 	switch {
 	case apierrors.IsConflict(err):
 		msg := fmt.Sprintf("%s changed since it was read (resourceVersion %s): nothing was written by this request; re-run to plan against its current state%s", target, p.ResourceVersion, partial)
-		return &ApplyError{Msg: msg, Partial: sent}
+		return &ApplyError{Msg: msg, Partial: sent, Conflict: true}
 	case apierrors.IsForbidden(err):
 		return &ApplyError{Msg: fmt.Sprintf("not allowed to patch %s: grant patch on rollouts and rollouts/status (see docs/rbac.yaml)%s", target, partial), Partial: sent}
 	case apierrors.IsNotFound(err):

@@ -395,3 +395,49 @@ func rolloutError(err error, opt Options) error {
 	}
 	return &Error{Msg: fmt.Sprintf("reading rollout %q: %s", opt.Name, oneLine(err))}
 }
+
+// Refresh re-reads only what moves fastest during a rollout — the Rollout
+// and its ReplicaSets, two requests — and returns a new snapshot with them
+// in place of the old ones, everything else kept. escape uses it to re-check
+// a plan right before writing, when a full gather would take long enough
+// for the controller to change the Rollout again.
+func Refresh(ctx context.Context, dc dynamic.Interface, old *snapshot.Snapshot, namespace, name string) (*snapshot.Snapshot, error) {
+	u, err := dc.Resource(GVRRollout).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, rolloutError(err, Options{Namespace: namespace, Name: name})
+	}
+	setGVK(u, GVRRollout, "Rollout")
+	ro := &v1alpha1.Rollout{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, ro); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("rollout %q: cannot decode: %v", name, err)}
+	}
+	selector := ""
+	if ro.Spec.Selector != nil {
+		if s, err := metav1.LabelSelectorAsSelector(ro.Spec.Selector); err == nil {
+			selector = s.String()
+		}
+	}
+	rss, err := listAll(ctx, dc, GVRReplicaSet, namespace, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("re-reading the ReplicaSets of rollout %q: %s", name, oneLine(err))}
+	}
+	objs := []*unstructured.Unstructured{u}
+	for _, o := range old.Objects() {
+		if k := o.GetKind(); k == "Rollout" && o.GetName() == name && o.GetNamespace() == namespace || k == "ReplicaSet" && o.GetNamespace() == namespace {
+			continue
+		}
+		objs = append(objs, o)
+	}
+	for _, rs := range rss {
+		setGVK(rs, GVRReplicaSet, "ReplicaSet")
+		for _, o := range rs.GetOwnerReferences() {
+			if o.Kind == "Rollout" && o.Name == name {
+				objs = append(objs, rs)
+				break
+			}
+		}
+	}
+	h := old.Header
+	h.TakenAt = time.Now().UTC().Truncate(time.Second)
+	return snapshot.New(h, objs), nil
+}

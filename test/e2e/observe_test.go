@@ -32,6 +32,8 @@ type sample struct {
 	Phase        string
 	StableHash   string
 	CurrentHash  string
+	// Kind is the resource whose event produced the sample.
+	Kind string
 }
 
 // observer records samples for one namespace until stopped.
@@ -119,6 +121,7 @@ func (o *observer) update(gvr schema.GroupVersionResource, u *unstructured.Unstr
 		s.CurrentHash, _, _ = unstructured.NestedString(u.Object, "status", "currentPodHash")
 	}
 	s.At = time.Now()
+	s.Kind = gvr.Resource
 	o.cur = s
 	o.samples = append(o.samples, s)
 }

@@ -51,7 +51,8 @@ type rolloutSpec struct {
 	replicas, minPods int
 	steps             string // YAML flow list
 	mode              trafficMode
-	dss               bool // dynamicStableScale (which excludes scaleDownDelaySeconds)
+	dss               bool   // dynamicStableScale (which excludes scaleDownDelaySeconds)
+	podTiming         string // pod template annotations; default podTiming
 }
 
 func rolloutYAML(s rolloutSpec, image string) string {
@@ -67,6 +68,10 @@ func rolloutYAML(s rolloutSpec, image string) string {
         istio:
           virtualService: {name: app, routes: [primary]}
           destinationRule: {name: app, canarySubsetName: canary, stableSubsetName: stable}`
+	}
+	timing := s.podTiming
+	if timing == "" {
+		timing = podTiming
 	}
 	extra := ""
 	if s.minPods > 0 {
@@ -95,7 +100,7 @@ spec:
     canary:%s%s
       abortScaleDownDelaySeconds: 5
       steps: %s
-`, s.replicas, podTiming, image, routing, extra, s.steps)
+`, s.replicas, timing, image, routing, extra, s.steps)
 }
 
 func trafficObjects(mode trafficMode) string {
@@ -402,6 +407,9 @@ func minPodsOverReplicas(t *testing.T, h *harness) {
 	rep := h.diagnose("app")
 	phase, _, _, _, _ := h.status()
 	healthy := h.condition("Healthy")
+	if healthy == "" {
+		healthy = "absent"
+	}
 	neverHealthy := false
 	for _, f := range rep.Findings {
 		if f.ID == "RD203" && f.Severity == diagnose.Critical {
