@@ -4,7 +4,7 @@
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 
-.PHONY: build example test docs vet lab-build lab-up lab-down e2e
+.PHONY: build example test docs vet lab-build lab-up lab-down e2e dist krew-test
 build:
 	$(GO) build -o bin/kubectl-rolloutdoctor ./cmd/kubectl-rolloutdoctor
 
@@ -36,3 +36,12 @@ lab-down:
 # E2E_VERSIONS=v1.8.2,v1.10.2 restricts the versions (and skips docs/fidelity.md).
 e2e: lab-build
 	$(GO) test -tags e2e -count=1 -parallel 8 -timeout 60m -v ./test/e2e/
+
+# Release archives for linux, darwin and windows on amd64 and arm64, their
+# sha256 sums, and dist/krew.yaml. VERSION=v0.2.0 make dist
+dist:
+	hack/dist.sh $(VERSION)
+
+# Install with real krew (built from the module proxy) into a temporary KREW_ROOT.
+krew-test:
+	hack/krew-test.sh

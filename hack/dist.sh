@@ -55,6 +55,7 @@ for line in open("plugins/krew.yaml"):
     if re.match(r"\s*sha256: ", line):
         continue
     line = re.sub(r"^(\s*version: ).*$", lambda m: m.group(1) + version, line)
+    line = re.sub(r"/store/rolloutdoctor/[^/]+/", "/store/rolloutdoctor/" + version + "/", line)
     out.append(line)
 open("dist/krew.yaml", "w").write("".join(out))
 PY

@@ -67,6 +67,7 @@ func newDiagnoseCmd(flags *genericclioptions.ConfigFlags, streams genericiooptio
 		},
 	}
 	o.addFlags(cmd)
+	cmd.ValidArgsFunction = completeRollouts(flags)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "re-diagnose on every change of the Rollout, its ReplicaSets and pods, until Ctrl-C")
 	return cmd
 }

@@ -81,6 +81,7 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
 			return o.Run(c.Context())
 		},
 	}
+	cmd.ValidArgsFunction = completeRollouts(o.flags)
 	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "plan from a snapshot file instead of the cluster (plan only; - for stdin)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format of the plan: json or yaml (default: human)")
 	cmd.Flags().StringVar(&o.Color, "color", "auto", "colour: auto, always or never (NO_COLOR honoured)")

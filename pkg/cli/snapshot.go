@@ -16,7 +16,8 @@ func newSnapshotCmd(flags *genericclioptions.ConfigFlags, streams genericiooptio
 		Short: "Write everything diagnose reads about a Rollout as a v1 List (diagnose -f gives the same report later)",
 		Example: `  kubectl rolloutdoctor snapshot checkout-api -n shop > incident.yaml
   kubectl rolloutdoctor diagnose -f incident.yaml`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeRollouts(flags),
 		RunE: func(c *cobra.Command, args []string) error {
 			o := &DiagnoseOptions{flags: flags, streams: streams, FailOn: "none"}
 			if err := o.Complete(args); err != nil {

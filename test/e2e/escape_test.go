@@ -26,6 +26,7 @@ func init() {
 		scenario{"incident-undo", incidentUndo},
 		scenario{"stale-write-409", staleWrite},
 		scenario{"guided-tmux", guidedInTmux},
+		scenario{"rbac-readonly", rbacReadOnly},
 	)
 }
 
@@ -258,4 +259,52 @@ func guidedInTmux(t *testing.T, h *harness) {
 	if !strings.Contains(s, "outcome: as predicted") || !strings.Contains(s, "EXIT=0") || abort {
 		t.Errorf("guided undo did not end as predicted:\n%s", s)
 	}
+}
+
+// rbacReadOnly: docs/rbac.yaml's read-only ClusterRole is enough for diagnose
+// and for escape's plan (no Forbidden gap), and escape's write is refused for
+// that user with a one-line message saying which permission is missing.
+// It also checks that shell completion offers the namespace's Rollouts.
+func rbacReadOnly(t *testing.T, h *harness) {
+	h.abortedRollout()
+	h.kubectlIn("", "apply", "-f", root+"/docs/rbac.yaml")
+	user := "reader-" + h.ns
+	h.kubectl("create", "clusterrolebinding", "rd-"+h.ns, "--clusterrole", "rolloutdoctor-reader", "--user", user)
+	t.Cleanup(func() { exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "clusterrolebinding", "rd-"+h.ns).Run() })
+
+	out := h.run("diagnose", "app", "-o", "json", "--as", user)
+	var rep struct {
+		Gaps []struct{ Resource, Reason string } `json:"gaps"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("diagnose as %s: %v\n%s", user, err, out)
+	}
+	for _, g := range rep.Gaps {
+		if g.Reason == "Forbidden" {
+			t.Errorf("diagnose as %s: %s is forbidden with the read-only ClusterRole", user, g.Resource)
+		}
+	}
+	planOut, code := h.runCode("escape", "app", "-o", "json", "--as", user)
+	if code != 0 {
+		t.Errorf("escape plan as %s: exit %d\n%s", user, code, planOut)
+	}
+	wOut, code := h.runCode("escape", "app", "--do", "undo", "--yes", "--as", user, "--watch-timeout", "0")
+	_, _, _, _, abort := h.status()
+	h.record("read-only ClusterRole (docs/rbac.yaml) via --as", "diagnose and plan work; escape refused with a clear message",
+		fmt.Sprintf("gaps %d; plan exit 0; escape exit %d: %s; still aborted %v", len(rep.Gaps), code, strings.TrimSpace(lastLine(wOut)), abort))
+	if code != 2 || !strings.Contains(wOut, "not allowed to patch rollout") || !strings.Contains(wOut, "grant patch on rollouts") || !abort {
+		t.Errorf("escape as a read-only user: exit %d, aborted %v:\n%s", code, abort, wOut)
+	}
+	compOut, _ := exec.Command(plugin, "__complete", "diagnose", "-n", h.ns, "--kubeconfig", kubeconfig, "").Output()
+	if comp := string(compOut); !strings.HasPrefix(comp, "app\n") {
+		t.Errorf("completion of Rollout names in %s: %q", h.ns, comp)
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
