@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,5 +158,53 @@ func TestExplainLongForm(t *testing.T) {
 	out, _, code := runCLI(t, "", "explain", "RD201")
 	if code != 0 || !strings.Contains(out, "argo-rollouts v1.7.2 rollout/trafficrouting.go:219") || !strings.Contains(out, "argo-rollouts v1.10.2 rollout/trafficrouting.go:252") {
 		t.Fatalf("explain RD201 lacks per-version citations:\n%s", out)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite golden files (then read every changed line before committing)")
+
+// TestGoldenHuman compares the human output for the bundled incident with
+// golden files that were read line by line: any change to wording, order or
+// numbers shows up in review.
+func TestGoldenHuman(t *testing.T) {
+	for name, args := range map[string][]string{
+		"diagnose-example": {"diagnose", "-f", example, "--color", "never"},
+		"escape-example":   {"escape", "-f", example, "--color", "never"},
+	} {
+		out, errOut, _ := runCLI(t, "", args...)
+		path := filepath.Join("testdata", name+".golden")
+		if *update {
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("%s differs from %s (stderr %q); if intended, run go test ./pkg/cli -run Golden -update and review the diff\ngot:\n%s", name, path, errOut, out)
+		}
+	}
+}
+
+func TestSeveralRolloutsNeedAName(t *testing.T) {
+	two := "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: a, namespace: x}\nspec: {strategy: {canary: {}}}\n---\n" +
+		"apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: b, namespace: x}\nspec: {strategy: {canary: {}}}\n"
+	_, errOut, code := runCLI(t, two, "diagnose", "-f", "-")
+	if code != ExitError || !strings.Contains(errOut, "a") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Fatalf("exit %d, stderr %q: want one line naming the choices", code, errOut)
+	}
+	out, _, code := runCLI(t, two, "diagnose", "b", "-f", "-", "-o", "json")
+	if code > 1 || !strings.Contains(out, `"name": "b"`) {
+		t.Fatalf("naming one of them: exit %d\n%s", code, out)
+	}
+}
+
+func TestUnreachableCluster(t *testing.T) {
+	_, errOut, code := runCLI(t, "", "diagnose", "checkout-api", "-n", "shop", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "2s")
+	if code != ExitError || !strings.Contains(errOut, "cannot reach the cluster") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }

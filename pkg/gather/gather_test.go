@@ -97,3 +97,26 @@ func TestGatherMissingRollout(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestGatherCRDMissingAndPodsForbidden(t *testing.T) {
+	dc := fakeClient(t, exampleObjects(t)...)
+	dc.PrependReactor("get", "rollouts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewGenericServerResponse(404, "get", schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, "", "", 0, false)
+	})
+	_, err := Rollout(context.Background(), dc, Options{Namespace: "shop", Name: "checkout-api"})
+	if err == nil || !strings.Contains(err.Error(), "Argo Rollouts CRDs are not installed") {
+		t.Fatalf("CRD missing: err = %v", err)
+	}
+
+	dc = fakeClient(t, exampleObjects(t)...)
+	dc.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", nil)
+	})
+	snap, err := Rollout(context.Background(), dc, Options{Namespace: "shop", Name: "checkout-api"})
+	if err != nil {
+		t.Fatalf("pods forbidden must give a partial snapshot, got %v", err)
+	}
+	if g, ok := snap.HasGap("pods"); !ok || g.Reason != snapshot.GapForbidden || g.Namespace != "shop" {
+		t.Fatalf("gaps = %+v, want a Forbidden gap for pods in shop", snap.Header.Gaps)
+	}
+}

@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
@@ -27,6 +30,7 @@ func init() {
 		scenario{"stale-write-409", staleWrite},
 		scenario{"guided-tmux", guidedInTmux},
 		scenario{"rbac-readonly", rbacReadOnly},
+		scenario{"diagnose-watch", diagnoseWatch},
 	)
 }
 
@@ -307,4 +311,57 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// diagnoseWatch: `diagnose --watch -o json` prints a new document when the
+// Rollout changes, and stops cleanly on Ctrl-C (SIGINT).
+func diagnoseWatch(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(trafficObjects(hostMode))
+	h.apply(rolloutYAML(spec, "a"))
+	hashA := h.healthy(o, 4, 90*time.Second)
+	cmd := exec.Command(plugin, "diagnose", "app", "--watch", "-o", "json", "-n", h.ns, "--kubeconfig", kubeconfig)
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	docs := make(chan diagnose.Report, 100)
+	go func() {
+		dec := json.NewDecoder(pr)
+		for {
+			var r diagnose.Report
+			if err := dec.Decode(&r); err != nil {
+				close(docs)
+				return
+			}
+			docs <- r
+		}
+	}()
+	first := <-docs
+	h.setImage("b")
+	var n int
+	seen := false
+	timeout := time.After(90 * time.Second)
+	for !seen {
+		select {
+		case r, ok := <-docs:
+			if !ok {
+				t.Fatal("the watch ended by itself")
+			}
+			n++
+			seen = r.State.CurrentHash != "" && r.State.CurrentHash != hashA && r.State.Paused
+		case <-timeout:
+			t.Fatalf("no redraw showed the update after %d documents", n)
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	pw.Close()
+	h.record("diagnose --watch -o json", "a document per change; exits 0 on Ctrl-C",
+		fmt.Sprintf("first at %s, %d more until the pause at setWeight 50; exit %v", first.State.CurrentHash, n, err))
+	if err != nil {
+		t.Errorf("--watch did not exit cleanly on SIGINT: %v", err)
+	}
 }
