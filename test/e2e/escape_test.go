@@ -274,7 +274,9 @@ func rbacReadOnly(t *testing.T, h *harness) {
 	h.kubectlIn("", "apply", "-f", root+"/docs/rbac.yaml")
 	user := "reader-" + h.ns
 	h.kubectl("create", "clusterrolebinding", "rd-"+h.ns, "--clusterrole", "rolloutdoctor-reader", "--user", user)
-	t.Cleanup(func() { exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "clusterrolebinding", "rd-"+h.ns).Run() })
+	t.Cleanup(func() {
+		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "clusterrolebinding", "rd-"+h.ns).Run()
+	})
 
 	out := h.run("diagnose", "app", "-o", "json", "--as", user)
 	var rep struct {
