@@ -167,9 +167,13 @@ var update = flag.Bool("update", false, "rewrite golden files (then read every c
 // golden files that were read line by line: any change to wording, order or
 // numbers shows up in review.
 func TestGoldenHuman(t *testing.T) {
+	lintArgs := []string{"lint", "-f", "../lint/testdata/rendered", "--config", "../lint/testdata/config.yaml", "--color", "never"}
 	for name, args := range map[string][]string{
 		"diagnose-example": {"diagnose", "-f", example, "--color", "never"},
 		"escape-example":   {"escape", "-f", example, "--color", "never"},
+		"lint-human":       lintArgs,
+		"lint-json":        append(append([]string{}, lintArgs...), "-o", "json"),
+		"lint-sarif":       append(append([]string{}, lintArgs...), "-o", "sarif"),
 	} {
 		out, errOut, _ := runCLI(t, "", args...)
 		path := filepath.Join("testdata", name+".golden")
@@ -206,5 +210,34 @@ func TestUnreachableCluster(t *testing.T) {
 	_, errOut, code := runCLI(t, "", "diagnose", "checkout-api", "-n", "shop", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "2s")
 	if code != ExitError || !strings.Contains(errOut, "cannot reach the cluster") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestLintExitCodesAndStdin(t *testing.T) {
+	// A syntax error in one file: the others are linted, exit 2, stderr names file:line.
+	out, errOut, code := runCLI(t, "", "lint", "-f", "../lint/testdata/rendered", "--color", "never")
+	if code != ExitError || !strings.Contains(errOut, "broken.yaml:11:") || !strings.Contains(out, "RD201") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	// Clean input on stdin: exit 0; findings: exit 1; --fail-on none: 0.
+	clean, err := os.ReadFile("../lint/testdata/rendered/batch.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, string(clean), "lint", "-f", "-", "--controller-version", "v1.10.2"); code != ExitOK {
+		t.Fatalf("clean input: exit %d %s", code, errOut)
+	}
+	if _, _, code := runCLI(t, string(clean), "lint", "-f", "-", "--controller-version", "v1.8.2", "--fail-on", "info"); code != ExitOK {
+		t.Fatalf("annotation-suppressed RD203 must not count: exit %d", code)
+	}
+	checkout, _ := os.ReadFile("../lint/testdata/rendered/checkout.yaml")
+	if _, _, code := runCLI(t, string(checkout), "lint", "-f", "-"); code != ExitFindings {
+		t.Fatalf("critical finding: exit %d, want 1", code)
+	}
+	if _, _, code := runCLI(t, string(checkout), "lint", "-f", "-", "--fail-on", "none"); code != ExitOK {
+		t.Fatalf("--fail-on none: exit %d", code)
+	}
+	if _, errOut, code := runCLI(t, "", "lint"); code != ExitUsage || !strings.Contains(errOut, "-f FILE") {
+		t.Fatalf("no input: exit %d %q", code, errOut)
 	}
 }

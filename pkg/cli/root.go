@@ -74,6 +74,7 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		newDiagnoseCmd(flags, streams),
 		newSnapshotCmd(flags, streams),
 		newEscapeCmd(flags, streams),
+		newLintCmd(streams),
 		newExplainCmd(streams),
 		newVersionCmd(streams),
 	)

@@ -80,6 +80,8 @@ type ReplicaSetView struct {
 type Options struct {
 	// Source describes where the snapshot came from, for the header.
 	Source string
+	// StaticOnly runs only the rules that need manifests alone (lint).
+	StaticOnly bool
 }
 
 // Run diagnoses one Rollout view. It is pure: same view, same version, same report.
@@ -101,7 +103,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 		rep.Traffic = traffic(v.Rollout, a)
 	}
 	for _, r := range Rules() {
-		if r.Scope == Live && v.Header.Offline && r.ID == "RD110" {
+		if r.Scope == Live && (opt.StaticOnly || v.Header.Offline && r.ID == "RD110") {
 			continue
 		}
 		rep.Findings = append(rep.Findings, r.check(ctx, r)...)

@@ -74,6 +74,9 @@ func (s Styles) sev(v diagnose.Severity) string {
 	return s.Info.Render(label)
 }
 
+// Severity renders a severity label with its colour.
+func Severity(s Styles, v diagnose.Severity) string { return s.sev(v) }
+
 // JSON writes any document as indented JSON.
 func JSON(w io.Writer, v interface{}) error {
 	enc := json.NewEncoder(w)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -82,6 +83,8 @@ type Header struct {
 type Snapshot struct {
 	Header  Header
 	objects []*unstructured.Unstructured
+	// byKind indexes objects by "group/kind" (the order of objects kept).
+	byKind map[string][]*unstructured.Unstructured
 }
 
 // New builds a snapshot. Objects are deep-copied and sorted so that the same
@@ -104,7 +107,12 @@ func New(h Header, objs []*unstructured.Unstructured) *Snapshot {
 	gaps := append([]Gap(nil), h.Gaps...)
 	sort.SliceStable(gaps, func(i, j int) bool { return gaps[i].String() < gaps[j].String() })
 	h.Gaps = gaps
-	return &Snapshot{Header: h, objects: cp}
+	idx := map[string][]*unstructured.Unstructured{}
+	for _, o := range cp {
+		gvk := o.GroupVersionKind()
+		idx[gvk.Group+"/"+gvk.Kind] = append(idx[gvk.Group+"/"+gvk.Kind], o)
+	}
+	return &Snapshot{Header: h, objects: cp, byKind: idx}
 }
 
 func objKey(o *unstructured.Unstructured) string {
@@ -127,14 +135,7 @@ func (s *Snapshot) Len() int { return len(s.objects) }
 // byGroupKind returns the objects of one group/kind (shared, not copied: callers
 // in this package convert them into typed copies).
 func (s *Snapshot) byGroupKind(group, kind string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range s.objects {
-		gvk := o.GroupVersionKind()
-		if gvk.Group == group && gvk.Kind == kind {
-			out = append(out, o)
-		}
-	}
-	return out
+	return s.byKind[group+"/"+kind]
 }
 
 // HasGap reports whether reading the given resource (plural.group) failed.
@@ -243,14 +244,39 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 		if len(obj) == 0 {
 			continue
 		}
-		if err := collect(name, doc.line, obj, &out, &hdr); err != nil {
+		var lines []int
+		if _, ok := obj["items"]; ok {
+			lines = itemLines(doc.body, doc.line)
+		}
+		if err := collect(name, doc.line+leadingNoise(doc.body), lines, obj, &out, &hdr); err != nil {
 			return out, hdr, err
 		}
 	}
 	return out, hdr, nil
 }
 
-func collect(name string, line int, obj map[string]interface{}, out *[]Located, hdr **Header) error {
+// itemLines finds the line of each item of a List document, so that an
+// object inside `kubectl get -o yaml` output is located at its own line.
+// It returns nil when the document is not a YAML mapping with items.
+func itemLines(body []byte, first int) []int {
+	var n yamlv3.Node
+	if err := yamlv3.Unmarshal(body, &n); err != nil || len(n.Content) == 0 || n.Content[0].Kind != yamlv3.MappingNode {
+		return nil
+	}
+	m := n.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "items" && m.Content[i+1].Kind == yamlv3.SequenceNode {
+			var out []int
+			for _, it := range m.Content[i+1].Content {
+				out = append(out, first+it.Line-1)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+func collect(name string, line int, lines []int, obj map[string]interface{}, out *[]Located, hdr **Header) error {
 	u := &unstructured.Unstructured{Object: obj}
 	apiVersion, kind := u.GetAPIVersion(), u.GetKind()
 	if apiVersion == HeaderAPIVersion && kind == HeaderKind {
@@ -267,7 +293,11 @@ func collect(name string, line int, obj map[string]interface{}, out *[]Located, 
 			if !ok {
 				return &ParseError{File: name, Line: line, Err: fmt.Errorf("%s item %d is not an object", kind, i)}
 			}
-			if err := collect(name, line, m, out, hdr); err != nil {
+			at := line
+			if i < len(lines) {
+				at = lines[i]
+			}
+			if err := collect(name, at, nil, m, out, hdr); err != nil {
 				return err
 			}
 		}
@@ -323,6 +353,21 @@ func splitDocuments(data []byte) []document {
 	}
 	docs = append(docs, document{body: cur.Bytes(), line: start})
 	return docs
+}
+
+// leadingNoise counts the blank and comment lines before a document's first
+// content line (helm template puts "# Source: …" there), so an object is
+// located at its own first line.
+func leadingNoise(body []byte) int {
+	n := 0
+	for _, l := range bytes.Split(body, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) != 0 && t[0] != '#' {
+			return n
+		}
+		n++
+	}
+	return 0
 }
 
 func stripComments(b []byte) []byte {

@@ -1,0 +1,261 @@
+// Package lint runs the static rules — the ones that need only manifests —
+// over rendered manifests (helm template, kustomize build, plain YAML), as a
+// CI gate. Each Rollout is checked together with the Services, autoscalers,
+// Ingresses and VirtualServices of the same input, so cross-object rules
+// (the safe-pods limit against HPA/KEDA maxReplicas) work. Findings carry the
+// file and line of the object; suppressions are counted, never hidden.
+package lint
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// ReportAPIVersion versions the JSON document.
+const ReportAPIVersion = "rolloutdoctor.io/v1alpha1"
+
+// Annotations that suppress findings on one object.
+const (
+	AnnotationIgnore       = "rolloutdoctor.io/ignore"        // "RD201,RD202" or "all"
+	AnnotationIgnoreReason = "rolloutdoctor.io/ignore-reason" // why, shown with the count
+)
+
+// Finding is a diagnose finding located in the input.
+type Finding struct {
+	diagnose.Finding
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Object string `json:"object"`
+	// Versions says where other modeled controller versions differ for this
+	// finding ("v1.10.2: info", "v1.7.2: not raised").
+	Versions []string `json:"otherVersions,omitempty"`
+}
+
+// Suppressed is a finding a suppression matched, with why.
+type Suppressed struct {
+	Finding
+	By     string `json:"by"` // "annotation" or the config file
+	Reason string `json:"reason,omitempty"`
+}
+
+// FileError is input that could not be read or parsed.
+type FileError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+// Report is the result of a lint run.
+type Report struct {
+	APIVersion string                  `json:"apiVersion"`
+	Kind       string                  `json:"kind"`
+	Controller model.ControllerVersion `json:"controller"`
+	Files      int                     `json:"files"`
+	Objects    int                     `json:"objects"`
+	Rollouts   int                     `json:"rollouts"`
+	// Skipped counts objects of kinds no rule reads, by kind.
+	Skipped    map[string]int `json:"skipped,omitempty"`
+	Errors     []FileError    `json:"errors,omitempty"`
+	Findings   []Finding      `json:"findings"`
+	Suppressed []Suppressed   `json:"suppressed,omitempty"`
+}
+
+// Worst is the highest severity among the unsuppressed findings.
+func (r *Report) Worst() diagnose.Severity {
+	var w diagnose.Severity
+	for _, f := range r.Findings {
+		if f.Severity > w {
+			w = f.Severity
+		}
+	}
+	return w
+}
+
+// Options tune a lint run.
+type Options struct {
+	Controller model.ControllerVersion
+	Config     *Config
+	// Namespace is given to namespaced objects that have none (like
+	// `kubectl apply -n`); default "default".
+	Namespace string
+}
+
+// kinds the static rules read; anything else is skipped and counted.
+var known = map[string]bool{
+	"Rollout": true, "Service": true, "HorizontalPodAutoscaler": true, "ScaledObject": true,
+	"Ingress": true, "VirtualService": true, "DestinationRule": true, "TrafficSplit": true, "HTTPRoute": true,
+	"Deployment": true, "PodDisruptionBudget": true, "Namespace": true,
+}
+
+// Run lints the located objects. Parse errors from loading are passed in and
+// reported; they do not stop the other files from being linted.
+func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Report {
+	ns := opt.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	rep := &Report{APIVersion: ReportAPIVersion, Kind: "LintReport", Controller: opt.Controller, Files: files,
+		Errors: errs, Findings: []Finding{}, Skipped: map[string]int{}}
+	var objs []*unstructured.Unstructured
+	where := map[string]snapshot.Source{}
+	for _, d := range docs {
+		u := d.Object
+		rep.Objects++
+		if !known[u.GetKind()] {
+			rep.Skipped[u.GetKind()]++
+			continue
+		}
+		if u.GetNamespace() == "" && u.GetKind() != "Namespace" {
+			u = u.DeepCopy()
+			u.SetNamespace(ns)
+		}
+		objs = append(objs, u)
+		if u.GetKind() == "Rollout" {
+			where[u.GetNamespace()+"/"+u.GetName()] = d.Source
+		}
+	}
+	if len(rep.Skipped) == 0 {
+		rep.Skipped = nil
+	}
+	// One snapshot per namespace: a Rollout only ever refers to objects in
+	// its own namespace, and a View scans its snapshot, so a large input
+	// stays linear in size instead of quadratic.
+	byNS := map[string][]*unstructured.Unstructured{}
+	var nsOrder []string
+	for _, u := range objs {
+		if _, ok := byNS[u.GetNamespace()]; !ok {
+			nsOrder = append(nsOrder, u.GetNamespace())
+		}
+		byNS[u.GetNamespace()] = append(byNS[u.GetNamespace()], u)
+	}
+	type item struct {
+		ro   *v1alpha1.Rollout
+		snap *snapshot.Snapshot
+	}
+	var rollouts []item
+	for _, n := range nsOrder {
+		snap := snapshot.New(snapshot.Header{Offline: true}, byNS[n])
+		ros, err := snap.Rollouts()
+		if err != nil {
+			rep.Errors = append(rep.Errors, FileError{Message: err.Error()})
+			continue
+		}
+		for _, ro := range ros {
+			rollouts = append(rollouts, item{ro, snap})
+		}
+	}
+	for _, it := range rollouts {
+		ro := it.ro
+		rep.Rollouts++
+		src := where[ro.Namespace+"/"+ro.Name]
+		v, err := it.snap.View(ro)
+		if err != nil {
+			rep.Errors = append(rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
+			continue
+		}
+		if ro.Spec.Strategy.Canary == nil {
+			continue // the rules model canary Rollouts
+		}
+		byVersion := map[upstream.Version]map[string]diagnose.Severity{}
+		for _, ver := range upstream.Modeled {
+			r := diagnose.Run(v, model.ControllerVersion{Assumed: ver, Exact: true, Source: model.SourceFlag}, diagnose.Options{StaticOnly: true})
+			m := map[string]diagnose.Severity{}
+			for _, f := range r.Findings {
+				if m[f.ID] < f.Severity {
+					m[f.ID] = f.Severity
+				}
+			}
+			byVersion[ver] = m
+		}
+		r := diagnose.Run(v, opt.Controller, diagnose.Options{StaticOnly: true})
+		for _, f := range r.Findings {
+			lf := Finding{Finding: f, File: src.File, Line: src.Line, Object: "Rollout " + ro.Namespace + "/" + ro.Name}
+			for _, ver := range upstream.Modeled {
+				if ver == opt.Controller.Assumed {
+					continue
+				}
+				switch s, ok := byVersion[ver][f.ID]; {
+				case !ok:
+					lf.Versions = append(lf.Versions, string(ver)+": not raised")
+				case s != f.Severity:
+					lf.Versions = append(lf.Versions, string(ver)+": "+s.String())
+				}
+			}
+			if by, reason, ok := suppressed(ro, lf, opt.Config); ok {
+				rep.Suppressed = append(rep.Suppressed, Suppressed{Finding: lf, By: by, Reason: reason})
+				continue
+			}
+			rep.Findings = append(rep.Findings, lf)
+		}
+	}
+	byPlace := func(a, b Finding) bool {
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.ID < b.ID
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return byPlace(rep.Findings[i], rep.Findings[j]) })
+	sort.SliceStable(rep.Suppressed, func(i, j int) bool { return byPlace(rep.Suppressed[i].Finding, rep.Suppressed[j].Finding) })
+	return rep
+}
+
+func suppressed(ro *v1alpha1.Rollout, f Finding, cfg *Config) (by, reason string, ok bool) {
+	if ids := ro.Annotations[AnnotationIgnore]; ids != "" {
+		for _, id := range strings.Split(ids, ",") {
+			id = strings.TrimSpace(id)
+			if strings.EqualFold(id, f.ID) || strings.EqualFold(id, f.Name) || id == "all" {
+				return "annotation", ro.Annotations[AnnotationIgnoreReason], true
+			}
+		}
+	}
+	if cfg == nil {
+		return "", "", false
+	}
+	for _, ig := range cfg.Ignore {
+		if !strings.EqualFold(ig.ID, f.ID) && !strings.EqualFold(ig.ID, f.Name) {
+			continue
+		}
+		if ig.Rollout != "" {
+			if m, _ := path.Match(ig.Rollout, ro.Name); !m {
+				continue
+			}
+		}
+		if ig.Namespace != "" && ig.Namespace != ro.Namespace {
+			continue
+		}
+		if ig.File != "" {
+			if m, _ := path.Match(ig.File, f.File); !m && ig.File != f.File {
+				continue
+			}
+		}
+		return cfg.Path, ig.Reason, true
+	}
+	return "", "", false
+}
+
+// Summary is one line counting what was linted and found.
+func (r *Report) Summary() string {
+	bySev := map[diagnose.Severity]int{}
+	for _, f := range r.Findings {
+		bySev[f.Severity]++
+	}
+	skipped := 0
+	for _, n := range r.Skipped {
+		skipped += n
+	}
+	return fmt.Sprintf("%d file(s), %d object(s), %d Rollout(s), %d skipped (kinds no rule reads), %d unreadable; %d finding(s): %d critical, %d warning, %d info; %d suppressed",
+		r.Files, r.Objects, r.Rollouts, skipped, len(r.Errors), len(r.Findings), bySev[diagnose.Critical], bySev[diagnose.Warning], bySev[diagnose.Info], len(r.Suppressed))
+}

@@ -1,0 +1,149 @@
+package lint
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+func cv(v upstream.Version) model.ControllerVersion {
+	return model.ControllerVersion{Assumed: v, Exact: true, Source: model.SourceFlag}
+}
+
+func lintString(t testing.TB, yaml string, opt Options) *Report {
+	docs, n, errs := Load([]string{"-"}, strings.NewReader(yaml))
+	return Run(docs, n, errs, opt)
+}
+
+const minPodsOverReplicas = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: one, namespace: x}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: one}}
+  template: {metadata: {labels: {app: one}}, spec: {containers: [{name: a, image: i}]}}
+  strategy:
+    canary:
+      minPodsPerReplicaSet: 2
+      trafficRouting: {istio: {virtualService: {name: one}}}
+      steps: [{setWeight: 50}]
+`
+
+func TestVersionNotes(t *testing.T) {
+	r := lintString(t, minPodsOverReplicas, Options{Controller: cv("v1.10.2")})
+	if len(r.Findings) != 1 || r.Findings[0].ID != "RD203" || r.Findings[0].Severity != diagnose.Info {
+		t.Fatalf("findings %+v, want RD203 info on v1.10.2 (capped)", r.Findings)
+	}
+	notes := strings.Join(r.Findings[0].Versions, "; ")
+	if !strings.Contains(notes, "v1.7.2: critical") || !strings.Contains(notes, "v1.9.3: critical") {
+		t.Fatalf("version notes %q: older versions never become Healthy", notes)
+	}
+	r = lintString(t, minPodsOverReplicas, Options{Controller: cv("v1.8.2")})
+	if r.Findings[0].Severity != diagnose.Critical || !strings.Contains(strings.Join(r.Findings[0].Versions, ";"), "v1.10.2: info") {
+		t.Fatalf("v1.8.2: %+v", r.Findings[0])
+	}
+}
+
+func TestSuppressionByConfigAndUnknownKinds(t *testing.T) {
+	in := minPodsOverReplicas + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
+	cfg := &Config{Path: "cfg.yaml", Ignore: []Ignore{{ID: "minpods-exceeds-replicas", Rollout: "o*", Namespace: "x", Reason: "r"}}}
+	r := lintString(t, in, Options{Controller: cv("v1.8.2"), Config: cfg})
+	if len(r.Findings) != 0 || len(r.Suppressed) != 1 || r.Suppressed[0].By != "cfg.yaml" || r.Suppressed[0].Reason != "r" {
+		t.Fatalf("findings %+v suppressed %+v", r.Findings, r.Suppressed)
+	}
+	if r.Skipped["ConfigMap"] != 1 || r.Skipped["Widget"] != 1 || r.Objects != 3 {
+		t.Fatalf("skipped %v objects %d", r.Skipped, r.Objects)
+	}
+	// A rule that does not match the namespace does not suppress.
+	cfg.Ignore[0].Namespace = "y"
+	if r := lintString(t, in, Options{Controller: cv("v1.8.2"), Config: cfg}); len(r.Findings) != 1 {
+		t.Fatalf("namespace mismatch still suppressed: %+v", r.Suppressed)
+	}
+}
+
+func TestSyntaxErrorKeepsOtherFiles(t *testing.T) {
+	docs, n, errs := Load([]string{"testdata/rendered"}, nil)
+	r := Run(docs, n, errs, Options{Controller: cv("v1.10.2")})
+	if n != 3 || len(r.Errors) != 1 || r.Errors[0].Line == 0 || !strings.HasSuffix(r.Errors[0].File, "broken.yaml") || r.Rollouts != 3 {
+		t.Fatalf("files %d errors %+v rollouts %d", n, r.Errors, r.Rollouts)
+	}
+}
+
+// FuzzLint feeds arbitrary input through the loader and the static rules:
+// no panic, and every finding is located in the input.
+func FuzzLint(f *testing.F) {
+	f.Add([]byte(minPodsOverReplicas))
+	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  metadata: {name: a}\n  spec: {strategy: {canary: {steps: [{setWeight: 100}]}}, rollbackWindow: {revisions: 1}}\n"))
+	f.Add([]byte("---\n# only a comment\n---\n{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := lintString(t, string(data), Options{Controller: cv("v1.9.3")})
+		for _, fd := range r.Findings {
+			if fd.File != "-" || fd.Line < 1 {
+				t.Fatalf("finding not located: %+v", fd)
+			}
+		}
+		_ = r.SARIF("fuzz")
+	})
+}
+
+// corpus renders n Rollouts with a Service and an HPA each, as helm template would.
+func corpus(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `---
+# Source: app/templates/rollout.yaml
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: app-%[1]d, namespace: ns-%[2]d}
+spec:
+  replicas: %[3]d
+  rollbackWindow: {revisions: 3}
+  selector: {matchLabels: {app: app-%[1]d}}
+  template: {metadata: {labels: {app: app-%[1]d}}, spec: {containers: [{name: a, image: "r/app:%[1]d"}]}}
+  strategy:
+    canary:
+      canaryService: app-%[1]d-canary
+      stableService: app-%[1]d-stable
+      minPodsPerReplicaSet: 2
+      trafficRouting: {istio: {virtualService: {name: app-%[1]d, routes: [primary]}}}
+      steps: [{setWeight: 5}, {pause: {duration: 10s}}, {setWeight: %[4]d}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app-%[1]d-stable, namespace: ns-%[2]d}
+spec: {selector: {app: app-%[1]d}, ports: [{port: 80}]}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: app-%[1]d, namespace: ns-%[2]d}
+spec:
+  scaleTargetRef: {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app-%[1]d}
+  maxReplicas: %[5]d
+`, i, i%200, 2+i%40, []int{50, 100}[i%2], 10+i%300)
+	}
+	return b.Bytes()
+}
+
+// BenchmarkLint reports lint throughput on a generated corpus of 10,000
+// Rollouts (30,000 manifests) in manifests per second: load, snapshot,
+// static rules for every modeled version, and the report.
+func BenchmarkLint(b *testing.B) {
+	data := corpus(10000)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	var r *Report
+	for i := 0; i < b.N; i++ {
+		docs, n, errs := Load([]string{"-"}, bytes.NewReader(data))
+		r = Run(docs, n, errs, Options{Controller: cv("v1.10.2")})
+	}
+	b.StopTimer()
+	if r.Rollouts != 10000 || r.Objects != 30000 {
+		b.Fatalf("linted %d Rollouts, %d objects", r.Rollouts, r.Objects)
+	}
+	b.ReportMetric(float64(r.Objects)*float64(b.N)/b.Elapsed().Seconds(), "manifests/s")
+}
