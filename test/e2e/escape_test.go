@@ -85,6 +85,10 @@ func (h *harness) abortedRollout() *observer {
 		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 20
 	})
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
+	h.waitFor("the controller to process the abort", 60*time.Second, func() bool {
+		phase, _, _, _, _ := h.status()
+		return phase == "Degraded"
+	})
 	h.settled(o, 8*time.Second, 60*time.Second)
 	return o
 }

@@ -457,6 +457,10 @@ func abortBaseline(t *testing.T, h *harness) {
 		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 20
 	})
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
+	h.waitFor("the controller to process the abort", 60*time.Second, func() bool {
+		phase, _, _, _, _ := h.status()
+		return phase == "Degraded"
+	})
 	h.settled(o, 8*time.Second, 60*time.Second)
 	rep := h.diagnose("app")
 	if !hasFinding(rep, "RD104") {
