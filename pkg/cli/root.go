@@ -75,6 +75,7 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		newSnapshotCmd(flags, streams),
 		newEscapeCmd(flags, streams),
 		newLintCmd(streams),
+		newScanCmd(flags, streams),
 		newExplainCmd(streams),
 		newVersionCmd(streams),
 	)

@@ -1,0 +1,130 @@
+package gather
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// FleetOptions scope a fleet read.
+type FleetOptions struct {
+	// Namespace limits the read to one namespace; "" means all namespaces.
+	Namespace string
+	// Selector is a label selector on the Rollouts.
+	Selector    string
+	ToolVersion string
+	Context     string
+	Server      string
+	// Progress, if set, is told what is being read (for a terminal).
+	Progress func(what string, n int)
+}
+
+// FleetResult is the fleet snapshot and what reading it cost.
+type FleetResult struct {
+	Snapshot *snapshot.Snapshot
+	// Requests is the number of API requests made (pages included).
+	Requests int
+}
+
+// Fleet reads every Rollout in scope with a handful of paginated LIST calls
+// and never a request per Rollout: the Rollouts, the ReplicaSets the
+// controller labels (rollouts-pod-template-hash), HPAs and KEDA
+// ScaledObjects, and the argo-rollouts controller Deployments. Pods are not
+// read: ReplicaSet status carries the availability the model needs, and a
+// fleet may have tens of thousands of pods.
+func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetResult, error) {
+	var requests atomic.Int64
+	c := &collector{}
+	list := func(gvr schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+		var out []*unstructured.Unstructured
+		lo.Limit = 500
+		for {
+			var ri dynamic.ResourceInterface = dc.Resource(gvr)
+			if ns != "" {
+				ri = dc.Resource(gvr).Namespace(ns)
+			}
+			requests.Add(1)
+			l, err := ri.List(ctx, lo)
+			if err != nil {
+				return nil, err
+			}
+			for i := range l.Items {
+				setGVK(&l.Items[i], gvr, kind)
+				out = append(out, &l.Items[i])
+			}
+			if opt.Progress != nil {
+				opt.Progress(kind, len(out))
+			}
+			if l.GetContinue() == "" {
+				return out, nil
+			}
+			lo.Continue = l.GetContinue()
+		}
+	}
+	ros, err := list(GVRRollout, "Rollout", opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector})
+	if err != nil {
+		return nil, rolloutError(err, Options{Namespace: opt.Namespace, Name: "(all)"})
+	}
+	c.add(ros...)
+	type job struct {
+		gvr      schema.GroupVersionResource
+		kind, ns string
+		lo       metav1.ListOptions
+	}
+	jobs := []job{
+		{GVRReplicaSet, "ReplicaSet", opt.Namespace, metav1.ListOptions{LabelSelector: "rollouts-pod-template-hash"}},
+		{GVRHPA, "HorizontalPodAutoscaler", opt.Namespace, metav1.ListOptions{}},
+		{GVRScaledObject, "ScaledObject", opt.Namespace, metav1.ListOptions{}},
+		{GVRDeployment, "Deployment", "", metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=argo-rollouts"}},
+	}
+	done := make(chan struct{}, len(jobs))
+	for _, j := range jobs {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			objs, err := list(j.gvr, j.kind, j.ns, j.lo)
+			if err != nil {
+				c.gap(j.gvr, j.ns, "", err)
+				return
+			}
+			if j.kind == "Deployment" {
+				var keep []*unstructured.Unstructured
+				for _, o := range objs {
+					if snapshot.IsControllerDeployment(o) {
+						keep = append(keep, o)
+					}
+				}
+				objs = keep
+			}
+			c.add(objs...)
+		}()
+	}
+	for range jobs {
+		<-done
+	}
+	h := snapshot.Header{TargetKind: "Fleet", TargetNamespace: opt.Namespace, TakenAt: time.Now().UTC().Truncate(time.Second),
+		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
+	if opt.Namespace == "" {
+		h.TargetName = "all namespaces"
+	}
+	return &FleetResult{Snapshot: snapshot.New(h, c.objs), Requests: int(requests.Load())}, nil
+}
+
+// String describes the scope for messages.
+func (o FleetOptions) String() string {
+	s := "all namespaces"
+	if o.Namespace != "" {
+		s = "namespace " + o.Namespace
+	}
+	if o.Selector != "" {
+		s += fmt.Sprintf(" (selector %s)", o.Selector)
+	}
+	return s
+}
