@@ -294,13 +294,17 @@ func rbacReadOnly(t *testing.T, h *harness) {
 			t.Errorf("diagnose as %s: %s is forbidden with the read-only ClusterRole", user, g.Resource)
 		}
 	}
+	scanOut, code := h.runCode("scan", "-o", "json", "--as", user)
+	if code != 0 || !strings.Contains(scanOut, `"name": "app"`) || strings.Contains(scanOut, `"reason": "Forbidden"`) {
+		t.Errorf("scan as %s: exit %d\n%s", user, code, scanOut)
+	}
 	planOut, code := h.runCode("escape", "app", "-o", "json", "--as", user)
 	if code != 0 {
 		t.Errorf("escape plan as %s: exit %d\n%s", user, code, planOut)
 	}
 	wOut, code := h.runCode("escape", "app", "--do", "undo", "--yes", "--as", user, "--watch-timeout", "0")
 	_, _, _, _, abort := h.status()
-	h.record("read-only ClusterRole (docs/rbac.yaml) via --as", "diagnose and plan work; escape refused with a clear message",
+	h.record("read-only ClusterRole (docs/rbac.yaml) via --as", "diagnose, scan and plan work; escape refused with a clear message",
 		fmt.Sprintf("gaps %d; plan exit 0; escape exit %d: %s; still aborted %v", len(rep.Gaps), code, strings.TrimSpace(lastLine(wOut)), abort))
 	if code != 2 || !strings.Contains(wOut, "not allowed to patch rollout") || !strings.Contains(wOut, "grant patch on rollouts") || !abort {
 		t.Errorf("escape as a read-only user: exit %d, aborted %v:\n%s", code, abort, wOut)
