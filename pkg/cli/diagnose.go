@@ -209,19 +209,11 @@ func readSnapshotFile(name string, stdin io.Reader) (*snapshot.Snapshot, string,
 		defer f.Close()
 		r, display = f, name
 	}
-	located, hdr, err := snapshot.Decode(display, r)
+	snap, err := snapshot.Read(display, r)
 	if err != nil {
 		return nil, "", &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%w (fix the YAML, or re-run `kubectl rolloutdoctor snapshot`)", err)}
 	}
-	objs := make([]*unstructured.Unstructured, 0, len(located))
-	for _, l := range located {
-		objs = append(objs, l.Object)
-	}
-	h := snapshot.Header{Offline: true}
-	if hdr != nil {
-		h = *hdr
-	}
-	return snapshot.New(h, objs), "file " + display, nil
+	return snap, "file " + display, nil
 }
 
 func clusterSnapshot(ctx context.Context, flags *genericclioptions.ConfigFlags, ns, name, controllerNS string, skipController bool) (*snapshot.Snapshot, string, error) {

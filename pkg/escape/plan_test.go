@@ -8,7 +8,6 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -22,15 +21,10 @@ func exampleView(t *testing.T) *snapshot.View {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	located, hdr, err := snapshot.Decode("example", f)
+	snap, err := snapshot.Read("example", f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var objs []*unstructured.Unstructured
-	for _, l := range located {
-		objs = append(objs, l.Object)
-	}
-	snap := snapshot.New(*hdr, objs)
 	ro, err := snap.FindRollout("shop", "checkout-api")
 	if err != nil {
 		t.Fatal(err)

@@ -44,30 +44,20 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	var requests atomic.Int64
 	c := &collector{}
 	list := func(gvr schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-		var out []*unstructured.Unstructured
-		lo.Limit = 500
-		for {
-			var ri dynamic.ResourceInterface = dc.Resource(gvr)
-			if ns != "" {
-				ri = dc.Resource(gvr).Namespace(ns)
-			}
+		out, err := listPages(ctx, dc, gvr, ns, lo, 500, func(n int) {
 			requests.Add(1)
-			l, err := ri.List(ctx, lo)
-			if err != nil {
-				return nil, err
-			}
-			for i := range l.Items {
-				setGVK(&l.Items[i], gvr, kind)
-				out = append(out, &l.Items[i])
-			}
 			if opt.Progress != nil {
-				opt.Progress(kind, len(out))
+				opt.Progress(kind, n)
 			}
-			if l.GetContinue() == "" {
-				return out, nil
-			}
-			lo.Continue = l.GetContinue()
+		})
+		if err != nil {
+			requests.Add(1) // the failed page
+			return nil, err
 		}
+		for _, u := range out {
+			setGVK(u, gvr, kind)
+		}
+		return out, nil
 	}
 	ros, err := list(GVRRollout, "Rollout", opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector})
 	if err != nil {

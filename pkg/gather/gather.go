@@ -321,10 +321,16 @@ func findController(ctx context.Context, dc dynamic.Interface, c *collector, pre
 }
 
 func listAll(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, ns string, lo metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
 	// Large pages: a Rollout with thousands of pods is read in one or two
 	// requests (kubectl uses 500; the objects here are few kinds and small).
-	lo.Limit = 5000
+	return listPages(ctx, dc, gvr, ns, lo, 5000, nil)
+}
+
+// listPages lists with pagination; onPage, if set, is called after each page
+// with the number of objects so far.
+func listPages(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, ns string, lo metav1.ListOptions, limit int64, onPage func(int)) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	lo.Limit = limit
 	for {
 		var ri dynamic.ResourceInterface = dc.Resource(gvr)
 		if ns != "" {
@@ -336,6 +342,9 @@ func listAll(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionR
 		}
 		for i := range l.Items {
 			out = append(out, &l.Items[i])
+		}
+		if onPage != nil {
+			onPage(len(out))
 		}
 		if l.GetContinue() == "" {
 			return out, nil

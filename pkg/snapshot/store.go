@@ -406,3 +406,22 @@ func cleanYAMLErr(err error) error {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "yaml: ")
 	return errors.New(strings.TrimSpace(s))
 }
+
+// Read decodes a file (see Decode) into a snapshot. Without a header item
+// the snapshot is marked offline: it is `kubectl get -o yaml` output, not a
+// rolloutdoctor snapshot.
+func Read(name string, r io.Reader) (*Snapshot, error) {
+	located, hdr, err := Decode(name, r)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]*unstructured.Unstructured, 0, len(located))
+	for _, l := range located {
+		objs = append(objs, l.Object)
+	}
+	h := Header{Offline: true}
+	if hdr != nil {
+		h = *hdr
+	}
+	return New(h, objs), nil
+}

@@ -250,41 +250,51 @@ func firstWrite(ss []sample, hash string, w int64) (avail int64, ok bool) {
 	return 0, false
 }
 
+// point is a canary weight written while the canary had avail pods.
+type point struct {
+	weight, avail int64
+}
+
+// maxOnFewest is the highest weight among points with fewer than full pods,
+// and the fewest available pods that weight was on.
+func maxOnFewest(ps []point, full int64) (w, onPods int64) {
+	onPods = full
+	for _, p := range ps {
+		if p.avail >= full {
+			continue
+		}
+		if p.weight > w {
+			w, onPods = p.weight, p.avail
+		} else if p.weight == w && w > 0 && p.avail < onPods {
+			onPods = p.avail
+		}
+	}
+	return w, onPods
+}
+
 // maxWeightBeforeFull is the highest canary weight observed while the canary
 // ReplicaSet had fewer than full available pods, and the fewest available
 // pods that carried it.
 func maxWeightBeforeFull(ss []sample, hash string, full int64) (w, onPods int64) {
-	onPods = full
+	var ps []point
 	for _, s := range ss {
-		rs := s.RS[hash]
-		if rs.Available >= full {
-			continue
-		}
-		if s.CanaryWeight > w {
-			w, onPods = s.CanaryWeight, rs.Available
-		} else if s.CanaryWeight == w && w > 0 && rs.Available < onPods {
-			onPods = rs.Available
-		}
+		ps = append(ps, point{s.CanaryWeight, s.RS[hash].Available})
 	}
-	return w, onPods
+	return maxOnFewest(ps, full)
 }
 
 // predictedMaxBeforeFull is, from the plugin's forecast, the highest weight
 // the controller will write while the canary has fewer than full available
 // pods, and the fewest available pods it will be written on.
 func predictedMaxBeforeFull(r *diagnose.Report, full int32) (w, onPods int32) {
-	onPods = full
+	var ps []point
 	for _, f := range r.Model.Forecast {
-		if f.CanaryAvailable >= full || f.Promotes || f.Errored {
-			continue
-		}
-		if f.Weight > w {
-			w, onPods = f.Weight, f.CanaryAvailable
-		} else if f.Weight == w && w > 0 && f.CanaryAvailable < onPods {
-			onPods = f.CanaryAvailable
+		if !f.Promotes && !f.Errored {
+			ps = append(ps, point{int64(f.Weight), int64(f.CanaryAvailable)})
 		}
 	}
-	return w, onPods
+	a, b := maxOnFewest(ps, int64(full))
+	return int32(a), int32(b)
 }
 
 // incident is seed 000: a Rollout of 20 with rollbackWindow.revisions 3 and
@@ -446,22 +456,7 @@ func dynamicStableScale(t *testing.T, h *harness) {
 // must be what the controller holds: weight 0, the canary scaled down after
 // abortScaleDownDelaySeconds, the stable at full size.
 func abortBaseline(t *testing.T, h *harness) {
-	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode}
-	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
-	h.apply(rolloutYAML(spec, "a"))
-	h.healthy(o, 10, 90*time.Second)
-	h.setImage("b")
-	h.waitFor("the pause at setWeight 20", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 20
-	})
-	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
-	h.waitFor("the controller to process the abort", 60*time.Second, func() bool {
-		phase, _, _, _, _ := h.status()
-		return phase == "Degraded"
-	})
-	h.settled(o, 8*time.Second, 60*time.Second)
+	o := h.abortedRollout()
 	rep := h.diagnose("app")
 	if !hasFinding(rep, "RD104") {
 		t.Errorf("aborted rollout diagnosed without RD104: %s", findingIDs(rep))
