@@ -74,7 +74,7 @@ func makeFleet(b *testing.B) {
 						create(gvrPod, ns, map[string]interface{}{
 							"apiVersion": "v1", "kind": "Pod",
 							"metadata": map[string]interface{}{"name": fmt.Sprintf("%s-%s-%d", name, hash, p), "labels": l},
-							"spec": map[string]interface{}{"schedulerName": "none", "containers": []interface{}{map[string]interface{}{"name": "a", "image": "r/a:1"}}},
+							"spec":     map[string]interface{}{"schedulerName": "none", "containers": []interface{}{map[string]interface{}{"name": "a", "image": "r/a:1"}}},
 						})
 					}
 				}
