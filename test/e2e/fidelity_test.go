@@ -35,6 +35,7 @@ func writeFidelity(path string) error {
 	b.WriteString("controller then wrote, seen through watches (every write of the VirtualService, ReplicaSets and\n")
 	b.WriteString("Rollout). Weight traces read `weight (canary available[/spec])`, in order of first write.\n\n")
 	b.WriteString("Controller versions: " + strings.Join(versions, ", ") + ".\n")
+	sort.Strings(names) // stable sections, whatever order the parallel scenarios finished in
 	for _, n := range names {
 		rs := byScenario[n]
 		sort.SliceStable(rs, func(i, j int) bool { return order[rs[i].Version] < order[rs[j].Version] })
