@@ -84,6 +84,12 @@ func (h *harness) abortedRollout() *observer {
 		phase, _, _, idx, _ := h.status()
 		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 20
 	})
+	// Abort a quiet Rollout. Patched while the controller is still writing
+	// the pause status, the abort can be lost: the lab showed (mostly on
+	// v1.9.3) the controller writing its own, older copy back into its
+	// informer cache after the abort's watch event, and then reconciling
+	// without the abort until the next event (see the session notes).
+	h.settled(o, 3*time.Second, 60*time.Second)
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
 	h.waitFor("the controller to process the abort", 60*time.Second, func() bool {
 		phase, _, _, _, _ := h.status()
@@ -171,13 +177,22 @@ func incidentUndo(t *testing.T, h *harness) {
 	// non-zero weight once the undo landed.
 	ss := o.Samples()
 	// The undo has landed once the controller, after working on the revert
-	// to A, works on B again; from then on every weight it writes must be 0.
-	maxAfter := int64(0)
-	reverted, landed := false, false
+	// to A, records B as current again; every weight it writes after that
+	// (in etcd revision order) must be 0.
+	maxAfter, landedAt := int64(0), int64(0)
+	bStable, reverted := false, false
 	for _, s := range ss {
-		reverted = reverted || s.CurrentHash == hashA
-		landed = landed || reverted && s.CurrentHash == hashB
-		if landed && s.Kind == gvrVS.Resource && s.CanaryWeight > maxAfter {
+		if s.Kind != gvrRollout.Resource {
+			continue
+		}
+		bStable = bStable || s.StableHash == hashB
+		reverted = reverted || bStable && s.CurrentHash == hashA
+		if reverted && s.CurrentHash == hashB && (landedAt == 0 || s.RV < landedAt) {
+			landedAt = s.RV
+		}
+	}
+	for _, s := range ss {
+		if landedAt > 0 && s.Kind == gvrVS.Resource && s.RV > landedAt && s.CanaryWeight > maxAfter {
 			maxAfter = s.CanaryWeight
 		}
 	}
@@ -185,7 +200,13 @@ func incidentUndo(t *testing.T, h *harness) {
 	obs := fmt.Sprintf("stable %s, weight %d (highest weight written after the undo: %d), phase %s", stable, weight, maxAfter, phase)
 	h.record("escape from the incident: undo", pred, obs)
 	if opt.Verdict != escape.Safe || stable != opt.Effect.FinalStable || weight != 0 || maxAfter != 0 || abort || phase != opt.Effect.Phase {
-		t.Errorf("undo: predicted %s; observed %s\n%s", pred, obs, out)
+		var trail []string
+		for _, s := range ss {
+			if s.RV >= landedAt-200 && s.Kind != gvrRS.Resource {
+				trail = append(trail, fmt.Sprintf("%s rv=%d w=%d cur=%s stable=%s idx=%d", s.Kind, s.RV, s.CanaryWeight, s.CurrentHash, s.StableHash, s.Index))
+			}
+		}
+		t.Errorf("undo: predicted %s; observed %s (landed at rv %d)\n%s\n%s", pred, obs, landedAt, strings.Join(trail, "\n"), out)
 	}
 	if code != 0 || !strings.Contains(out, "outcome: as predicted") {
 		t.Errorf("undo: the plugin's watch did not report the predicted outcome (exit %d):\n%s", code, out)

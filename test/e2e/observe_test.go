@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,8 +33,12 @@ type sample struct {
 	Phase        string
 	StableHash   string
 	CurrentHash  string
-	// Kind is the resource whose event produced the sample.
+	// Kind is the resource whose event produced the sample, and RV that
+	// object's resourceVersion: with etcd storage it is the global revision
+	// of the write, so it orders writes across resources, which the arrival
+	// order of separate watch streams does not.
 	Kind string
+	RV   int64
 }
 
 // observer records samples for one namespace until stopped.
@@ -122,6 +127,7 @@ func (o *observer) update(gvr schema.GroupVersionResource, u *unstructured.Unstr
 	}
 	s.At = time.Now()
 	s.Kind = gvr.Resource
+	s.RV, _ = strconv.ParseInt(u.GetResourceVersion(), 10, 64)
 	o.cur = s
 	o.samples = append(o.samples, s)
 }
