@@ -76,6 +76,16 @@ func TestRulesFireAndStayQuiet(t *testing.T) {
 		{"incident: within window", "RD103", nil, true},
 		{"not aborted", "RD104", nil, false},
 		{"aborted", "RD104", set([]string{"status", "abort"}, true), true},
+		{"abort not acted on", "RD112", func(u *unstructured.Unstructured) {
+			set([]string{"status", "abort"}, true)(u)
+			unstructured.RemoveNestedField(u.Object, "spec", "rollbackWindow")
+		}, true},
+		{"abort acted on", "RD112", func(u *unstructured.Unstructured) {
+			set([]string{"status", "abort"}, true)(u)
+			set([]string{"status", "phase"}, "Degraded")(u)
+			unstructured.RemoveNestedField(u.Object, "spec", "rollbackWindow")
+		}, false},
+		{"abort within the window (cleared by the controller)", "RD112", set([]string{"status", "abort"}, true), false},
 		{"minPods 30 > replicas 20", "RD203", set(p("minPodsPerReplicaSet"), int64(30)), true},
 		{"minPods 2", "RD203", nil, false},
 		{"dss", "RD204", set(p("dynamicStableScale"), true), true},

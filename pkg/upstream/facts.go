@@ -1027,4 +1027,15 @@ var facts = []Fact{
 			"v1.10.2": {srcUndo, 85, `equal, err := equalIgnoreHash(ro, rsForRevision)`},
 		},
 	},
+	{
+		Key:   "ct.write-back-informer",
+		Claim: `After patching a Rollout the controller writes its own copy of the Rollout into its informer cache (removed in v1.10); a status change made by someone else in between can be hidden from it until the next event.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcCT, 476, `err = c.rolloutsInformer.GetStore().Update(&un)`},
+			"v1.8.2":  {srcCT, 487, `err = c.rolloutsInformer.GetStore().Update(&un)`},
+			"v1.8.3":  {srcCT, 487, `err = c.rolloutsInformer.GetStore().Update(&un)`},
+			"v1.9.3":  {srcCT, 494, `err = c.rolloutsInformer.GetStore().Update(&un)`},
+			"v1.10.2": {srcCT, 0, `rolloutsInformer.GetStore().Update`},
+		},
+	},
 }
