@@ -123,7 +123,7 @@ var registry = []*Rule{
 		Why: "After an abort the controller reports Degraded/RolloutAborted and moves traffic to the stable on its next pass, normally within a second. " +
 			"Up to v1.9 the controller writes its own copy of the Rollout back into its informer cache after each status patch; an abort that lands while it does so can be overwritten in that cache, " +
 			"and the controller then reconciles without it until the next change to the Rollout or its resync (15 minutes by default). The rolloutdoctor lab saw this in 6 of 8 aborts on v1.9.3 in one run. v1.10 no longer writes back.",
-		Remedy: "Make the controller read the Rollout again: any change to it does, e.g. `kubectl annotate rollout NAME rolloutdoctor.io/nudge=$(date +%s) --overwrite`. If the abort is still not acted on, check that the controller runs and read its log for this Rollout.",
+		Remedy:  "Make the controller read the Rollout again: any change to it does, e.g. `kubectl annotate rollout NAME rolloutdoctor.io/nudge=$(date +%s) --overwrite`. If the abort is still not acted on, check that the controller runs and read its log for this Rollout.",
 		Escape:  "abort (again) only after the nudge; watch the phase become Degraded",
 		Facts:   []upstream.Key{"ct.write-back-informer", "tr.branch-aborted"},
 		Sources: []string{"rolloutdoctor lab (docs/fidelity.md)"},
