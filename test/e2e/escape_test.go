@@ -150,16 +150,7 @@ func incidentUndo(t *testing.T, h *harness) {
         pod-ready.stage.kwok.x-k8s.io/jitter-delay: "30s"`
 	spec := rolloutSpec{replicas: replicas, minPods: 2, steps: "[{setWeight: 5}, {pause: {duration: 10s}}, {setWeight: 100}]", mode: hostMode, podTiming: slow}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
-	h.apply(rolloutYAML(spec, "a"))
-	hashA := h.healthy(o, replicas, 120*time.Second)
-	h.setImage("b")
-	h.waitFor("revision B promoted and A scaled to 0", 240*time.Second, func() bool {
-		phase, stable, _, _, _ := h.status()
-		a := o.Now().RS[hashA]
-		return phase == "Healthy" && stable != hashA && a.Spec == 0 && a.Available == 0
-	})
-	_, hashB, _, _, _ := h.status()
+	hashA, hashB := h.aThenB(o, spec, 120*time.Second)
 	h.setImage("a")
 	h.waitFor("100% on the reverted canary", 60*time.Second, func() bool {
 		s := o.Now()

@@ -297,6 +297,23 @@ func predictedMaxBeforeFull(r *diagnose.Report, full int32) (w, onPods int32) {
 	return int32(a), int32(b)
 }
 
+// aThenB deploys revision A, updates to B and waits until B is stable and
+// A's ReplicaSet is at 0: the state before seed 000's revert.
+func (h *harness) aThenB(o *observer, spec rolloutSpec, timeout time.Duration) (hashA, hashB string) {
+	h.t.Helper()
+	h.apply(trafficObjects(spec.mode))
+	h.apply(rolloutYAML(spec, "a"))
+	hashA = h.healthy(o, int64(spec.replicas), timeout)
+	h.setImage("b")
+	h.waitFor("revision B promoted and A scaled to 0", 2*timeout, func() bool {
+		phase, stable, _, _, _ := h.status()
+		a := o.Now().RS[hashA]
+		return phase == "Healthy" && stable != hashA && a.Spec == 0 && a.Available == 0
+	})
+	_, hashB, _, _, _ = h.status()
+	return hashA, hashB
+}
+
 // incident is seed 000: a Rollout of 20 with rollbackWindow.revisions 3 and
 // minPodsPerReplicaSet 2 moves from revision A to B, then its template is
 // reverted to A, whose ReplicaSet is at 0. With a final setWeight 100 the
@@ -310,16 +327,7 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	const replicas = 20
 	spec := rolloutSpec{replicas: replicas, minPods: 2, steps: steps, mode: mode}
 	o := h.observe(isCanaryDest(mode))
-	h.apply(trafficObjects(mode))
-	h.apply(rolloutYAML(spec, "a"))
-	hashA := h.healthy(o, replicas, 90*time.Second)
-
-	h.setImage("b")
-	h.waitFor("revision B promoted and A scaled to 0", 150*time.Second, func() bool {
-		phase, stable, _, _, _ := h.status()
-		a := o.Now().RS[hashA]
-		return phase == "Healthy" && stable != hashA && a.Spec == 0 && a.Available == 0
-	})
+	hashA, _ := h.aThenB(o, spec, 90*time.Second)
 
 	// The revert. Diagnose as soon as the controller has reacted (A scaled
 	// up from 0), before A's first pod can be available (pods take >= 3 s).
