@@ -484,7 +484,12 @@ func (o *EscapeOptions) watchOutcome(ctx context.Context, dc dynamic.Interface, 
 	}
 	want := opt.Effect
 	deadline := now().Add(o.WatchTimeout)
-	fmt.Fprintf(o.streams.Out, "\nwatching for: %s\n", want.Summary)
+	// With -o json|yaml stdout carries only the plan document.
+	out := o.streams.Out
+	if o.Output != "" {
+		out = o.streams.ErrOut
+	}
+	fmt.Fprintf(out, "\nwatching for: %s\n", want.Summary)
 	last := ""
 	for {
 		snap, err := gather.Rollout(ctx, dc, gather.Options{Namespace: p.Namespace, Name: p.Name, SkipController: true})
@@ -497,15 +502,15 @@ func (o *EscapeOptions) watchOutcome(ctx context.Context, dc dynamic.Interface, 
 		}
 		line, stable := observedLine(rep)
 		if line != last {
-			fmt.Fprintf(o.streams.Out, "%s  %s\n", now().Format("15:04:05"), line)
+			fmt.Fprintf(out, "%s  %s\n", now().Format("15:04:05"), line)
 			last = line
 		}
 		if converged(rep, stable, want) {
-			fmt.Fprintf(o.streams.Out, "outcome: as predicted — %s\n", line)
+			fmt.Fprintf(out, "outcome: as predicted — %s\n", line)
 			return nil
 		}
 		if now().After(deadline) {
-			fmt.Fprintf(o.streams.Out, "outcome: not reached within %s. Predicted: %s. Observed: %s\n", o.WatchTimeout, want.Summary, line)
+			fmt.Fprintf(out, "outcome: not reached within %s. Predicted: %s. Observed: %s\n", o.WatchTimeout, want.Summary, line)
 			return &ExitCodeError{Code: ExitFindings}
 		}
 		select {
