@@ -129,8 +129,6 @@ type Effect struct {
 	// ErrorLoop: the controller's passes end in errors (subset-only gate).
 	ErrorLoop bool `json:"errorLoop,omitempty"`
 	Passes    int  `json:"passes"`
-
-	trajectory []model.Step
 }
 
 // Serving is one stretch of passes with the same canary weight.
@@ -447,7 +445,7 @@ func rsNames(rss []*appsv1.ReplicaSet) map[string]string {
 // effectOf simulates the controller from in and summarises it.
 func effectOf(in model.Inputs, names map[string]string) Effect {
 	steps := model.Simulate(in, maxPasses)
-	e := Effect{Passes: len(steps), trajectory: steps}
+	e := Effect{Passes: len(steps)}
 	if len(steps) == 0 {
 		return e
 	}
@@ -490,7 +488,7 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	switch {
 	case e.FinalAbort:
 		e.Phase = "Degraded"
-	case last.StableHash != "" && last.StableHash == hashOf(last.CanaryName, names) && last.CanaryAvailable >= in.Replicas:
+	case last.StableHash != "" && last.StableHash == last.CanaryHash && last.CanaryAvailable >= in.Replicas:
 		e.Phase = "Healthy"
 	case int(e.FinalIndex) < len(in.Steps) && in.Steps[e.FinalIndex].Pause != nil:
 		e.Phase = "Paused"
@@ -499,15 +497,6 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	}
 	e.Summary = summarize(e, in)
 	return e
-}
-
-func hashOf(name string, names map[string]string) string {
-	for h, n := range names {
-		if n == name {
-			return h
-		}
-	}
-	return ""
 }
 
 // worse: more weight per available pod.

@@ -6,6 +6,7 @@ type Step struct {
 	// CanaryName, CanaryAvailable and CanarySpec describe the canary
 	// ReplicaSet as the pass saw it ("" when there is none).
 	CanaryName      string `json:"canary,omitempty"`
+	CanaryHash      string `json:"canaryHash,omitempty"`
 	CanaryAvailable int32  `json:"canaryAvailable"`
 	CanarySpec      int32  `json:"canarySpec"`
 	StableName      string `json:"stable,omitempty"`
@@ -36,7 +37,7 @@ func Simulate(in Inputs, max int) []Step {
 		p := Evaluate(cur)
 		s := Step{Pass: p}
 		if cur.New != nil {
-			s.CanaryName, s.CanaryAvailable, s.CanarySpec = cur.New.Name, cur.New.Available, cur.New.Spec
+			s.CanaryName, s.CanaryHash, s.CanaryAvailable, s.CanarySpec = cur.New.Name, cur.New.Hash, cur.New.Available, cur.New.Spec
 		}
 		if cur.Stable != nil {
 			s.StableName, s.StableAvailable = cur.Stable.Name, cur.Stable.Available
