@@ -174,6 +174,8 @@ func TestGoldenHuman(t *testing.T) {
 		"lint-human":       lintArgs,
 		"lint-json":        append(append([]string{}, lintArgs...), "-o", "json"),
 		"lint-sarif":       append(append([]string{}, lintArgs...), "-o", "sarif"),
+		"pods-example":     {"pods", "deployment/web", "-f", "../../examples/pods-web.yaml", "--p99", "40s", "--lb-interval", "2s", "--lb-fall", "2", "--color", "never"},
+		"pods-rollout":     {"pods", "-f", example, "--color", "never"},
 	} {
 		out, errOut, _ := runCLI(t, "", args...)
 		path := filepath.Join("testdata", name+".golden")

@@ -72,6 +72,7 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	})
 	root.AddCommand(
 		newDiagnoseCmd(flags, streams),
+		newPodsCmd(flags, streams),
 		newSnapshotCmd(flags, streams),
 		newEscapeCmd(flags, streams),
 		newLintCmd(streams),
@@ -98,3 +99,6 @@ func newVersionCmd(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 }
+
+// Unwrap exposes the cause, for errors.As.
+func (e *ExitCodeError) Unwrap() error { return e.Err }

@@ -12,7 +12,10 @@ import (
 )
 
 // registry is the one list of rules. Append only; never reuse an ID.
-var registry = []*Rule{
+var registry = append(rolloutRules, podRules...)
+
+// rolloutRules read the Rollout itself; podRules (pods.go) its pods.
+var rolloutRules = []*Rule{
 	{
 		ID: "RD101", Name: "canary-over-capacity", Severity: Critical, Scope: Live,
 		Title: "The canary carries more traffic than its available pods can serve",

@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -82,12 +81,14 @@ type Options struct {
 	Source string
 	// StaticOnly runs only the rules that need manifests alone (lint).
 	StaticOnly bool
+	// Pods holds the grace calculator's inputs for the pod checks.
+	Pods GraceInput
 }
 
 // Run diagnoses one Rollout view. It is pure: same view, same version, same report.
 func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	a := model.Analyze(v, cv.Assumed)
-	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout}
+	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout, W: v.Workload, Pods: opt.Pods}
 	rep := &Report{
 		APIVersion: ReportAPIVersion, Kind: "Diagnosis",
 		Namespace: v.Rollout.Namespace, Name: v.Rollout.Name,
@@ -106,14 +107,12 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 		if r.Scope == Live && (opt.StaticOnly || v.Header.Offline && r.ID == "RD110") {
 			continue
 		}
+		if r.Area == AreaPods && ctx.W == nil {
+			continue
+		}
 		rep.Findings = append(rep.Findings, r.check(ctx, r)...)
 	}
-	sort.SliceStable(rep.Findings, func(i, j int) bool {
-		if rep.Findings[i].Severity != rep.Findings[j].Severity {
-			return rep.Findings[i].Severity > rep.Findings[j].Severity
-		}
-		return rep.Findings[i].ID < rep.Findings[j].ID
-	})
+	sortFindings(rep.Findings)
 	return rep
 }
 

@@ -23,6 +23,18 @@ const (
 	Static Scope = "static"
 )
 
+// Area says what a rule looks at.
+type Area string
+
+// Areas.
+const (
+	// AreaRollout rules read the Rollout's steps, status and ReplicaSets.
+	AreaRollout Area = ""
+	// AreaPods rules read the pod template, pods and traffic path; they run
+	// for Deployments too (the pods command).
+	AreaPods Area = "pods"
+)
+
 // Rule is one check. IDs are permanent: they are what users suppress and
 // search for, so a rule may be reworded but never renumbered.
 type Rule struct {
@@ -31,6 +43,7 @@ type Rule struct {
 	Title    string
 	Severity Severity // the usual severity; a finding may lower or raise it
 	Scope    Scope
+	Area     Area
 	// Why is the long explanation (markdown), What to do in Remedy.
 	Why    string
 	Remedy string
@@ -48,7 +61,11 @@ type Context struct {
 	View     *snapshot.View
 	Version  model.ControllerVersion
 	Analysis model.Analysis
-	ro       *v1alpha1.Rollout
+	// W is the workload the pod checks read (for a Rollout, its own).
+	W *snapshot.Workload
+	// Pods holds the grace calculator's inputs (--p99, --lb-interval, …).
+	Pods GraceInput
+	ro   *v1alpha1.Rollout
 }
 
 func (c *Context) obj() string { return "Rollout " + c.ro.Namespace + "/" + c.ro.Name }

@@ -85,9 +85,11 @@ func TestRequestsDoNotGrowWithPods(t *testing.T) {
 	}
 	// Rollout, ReplicaSets, pods, Services, EndpointSlices, VirtualService,
 	// AnalysisRuns, HPAs, ScaledObjects, PDBs, Namespace, Events, controller
-	// Deployment, Nodes: 14 for this Istio host-mode Rollout.
-	if large > 14 {
-		t.Fatalf("%d requests; the budget for an Istio Rollout is 14", large)
+	// Deployment, Nodes: 14 for this Istio host-mode Rollout; the pod checks
+	// add Ingresses (ALB target mode, readiness gates) and node Leases
+	// (readiness that stopped updating): 16.
+	if large > 16 {
+		t.Fatalf("%d requests; the budget for an Istio Rollout is 16", large)
 	}
 	if rep.Controller.Assumed == "" || len(rep2.Findings) == 0 {
 		t.Fatalf("diagnosis incomplete: version %q, %d findings", rep.Model.Version, len(rep2.Findings))

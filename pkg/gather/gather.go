@@ -127,7 +127,6 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 		now = opt.Now
 	}
 	c := &collector{}
-	gvr := func(def schema.GroupVersionResource) schema.GroupVersionResource { return resolve(opt.Mapper, def) }
 
 	u, err := dc.Resource(GVRRollout).Namespace(opt.Namespace).Get(ctx, opt.Name, metav1.GetOptions{})
 	if err != nil {
@@ -147,43 +146,8 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 		}
 	}
 
-	var wg sync.WaitGroup
-	goList := func(def schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions, keep func(*unstructured.Unstructured) bool) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := gvr(def)
-			list, err := listAll(ctx, dc, r, ns, lo)
-			if err != nil {
-				c.gap(r, ns, "", err)
-				return
-			}
-			for i := range list {
-				setGVK(list[i], r, kind)
-				if keep == nil || keep(list[i]) {
-					c.add(list[i])
-				}
-			}
-		}()
-	}
-	goGet := func(def schema.GroupVersionResource, kind, ns, name string) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := gvr(def)
-			var ri dynamic.ResourceInterface = dc.Resource(r)
-			if ns != "" {
-				ri = dc.Resource(r).Namespace(ns)
-			}
-			o, err := ri.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				c.gap(r, ns, name, err)
-				return
-			}
-			setGVK(o, r, kind)
-			c.add(o)
-		}()
-	}
+	rd := &reader{ctx: ctx, dc: dc, c: c, mapper: opt.Mapper}
+	goList, goGet, wg := rd.list, rd.get, &rd.wg
 
 	// Pods and ReplicaSets by the Rollout's selector, in its namespace only.
 	var rsList, podList []*unstructured.Unstructured
@@ -199,21 +163,16 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	}()
 
 	refs := snapshot.ReferencedNames(ro)
-	if len(refs.Services) > 0 {
-		// One list each for the Services and their EndpointSlices, whatever
-		// the number of Services the Rollout names.
-		names := sortedKeys(refs.Services)
-		goList(GVRService, "Service", ns, metav1.ListOptions{}, func(u *unstructured.Unstructured) bool { return refs.Services[u.GetName()] })
-		goList(GVREndpointSlice, "EndpointSlice", ns, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name in (" + strings.Join(names, ",") + ")"}, nil)
+	podLabels := ro.Spec.Template.Labels
+	if len(podLabels) == 0 && ro.Spec.Selector != nil {
+		podLabels = ro.Spec.Selector.MatchLabels // workloadRef: the template lives in the Deployment
 	}
+	path := startPath(rd, ns, podLabels, refs.Services, refs.Ingresses)
 	for name := range refs.VirtualServices {
 		goGet(GVRVirtualService, "VirtualService", ns, strings.Split(name, ".")[0])
 	}
 	for name := range refs.DestinationRules {
 		goGet(GVRDestRule, "DestinationRule", ns, name)
-	}
-	for name := range refs.Ingresses {
-		goGet(GVRIngress, "Ingress", ns, name)
 	}
 	for name := range refs.TrafficSplits {
 		goGet(GVRTrafficSplit, "TrafficSplit", ns, name)
@@ -240,8 +199,6 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	}
 	goList(GVRHPA, "HorizontalPodAutoscaler", ns, metav1.ListOptions{}, targets)
 	goList(GVRScaledObject, "ScaledObject", ns, metav1.ListOptions{}, targets)
-	goList(GVRPDB, "PodDisruptionBudget", ns, metav1.ListOptions{}, nil)
-	goGet(GVRNamespace, "Namespace", "", ns)
 	goList(GVREvent, "Event", ns, metav1.ListOptions{FieldSelector: "involvedObject.kind=Rollout,involvedObject.name=" + ro.Name}, nil)
 	if !opt.SkipController {
 		wg.Add(1)
@@ -264,21 +221,11 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 			c.add(u)
 		}
 	}
-	nodes := map[string]bool{}
 	for _, u := range podList {
 		setGVK(u, GVRPod, "Pod")
 		c.add(u)
-		if n, _, _ := unstructured.NestedString(u.Object, "spec", "nodeName"); n != "" {
-			nodes[n] = true
-		}
 	}
-	// The nodes the pods run on: one Node list (pages of 5000) rather than a
-	// GET per node, so the request count does not grow with the pod count.
-	// Node Leases are not read: the node lifecycle controller turns a node
-	// whose Lease stopped into Ready=Unknown, which is what the checks use.
-	if len(nodes) > 0 {
-		goList(GVRNode, "Node", "", metav1.ListOptions{}, func(u *unstructured.Unstructured) bool { return nodes[u.GetName()] })
-	}
+	path.finish(rd, &ro.Spec.Template, podList)
 	wg.Wait()
 
 	h := snapshot.Header{TargetKind: "Rollout", TargetNamespace: ns, TargetName: ro.Name, TakenAt: now().UTC().Truncate(time.Second),

@@ -13,7 +13,10 @@ import (
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
@@ -63,6 +66,8 @@ type Report struct {
 	Files      int                     `json:"files"`
 	Objects    int                     `json:"objects"`
 	Rollouts   int                     `json:"rollouts"`
+	// Deployments counts Deployments given the pod checks.
+	Deployments int `json:"deployments"`
 	// Skipped counts objects of kinds no rule reads, by kind.
 	Skipped    map[string]int `json:"skipped,omitempty"`
 	Errors     []FileError    `json:"errors,omitempty"`
@@ -120,8 +125,8 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 			u.SetNamespace(ns)
 		}
 		objs = append(objs, u)
-		if u.GetKind() == "Rollout" {
-			where[u.GetNamespace()+"/"+u.GetName()] = d.Source
+		if u.GetKind() == "Rollout" || u.GetKind() == "Deployment" {
+			where[u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName()] = d.Source
 		}
 	}
 	if len(rep.Skipped) == 0 {
@@ -142,7 +147,12 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 		ro   *v1alpha1.Rollout
 		snap *snapshot.Snapshot
 	}
+	type depItem struct {
+		d    *appsv1.Deployment
+		snap *snapshot.Snapshot
+	}
 	var rollouts []item
+	var deployments []depItem
 	for _, n := range nsOrder {
 		snap := snapshot.New(snapshot.Header{Offline: true}, byNS[n])
 		ros, err := snap.Rollouts()
@@ -150,21 +160,40 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 			rep.Errors = append(rep.Errors, FileError{Message: err.Error()})
 			continue
 		}
+		refd := map[string]bool{}
 		for _, ro := range ros {
 			rollouts = append(rollouts, item{ro, snap})
+			if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
+				refd[ref.Name] = true // its template is checked as the Rollout's
+			}
+		}
+		for _, u := range byNS[n] {
+			if u.GetKind() != "Deployment" || refd[u.GetName()] || snapshot.IsControllerDeployment(u) {
+				continue
+			}
+			d := &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+				src := where["Deployment/"+u.GetNamespace()+"/"+u.GetName()]
+				rep.Errors = append(rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
+				continue
+			}
+			deployments = append(deployments, depItem{d, snap})
 		}
 	}
 	for _, it := range rollouts {
 		ro := it.ro
 		rep.Rollouts++
-		src := where[ro.Namespace+"/"+ro.Name]
+		src := where["Rollout/"+ro.Namespace+"/"+ro.Name]
 		v, err := it.snap.View(ro)
 		if err != nil {
 			rep.Errors = append(rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
 			continue
 		}
 		if ro.Spec.Strategy.Canary == nil {
-			continue // the rules model canary Rollouts
+			// The Rollout rules model canary Rollouts; the pod checks apply to all.
+			pr := diagnose.RunPods(v.Workload, opt.Controller, diagnose.PodOptions{StaticOnly: true})
+			rep.add(pr.Findings, src, "Rollout", ro.ObjectMeta, opt.Config)
+			continue
 		}
 		byVersion := map[upstream.Version]map[string]diagnose.Severity{}
 		for _, ver := range upstream.Modeled {
@@ -191,12 +220,20 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 					lf.Versions = append(lf.Versions, string(ver)+": "+s.String())
 				}
 			}
-			if by, reason, ok := suppressed(ro, lf, opt.Config); ok {
-				rep.Suppressed = append(rep.Suppressed, Suppressed{Finding: lf, By: by, Reason: reason})
-				continue
-			}
-			rep.Findings = append(rep.Findings, lf)
+			rep.keep(lf, ro.ObjectMeta, opt.Config)
 		}
+	}
+	for _, it := range deployments {
+		d := it.d
+		rep.Deployments++
+		src := where["Deployment/"+d.Namespace+"/"+d.Name]
+		w, err := it.snap.DeploymentWorkload(d)
+		if err != nil {
+			rep.Errors = append(rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
+			continue
+		}
+		pr := diagnose.RunPods(w, model.ControllerVersion{}, diagnose.PodOptions{StaticOnly: true})
+		rep.add(pr.Findings, src, "Deployment", d.ObjectMeta, opt.Config)
 	}
 	byPlace := func(a, b Finding) bool {
 		if a.File != b.File {
@@ -212,7 +249,25 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 	return rep
 }
 
-func suppressed(ro *v1alpha1.Rollout, f Finding, cfg *Config) (by, reason string, ok bool) {
+// add records findings on one object, located at src.
+func (r *Report) add(fs []diagnose.Finding, src snapshot.Source, kind string, meta metav1.ObjectMeta, cfg *Config) {
+	for _, f := range fs {
+		r.keep(Finding{Finding: f, File: src.File, Line: src.Line, Object: kind + " " + meta.Namespace + "/" + meta.Name}, meta, cfg)
+	}
+}
+
+// keep files a finding as reported or suppressed.
+func (r *Report) keep(lf Finding, meta metav1.ObjectMeta, cfg *Config) {
+	if by, reason, ok := suppressed(meta, lf, cfg); ok {
+		r.Suppressed = append(r.Suppressed, Suppressed{Finding: lf, By: by, Reason: reason})
+		return
+	}
+	r.Findings = append(r.Findings, lf)
+}
+
+// suppressed matches the object's annotations, then the config file. The
+// config's rollout glob matches the workload name, Rollout or Deployment.
+func suppressed(ro metav1.ObjectMeta, f Finding, cfg *Config) (by, reason string, ok bool) {
 	if ids := ro.Annotations[AnnotationIgnore]; ids != "" {
 		for _, id := range strings.Split(ids, ",") {
 			id = strings.TrimSpace(id)
@@ -256,6 +311,6 @@ func (r *Report) Summary() string {
 	for _, n := range r.Skipped {
 		skipped += n
 	}
-	return fmt.Sprintf("%d file(s), %d object(s), %d Rollout(s), %d skipped (kinds no rule reads), %d unreadable; %d finding(s): %d critical, %d warning, %d info; %d suppressed",
-		r.Files, r.Objects, r.Rollouts, skipped, len(r.Errors), len(r.Findings), bySev[diagnose.Critical], bySev[diagnose.Warning], bySev[diagnose.Info], len(r.Suppressed))
+	return fmt.Sprintf("%d file(s), %d object(s), %d Rollout(s), %d Deployment(s), %d skipped (kinds no rule reads), %d unreadable; %d finding(s): %d critical, %d warning, %d info; %d suppressed",
+		r.Files, r.Objects, r.Rollouts, r.Deployments, skipped, len(r.Errors), len(r.Findings), bySev[diagnose.Critical], bySev[diagnose.Warning], bySev[diagnose.Info], len(r.Suppressed))
 }

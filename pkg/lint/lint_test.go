@@ -26,7 +26,7 @@ metadata: {name: one, namespace: x}
 spec:
   replicas: 1
   selector: {matchLabels: {app: one}}
-  template: {metadata: {labels: {app: one}}, spec: {containers: [{name: a, image: i}]}}
+  template: {metadata: {labels: {app: one}}, spec: {containers: [{name: a, image: i, readinessProbe: {httpGet: {path: /ready, port: 8080}}}]}}
   strategy:
     canary:
       minPodsPerReplicaSet: 2

@@ -165,27 +165,47 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 			fmt.Fprintf(&b, "  %s\n", d)
 		}
 	}
+	var main, pods []diagnose.Finding
+	for _, f := range rep.Findings {
+		if r, ok := diagnose.RuleByID(f.ID); ok && r.Area == diagnose.AreaPods {
+			pods = append(pods, f)
+		} else {
+			main = append(main, f)
+		}
+	}
 	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Findings"))
-	if len(rep.Findings) == 0 {
+	if len(main) == 0 {
 		fmt.Fprintf(&b, "  %s\n", s.OK.Render("none"))
 	}
-	for _, f := range rep.Findings {
-		fmt.Fprintf(&b, "  %s %s %s\n", s.sev(f.Severity), s.Bold.Render(f.ID), f.Message)
-		for _, e := range f.Evidence {
-			field := e.Field
-			if field != "" {
-				field = " " + field
-			}
-			fmt.Fprintf(&b, "      %s\n", s.Dim.Render(fmt.Sprintf("%s%s = %s", e.Object, field, e.Value)))
-		}
-		for _, c := range f.Cites {
-			fmt.Fprintf(&b, "      %s\n", s.Dim.Render("code: "+c.String()))
-		}
-		if f.Remediation != "" {
-			fmt.Fprintf(&b, "      fix: %s\n", f.Remediation)
+	findings(&b, main, s)
+	if len(pods) > 0 {
+		// The pod checks are summarised here; `pods` shows their evidence.
+		fmt.Fprintf(&b, "\n%s %s\n", s.Title.Render("Pods and traffic path"), s.Dim.Render("(details: kubectl rolloutdoctor pods "+rep.Name+" -n "+rep.Namespace+")"))
+		for _, f := range pods {
+			fmt.Fprintf(&b, "  %s %s %s\n", s.sev(f.Severity), s.Bold.Render(f.ID), f.Message)
 		}
 	}
 	fmt.Fprintf(&b, "\n%s\n", s.Dim.Render("kubectl rolloutdoctor explain <ID> for the long form of a finding"))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// findings writes findings with their evidence, citations and fix.
+func findings(b *strings.Builder, fs []diagnose.Finding, s Styles) {
+	for _, f := range fs {
+		fmt.Fprintf(b, "  %s %s %s\n", s.sev(f.Severity), s.Bold.Render(f.ID), f.Message)
+		for _, e := range f.Evidence {
+			field := e.Field
+			if field != "" {
+				field = " " + field
+			}
+			fmt.Fprintf(b, "      %s\n", s.Dim.Render(fmt.Sprintf("%s%s = %s", e.Object, field, e.Value)))
+		}
+		for _, c := range f.Cites {
+			fmt.Fprintf(b, "      %s\n", s.Dim.Render("code: "+c.String()))
+		}
+		if f.Remediation != "" {
+			fmt.Fprintf(b, "      fix: %s\n", f.Remediation)
+		}
+	}
 }

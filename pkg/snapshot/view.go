@@ -59,6 +59,8 @@ type View struct {
 	Events           []*corev1.Event // about the Rollout, newest last
 	// Controllers are argo-rollouts controller Deployments found in the cluster.
 	Controllers []*appsv1.Deployment
+	// Workload is the Rollout's pods and traffic path as the pod checks see them.
+	Workload *Workload
 }
 
 func convert(u *unstructured.Unstructured, into interface{}) error {
@@ -335,6 +337,11 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 			v.Controllers = append(v.Controllers, d)
 		}
 	}
+	w, err := s.RolloutWorkload(ro)
+	if err != nil {
+		return nil, err
+	}
+	v.Workload = w
 	return v, nil
 }
 

@@ -1038,4 +1038,48 @@ var facts = []Fact{
 			"v1.10.2": {srcCT, 0, `rolloutsInformer.GetStore().Update`},
 		},
 	},
+	{
+		Key:   "df.surge-unavailable-default",
+		Claim: `Without maxSurge/maxUnavailable a canary Rollout uses 25 (read as 25%) for each.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcDF, 24, `DefaultMaxSurge = "25"`},
+			"v1.8.2":  {srcDF, 24, `DefaultMaxSurge = "25"`},
+			"v1.8.3":  {srcDF, 24, `DefaultMaxSurge = "25"`},
+			"v1.9.3":  {srcDF, 24, `DefaultMaxSurge = "25"`},
+			"v1.10.2": {srcDF, 24, `DefaultMaxSurge = "25"`},
+		},
+	},
+	{
+		Key:   "ur.unavailable-rounds-down",
+		Claim: `maxUnavailable is resolved against replicas rounding down (maxSurge rounds up): 25% of fewer than 4 replicas is 0.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcUR, 411, `unavailable, err := intstrutil.GetValueFromIntOrPercent(intstrutil.ValueOrDefault(maxUnavailable, intstrutil.FromInt(0)), int(desired), false)`},
+			"v1.8.2":  {srcUR, 412, `unavailable, err := intstrutil.GetValueFromIntOrPercent(intstrutil.ValueOrDefault(maxUnavailable, intstrutil.FromInt(0)), int(desired), false)`},
+			"v1.8.3":  {srcUR, 412, `unavailable, err := intstrutil.GetValueFromIntOrPercent(intstrutil.ValueOrDefault(maxUnavailable, intstrutil.FromInt(0)), int(desired), false)`},
+			"v1.9.3":  {srcUR, 412, `unavailable, err := intstrutil.GetValueFromIntOrPercent(intstrutil.ValueOrDefault(maxUnavailable, intstrutil.FromInt(0)), int(desired), false)`},
+			"v1.10.2": {srcUR, 412, `unavailable, err := intstrutil.GetValueFromIntOrPercent(intstrutil.ValueOrDefault(maxUnavailable, intstrutil.FromInt(0)), int(desired), false)`},
+		},
+	},
+	{
+		Key:   "ur.both-zero-unavailable-one",
+		Claim: `Only when maxSurge and maxUnavailable both resolve to 0 is maxUnavailable raised to 1.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcUR, 421, `unavailable = 1`},
+			"v1.8.2":  {srcUR, 422, `unavailable = 1`},
+			"v1.8.3":  {srcUR, 422, `unavailable = 1`},
+			"v1.9.3":  {srcUR, 422, `unavailable = 1`},
+			"v1.10.2": {srcUR, 422, `unavailable = 1`},
+		},
+	},
+	{
+		Key:   "uc.stable-full-no-dss",
+		Claim: `With traffic routing and without dynamicStableScale the stable ReplicaSet stays at spec.replicas while the canary is added on top.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcUC, 356, `return canaryCount, rolloutSpecReplica`},
+			"v1.8.2":  {srcUC, 356, `return canaryCount, rolloutSpecReplica`},
+			"v1.8.3":  {srcUC, 356, `return canaryCount, rolloutSpecReplica`},
+			"v1.9.3":  {srcUC, 386, `return canaryCount, rolloutSpecReplica`},
+			"v1.10.2": {srcUC, 392, `return canaryCount, rolloutSpecReplica`},
+		},
+	},
 }

@@ -1,0 +1,220 @@
+package diagnose
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// readFixture decodes one YAML file of testdata/pods.
+func readFixture(t *testing.T, name string) *snapshot.Snapshot {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "pods", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := snapshot.Read(name, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// overlay replaces base objects by kind/namespace/name with the overlay's,
+// adds new ones, and drops those the overlay marks rolloutdoctor.io/test-delete.
+func overlay(t *testing.T, base, over string) *snapshot.Snapshot {
+	t.Helper()
+	b := readFixture(t, base)
+	if over == "" {
+		return b
+	}
+	o := readFixture(t, over)
+	key := func(u *unstructured.Unstructured) string {
+		return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+	}
+	repl := map[string]*unstructured.Unstructured{}
+	for _, u := range o.Objects() {
+		repl[key(u)] = u
+	}
+	var objs []*unstructured.Unstructured
+	for _, u := range b.Objects() {
+		if r, ok := repl[key(u)]; ok {
+			delete(repl, key(u))
+			if r.GetAnnotations()["rolloutdoctor.io/test-delete"] == "true" {
+				continue
+			}
+			objs = append(objs, r)
+			continue
+		}
+		objs = append(objs, u)
+	}
+	for _, u := range o.Objects() {
+		if _, ok := repl[key(u)]; ok {
+			objs = append(objs, u)
+		}
+	}
+	return snapshot.New(b.Header, objs)
+}
+
+func podFindings(t *testing.T, s *snapshot.Snapshot, g GraceInput) *PodReport {
+	t.Helper()
+	w, err := s.FindWorkload(s.Header.TargetKind, s.Header.TargetNamespace, s.Header.TargetName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return RunPods(w, model.ControllerVersion{}, PodOptions{Grace: g})
+}
+
+func ids(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.ID+"/"+f.Severity.String())
+	}
+	return out
+}
+
+func findingByID(fs []Finding, id string) *Finding {
+	for i := range fs {
+		if fs[i].ID == id {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// TestPodChecks runs every pod check on a good fixture (it must not fire)
+// and on the fixture its RD*.yaml overlay breaks (it must fire, with the
+// severity and the words a person needs to see).
+func TestPodChecks(t *testing.T) {
+	p99 := GraceInput{P99: 40 * time.Second, LBInterval: 2 * time.Second, LBFall: 2, Margin: 30 * time.Second}
+	cases := []struct {
+		id, base, over string
+		grace          GraceInput
+		sev            Severity
+		says           []string
+	}{
+		{"RD301", "deployment-good.yaml", "RD301.yaml", GraceInput{}, Warning, []string{"container app has no readiness probe", "502"}},
+		{"RD302", "deployment-good.yaml", "RD302.yaml", GraceInput{}, Warning, []string{"http :8080/healthz", "restarts pods"}},
+		{"RD303", "deployment-good.yaml", "RD303.yaml", GraceInput{}, Warning, []string{"behind Service web, Ingress web", "502s"}},
+		{"RD304", "deployment-good.yaml", "RD304.yaml", GraceInput{}, Critical, []string{"preStop sleeps 30 s", "terminationGracePeriodSeconds is 30 s"}},
+		// Same template as the good fixture (grace 60, preStop 10) but with a
+		// measured p99 of 40 s: 48 + 10… needs max(48+5, 0) + 30 = 83 s.
+		{"RD304", "deployment-good.yaml", "", p99, Warning, []string{"60 s is 23 s short of the 83 s", "p99 40 s"}},
+		{"RD305", "deployment-good.yaml", "RD305.yaml", GraceInput{}, Warning, []string{"drains for 1m30s", "terminationGracePeriodSeconds is 60 s"}},
+		{"RD306", "deployment-good.yaml", "RD306.yaml", GraceInput{}, Critical, []string{"lacks elbv2.k8s.aws/pod-readiness-gate-inject=enabled", "~30 s", "IL-0188"}},
+		{"RD307", "deployment-good.yaml", "RD307.yaml", GraceInput{}, Info, []string{"instance targets", "conntrack"}},
+		{"RD308", "deployment-good.yaml", "RD308.yaml", GraceInput{}, Warning, []string{"NodePort with externalTrafficPolicy Cluster (default)"}},
+		{"RD309", "deployment-good.yaml", "RD309.yaml", GraceInput{}, Critical, []string{"3 replicas and only 3 schedulable", "maxUnavailable 25% (default) resolves to 0"}},
+		{"RD310", "deployment-good.yaml", "RD310.yaml", GraceInput{}, Warning, []string{"no PodDisruptionBudget selects the 3 pods"}},
+		{"RD311", "deployment-good.yaml", "RD311.yaml", GraceInput{}, Warning, []string{"minAvailable 3 for 3 replicas"}},
+		{"RD321", "deployment-good.yaml", "RD321.yaml", GraceInput{}, Warning, []string{"target-health.elbv2.k8s.aws/k8s-shop-web-0f1e2d3c4b", "stuck"}},
+		{"RD322", "deployment-good.yaml", "RD322.yaml", GraceInput{}, Critical, []string{"node node-2 still reads Ready", "1m0s ago", "ready endpoints"}},
+		{"RD323", "deployment-good.yaml", "RD323.yaml", GraceInput{}, Warning, []string{"1 Ready pod(s) are not ready endpoints"}},
+		{"RD324", "deployment-good.yaml", "RD324.yaml", GraceInput{}, Critical, []string{"Service web has no ready endpoints"}},
+		{"RD325", "rollout-good.yaml", "RD325.yaml", GraceInput{}, Critical, []string{"50% of traffic on 1 ready endpoint", "5.0×"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.id+"/"+strings.TrimSuffix(tc.over, ".yaml"), func(t *testing.T) {
+			good := podFindings(t, readFixture(t, tc.base), GraceInput{Margin: 30 * time.Second})
+			if f := findingByID(good.Findings, tc.id); f != nil {
+				t.Fatalf("%s fires on %s: %s", tc.id, tc.base, f.Message)
+			}
+			bad := podFindings(t, overlay(t, tc.base, tc.over), tc.grace)
+			f := findingByID(bad.Findings, tc.id)
+			if f == nil {
+				t.Fatalf("%s does not fire; findings %v", tc.id, ids(bad.Findings))
+			}
+			if f.Severity != tc.sev {
+				t.Errorf("severity %s, want %s: %s", f.Severity, tc.sev, f.Message)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(f.Message, s) {
+					t.Errorf("message lacks %q: %s", s, f.Message)
+				}
+			}
+			if len(f.Evidence) == 0 || f.Remediation == "" {
+				t.Errorf("finding without evidence or remediation: %+v", f)
+			}
+		})
+	}
+}
+
+// TestGoodFixturesAreClean keeps the good fixtures good: nothing fires.
+func TestGoodFixturesAreClean(t *testing.T) {
+	for _, name := range []string{"deployment-good.yaml", "rollout-good.yaml"} {
+		rep := podFindings(t, readFixture(t, name), GraceInput{Margin: 30 * time.Second})
+		if len(rep.Findings) > 0 {
+			t.Errorf("%s: %v", name, ids(rep.Findings))
+			for _, f := range rep.Findings {
+				t.Log(f.Message)
+			}
+		}
+	}
+}
+
+// TestEveryPodRuleHasACase keeps the table complete as rules are added.
+func TestEveryPodRuleHasACase(t *testing.T) {
+	for _, r := range Rules() {
+		if r.Area != AreaPods {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("testdata", "pods", r.ID+".yaml")); err != nil {
+			t.Errorf("%s has no fixture testdata/pods/%s.yaml", r.ID, r.ID)
+		}
+	}
+}
+
+// TestGraceCalculator checks seed 003 §3-4's worked example: p99 100 s
+// (DRAIN_TIMEOUT 120 s), HAProxy inter 2 s × fall 2 padded to a 10 s buffer
+// here as interval 5 s × fall 2, Envoy drain 150 s: max(120+10, 150) + 30 = 180.
+func TestGraceCalculator(t *testing.T) {
+	g := CalcGrace(GraceInput{P99: 100 * time.Second, LBInterval: 5 * time.Second, LBFall: 2, Margin: 30 * time.Second, IstioDrain: 150 * time.Second})
+	if !g.Known || g.DrainTimeout != 120 || g.LBBuffer != 10 || g.TerminationDrain != 150 || g.GracePeriod != 180 || g.PreStop != 10 {
+		t.Fatalf("%+v", g)
+	}
+	// Without the sidecar the drain dominates: 120 + 10 + 30.
+	if g := CalcGrace(GraceInput{P99: 100 * time.Second, LBInterval: 5 * time.Second, LBFall: 2, Margin: 30 * time.Second}); g.GracePeriod != 160 {
+		t.Fatalf("no sidecar: %+v", g)
+	}
+	// A sidecar draining less than DRAIN_TIMEOUT is raised to it.
+	if g := CalcGrace(GraceInput{P99: 40 * time.Second, Margin: 30 * time.Second, IstioDrain: 5 * time.Second}); g.TerminationDrain != 48 || g.GracePeriod != 83 {
+		t.Fatalf("short sidecar drain: %+v", g)
+	}
+	// No p99: nothing computed, and it says what to measure.
+	if g := CalcGrace(GraceInput{Margin: 30 * time.Second}); g.Known || g.GracePeriod != 0 || !strings.Contains(strings.Join(g.Assumptions, " "), "p99") {
+		t.Fatalf("unknown p99: %+v", g)
+	}
+}
+
+// TestScaledFenceposts pins the maxSurge/maxUnavailable arithmetic both
+// controllers use (see ur.unavailable-rounds-down, ur.both-zero-unavailable-one).
+func TestScaledFenceposts(t *testing.T) {
+	str := func(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+	num := func(n int) *intstr.IntOrString { v := intstr.FromInt32(int32(n)); return &v }
+	for _, tc := range []struct {
+		surge, unav  *intstr.IntOrString
+		replicas     int32
+		wantS, wantU int32
+	}{
+		{nil, nil, 3, 1, 0},              // 25%/25% of 3: surge ceil 0.75 = 1, unavailable floor = 0
+		{nil, nil, 4, 1, 1},              // 25% of 4 = 1 each
+		{num(0), num(0), 3, 0, 1},        // both zero: unavailable becomes 1
+		{str("25"), str("25"), 2, 1, 0},  // Argo's bare "25" default is a percentage
+		{str("0%"), str("10%"), 5, 0, 1}, // 10% of 5 floors to 0, surge 0: unavailable 1
+		{num(1), str("50%"), 3, 1, 1},
+	} {
+		gotS, gotU := scaled(tc.surge, tc.unav, tc.replicas)
+		if gotS != tc.wantS || gotU != tc.wantU {
+			t.Errorf("surge %v unav %v replicas %d: got %d/%d, want %d/%d", tc.surge, tc.unav, tc.replicas, gotS, gotU, tc.wantS, tc.wantU)
+		}
+	}
+}

@@ -1,0 +1,251 @@
+package gather
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// More resources read for the traffic path.
+var (
+	GVRConfigMap = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+// reader issues reads concurrently; what it reads goes into the collector,
+// what fails becomes a gap. Wait on wg before using the results.
+type reader struct {
+	ctx    context.Context
+	dc     dynamic.Interface
+	c      *collector
+	mapper meta.RESTMapper
+	wg     sync.WaitGroup
+}
+
+// list reads every page and keeps what keep accepts (nil keeps all).
+func (r *reader) list(def schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions, keep func(*unstructured.Unstructured) bool) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		g := resolve(r.mapper, def)
+		list, err := listAll(r.ctx, r.dc, g, ns, lo)
+		if err != nil {
+			r.c.gap(g, ns, "", err)
+			return
+		}
+		for i := range list {
+			setGVK(list[i], g, kind)
+			if keep == nil || keep(list[i]) {
+				r.c.add(list[i])
+			}
+		}
+	}()
+}
+
+// listInto reads every page into *into without keeping anything: the caller
+// filters after wg.Wait, when it knows what to keep.
+func (r *reader) listInto(def schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions, into *[]*unstructured.Unstructured) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		g := resolve(r.mapper, def)
+		list, err := listAll(r.ctx, r.dc, g, ns, lo)
+		if err != nil {
+			r.c.gap(g, ns, "", err)
+			return
+		}
+		for i := range list {
+			setGVK(list[i], g, kind)
+		}
+		*into = list
+	}()
+}
+
+func (r *reader) get(def schema.GroupVersionResource, kind, ns, name string) {
+	r.getIf(def, kind, ns, name, true)
+}
+
+// getIf reads one object; with gapOnMissing false a NotFound is not a gap
+// (the object is optional, like Istio's mesh ConfigMap).
+func (r *reader) getIf(def schema.GroupVersionResource, kind, ns, name string, gapOnMissing bool) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		g := resolve(r.mapper, def)
+		var ri dynamic.ResourceInterface = r.dc.Resource(g)
+		if ns != "" {
+			ri = r.dc.Resource(g).Namespace(ns)
+		}
+		o, err := ri.Get(r.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			if gapOnMissing || !apierrors.IsNotFound(err) {
+				r.c.gap(g, ns, name, err)
+			}
+			return
+		}
+		setGVK(o, g, kind)
+		r.c.add(o)
+	}()
+}
+
+// trafficPath reads what sits between clients and the pods: the Services in
+// the namespace that select them (one LIST), their EndpointSlices (one LIST
+// of the namespace, filtered here), the Ingresses routing to them (one LIST),
+// PDBs and the Namespace; after the pods are known, the Nodes, their Leases
+// and Istio's mesh config.
+type trafficPath struct {
+	ns                      string
+	labels                  map[string]string
+	namedSvc, namedIng      map[string]bool
+	svcs, slices, ingresses []*unstructured.Unstructured
+}
+
+func startPath(r *reader, ns string, podLabels map[string]string, namedSvc, namedIng map[string]bool) *trafficPath {
+	p := &trafficPath{ns: ns, labels: podLabels, namedSvc: namedSvc, namedIng: namedIng}
+	r.listInto(GVRService, "Service", ns, metav1.ListOptions{}, &p.svcs)
+	r.listInto(GVREndpointSlice, "EndpointSlice", ns, metav1.ListOptions{}, &p.slices)
+	r.listInto(GVRIngress, "Ingress", ns, metav1.ListOptions{}, &p.ingresses)
+	r.list(GVRPDB, "PodDisruptionBudget", ns, metav1.ListOptions{}, nil)
+	r.get(GVRNamespace, "Namespace", "", ns)
+	return p
+}
+
+// finish keeps the path objects that matter, once the first wave is in, and
+// starts the second wave. The caller waits on r.wg again.
+func (p *trafficPath) finish(r *reader, tmpl *corev1.PodTemplateSpec, pods []*unstructured.Unstructured) {
+	kept := map[string]bool{}
+	for _, u := range p.svcs {
+		svc := &corev1.Service{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, svc) != nil {
+			continue
+		}
+		if p.namedSvc[svc.Name] || snapshot.ServiceSelects(svc, p.labels) {
+			kept[svc.Name] = true
+			r.c.add(u)
+		}
+	}
+	for _, u := range p.slices {
+		if kept[u.GetLabels()["kubernetes.io/service-name"]] {
+			r.c.add(u)
+		}
+	}
+	for _, u := range p.ingresses {
+		keep := p.namedIng[u.GetName()]
+		ing := &networkingv1.Ingress{}
+		if !keep && runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, ing) == nil {
+			for _, n := range snapshot.IngressServices(ing) {
+				keep = keep || kept[n]
+			}
+		}
+		if keep {
+			r.c.add(u)
+		}
+	}
+
+	nodes := map[string]bool{}
+	istio := tmpl.Annotations["sidecar.istio.io/inject"] == "true" || tmpl.Labels["sidecar.istio.io/inject"] == "true"
+	for _, u := range pods {
+		pod := &corev1.Pod{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pod) != nil {
+			continue
+		}
+		if pod.Spec.NodeName != "" {
+			nodes[pod.Spec.NodeName] = true
+		}
+		for _, c := range append(pod.Spec.Containers, pod.Spec.InitContainers...) {
+			istio = istio || c.Name == "istio-proxy"
+		}
+	}
+	// All nodes only when required anti-affinity needs a count of schedulable
+	// ones; otherwise the nodes the pods run on. One LIST either way.
+	allNodes := hasRequiredAntiAffinity(tmpl)
+	if len(nodes) > 0 || allNodes {
+		r.list(GVRNode, "Node", "", metav1.ListOptions{}, func(u *unstructured.Unstructured) bool { return allNodes || nodes[u.GetName()] })
+		// A dead kubelet stops renewing its Lease tens of seconds before the
+		// node lifecycle controller marks anything: the Lease age is the
+		// earliest signal of pods that only look Ready.
+		r.list(GVRLease, "Lease", corev1.NamespaceNodeLease, metav1.ListOptions{}, func(u *unstructured.Unstructured) bool { return nodes[u.GetName()] })
+	}
+	if istio {
+		r.getIf(GVRConfigMap, "ConfigMap", snapshot.IstioNamespace, snapshot.IstioMeshConfig, false)
+	}
+}
+
+func hasRequiredAntiAffinity(t *corev1.PodTemplateSpec) bool {
+	a := t.Spec.Affinity
+	return a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+}
+
+// Deployment reads one Deployment's pods and traffic path, for the pods
+// checks: the same reads as for a Rollout, minus the Argo objects.
+func Deployment(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.Snapshot, error) {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	c := &collector{}
+	u, err := dc.Resource(GVRDeployment).Namespace(opt.Namespace).Get(ctx, opt.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, deploymentError(err, opt)
+	}
+	setGVK(u, GVRDeployment, "Deployment")
+	c.add(u)
+	d := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("deployment %q: cannot decode: %v", opt.Name, err)}
+	}
+	ns := d.Namespace
+	selector := ""
+	if d.Spec.Selector != nil {
+		if s, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil {
+			selector = s.String()
+		}
+	}
+	rd := &reader{ctx: ctx, dc: dc, c: c, mapper: opt.Mapper}
+	var podList []*unstructured.Unstructured
+	rd.list(GVRReplicaSet, "ReplicaSet", ns, metav1.ListOptions{LabelSelector: selector}, func(u *unstructured.Unstructured) bool {
+		for _, o := range u.GetOwnerReferences() {
+			if o.Kind == "Deployment" && o.Name == d.Name {
+				return true
+			}
+		}
+		return false
+	})
+	rd.listInto(GVRPod, "Pod", ns, metav1.ListOptions{LabelSelector: selector}, &podList)
+	path := startPath(rd, ns, d.Spec.Template.Labels, nil, nil)
+	rd.wg.Wait()
+	c.add(podList...)
+	path.finish(rd, &d.Spec.Template, podList)
+	rd.wg.Wait()
+	h := snapshot.Header{TargetKind: "Deployment", TargetNamespace: ns, TargetName: d.Name, TakenAt: now().UTC().Truncate(time.Second),
+		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
+	return snapshot.New(h, c.objs), nil
+}
+
+func deploymentError(err error, opt Options) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return &Error{Msg: fmt.Sprintf("deployment %q not found in namespace %q (check -n/--namespace, or name a Rollout)", opt.Name, opt.Namespace)}
+	case apierrors.IsForbidden(err):
+		return &Error{Msg: fmt.Sprintf("not allowed to get deployment %q in namespace %q: grant get/list on deployments.apps (see docs/rbac.yaml)", opt.Name, opt.Namespace)}
+	}
+	if e, ok := rolloutError(err, opt).(*Error); ok && strings.HasPrefix(e.Msg, "cannot reach") || apierrors.IsUnauthorized(err) {
+		return e
+	}
+	return &Error{Msg: fmt.Sprintf("reading deployment %q: %s", opt.Name, oneLine(err))}
+}

@@ -1,0 +1,396 @@
+package snapshot
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Workload kinds the pod checks understand.
+const (
+	KindRollout    = "Rollout"
+	KindDeployment = "Deployment"
+)
+
+// RolloutHashLabel is the label the Rollout controller adds to pods and to
+// the canary/stable Service selectors.
+const RolloutHashLabel = "rollouts-pod-template-hash"
+
+// Istio's mesh configuration: the ConfigMap istiod reads, and its key.
+const (
+	IstioNamespace    = "istio-system"
+	IstioMeshConfig   = "istio"
+	IstioMeshDataKey  = "mesh"
+	ALBGateLabel      = "elbv2.k8s.aws/pod-readiness-gate-inject"
+	ALBGateCondPrefix = "target-health.elbv2.k8s.aws/"
+)
+
+// Workload is a pod-bearing object and its traffic path: what the pod
+// checks read. It is the same for a Rollout and a Deployment, so every
+// pod check works for both.
+type Workload struct {
+	Kind      string
+	Namespace string
+	Name      string
+	// Template is the pod template new pods are created from (for a Rollout
+	// with workloadRef, the referenced Deployment's).
+	Template corev1.PodTemplateSpec
+	Replicas int32
+	// Strategy is "RollingUpdate", "Recreate", "canary", "canary+traffic"
+	// (traffic-routed canary: the canary is added on top of the stable) or
+	// "blueGreen".
+	Strategy string
+	// MaxSurge and MaxUnavailable as declared (nil: the default, 25%).
+	MaxSurge, MaxUnavailable *intstr.IntOrString
+	// PreviewReplicas is blueGreen's previewReplicaCount (nil: replicas).
+	PreviewReplicas *int32
+	// Rollout is set when Kind is Rollout.
+	Rollout *v1alpha1.Rollout
+
+	ReplicaSets []*appsv1.ReplicaSet
+	Pods        []*corev1.Pod
+	// Services select the workload's pods (or are named by the Rollout).
+	Services       []*corev1.Service
+	EndpointSlices map[string][]*discoveryv1.EndpointSlice // by Service name
+	// Ingresses send traffic to one of Services.
+	Ingresses []*networkingv1.Ingress
+	PDBs      []*policyv1.PodDisruptionBudget
+	// Nodes holds every node the snapshot has (all of them when the
+	// template's anti-affinity needs a count of schedulable nodes).
+	Nodes        map[string]*corev1.Node
+	NodeLeases   map[string]*coordinationv1.Lease
+	NamespaceObj *corev1.Namespace
+	// MeshConfig is istio-system/istio, when read.
+	MeshConfig *corev1.ConfigMap
+
+	// Now is the snapshot's "now" (see View.Now).
+	Now time.Time
+	// Gaps are what could not be read.
+	Gaps []Gap
+	// SlicesRead is true when EndpointSlices were read (a live snapshot with
+	// no gap for them, or a file that holds some): only then does the
+	// absence of endpoints mean something.
+	SlicesRead bool
+}
+
+// Obj names the workload for evidence: "Rollout shop/checkout-api".
+func (w *Workload) Obj() string { return w.Kind + " " + w.Namespace + "/" + w.Name }
+
+// Live reports whether the snapshot holds running state (pods or
+// ReplicaSets), as opposed to rendered manifests only.
+func (w *Workload) Live() bool { return len(w.Pods) > 0 || len(w.ReplicaSets) > 0 }
+
+// ServiceSelects reports whether a Service's selector picks pods with these
+// labels. The Rollout controller adds its hash label to the canary and stable
+// Services' selectors; the template does not carry it, so it is ignored.
+func ServiceSelects(svc *corev1.Service, podLabels map[string]string) bool {
+	if len(svc.Spec.Selector) == 0 {
+		return false
+	}
+	for k, v := range svc.Spec.Selector {
+		if k == RolloutHashLabel {
+			continue
+		}
+		if podLabels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// IngressServices lists the Service names an Ingress sends traffic to.
+func IngressServices(ing *networkingv1.Ingress) []string {
+	var out []string
+	if b := ing.Spec.DefaultBackend; b != nil && b.Service != nil {
+		out = append(out, b.Service.Name)
+	}
+	for _, r := range ing.Spec.Rules {
+		if r.HTTP == nil {
+			continue
+		}
+		for _, p := range r.HTTP.Paths {
+			if p.Backend.Service != nil {
+				out = append(out, p.Backend.Service.Name)
+			}
+		}
+	}
+	return out
+}
+
+// FindWorkload finds a Rollout or Deployment by kind and name (kind "" tries
+// Rollout, then Deployment; name "" takes the only one).
+func (s *Snapshot) FindWorkload(kind, namespace, name string) (*Workload, error) {
+	if kind == "" || kind == KindRollout {
+		ro, err := s.FindRollout(namespace, name)
+		if err == nil {
+			return s.RolloutWorkload(ro)
+		}
+		if kind == KindRollout {
+			return nil, err
+		}
+	}
+	var found []*unstructured.Unstructured
+	for _, u := range s.byGroupKind("apps", "Deployment") {
+		if IsControllerDeployment(u) && name == "" {
+			continue
+		}
+		if (name == "" || u.GetName() == name) && (namespace == "" || u.GetNamespace() == namespace || u.GetNamespace() == "") {
+			found = append(found, u)
+		}
+	}
+	switch {
+	case len(found) == 0 && name == "":
+		return nil, fmt.Errorf("the input holds no Rollout or Deployment")
+	case len(found) == 0:
+		return nil, fmt.Errorf("no Rollout or Deployment %q in the input", name)
+	case len(found) > 1:
+		return nil, fmt.Errorf("the input holds %d Deployments: name the one to check", len(found))
+	}
+	d := &appsv1.Deployment{}
+	if err := convert(found[0], d); err != nil {
+		return nil, err
+	}
+	return s.DeploymentWorkload(d)
+}
+
+// DeploymentWorkload builds the workload view of a Deployment.
+func (s *Snapshot) DeploymentWorkload(d *appsv1.Deployment) (*Workload, error) {
+	w := &Workload{Kind: KindDeployment, Namespace: d.Namespace, Name: d.Name, Template: d.Spec.Template, Replicas: 1}
+	if d.Spec.Replicas != nil {
+		w.Replicas = *d.Spec.Replicas
+	}
+	w.Strategy = string(appsv1.RollingUpdateDeploymentStrategyType)
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		w.Strategy = string(appsv1.RecreateDeploymentStrategyType)
+	}
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
+		w.MaxSurge, w.MaxUnavailable = ru.MaxSurge, ru.MaxUnavailable
+	}
+	return w, s.fill(w, "Deployment", d.Name, string(d.UID), nil)
+}
+
+// RolloutWorkload builds the workload view of a Rollout.
+func (s *Snapshot) RolloutWorkload(ro *v1alpha1.Rollout) (*Workload, error) {
+	w := &Workload{Kind: KindRollout, Namespace: ro.Namespace, Name: ro.Name, Template: ro.Spec.Template, Replicas: 1, Rollout: ro}
+	if ro.Spec.Replicas != nil {
+		w.Replicas = *ro.Spec.Replicas
+	}
+	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
+		for _, u := range s.byGroupKind("apps", "Deployment") {
+			if u.GetName() == ref.Name && (u.GetNamespace() == ro.Namespace || u.GetNamespace() == "") {
+				d := &appsv1.Deployment{}
+				if err := convert(u, d); err != nil {
+					return nil, err
+				}
+				w.Template = d.Spec.Template
+			}
+		}
+	}
+	switch c, b := ro.Spec.Strategy.Canary, ro.Spec.Strategy.BlueGreen; {
+	case c != nil && c.TrafficRouting != nil:
+		w.Strategy = "canary+traffic"
+	case c != nil:
+		w.Strategy = "canary"
+		w.MaxSurge, w.MaxUnavailable = c.MaxSurge, c.MaxUnavailable
+	case b != nil:
+		w.Strategy = "blueGreen"
+		w.MaxUnavailable, w.PreviewReplicas = b.MaxUnavailable, b.PreviewReplicaCount
+	}
+	return w, s.fill(w, "Rollout", ro.Name, string(ro.UID), ReferencedNames(ro).Services)
+}
+
+// fill collects the workload's ReplicaSets, pods and traffic path from the
+// snapshot. named are Services the owner names explicitly.
+func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map[string]bool) error {
+	ns := w.Namespace
+	w.Now = s.Header.TakenAt
+	if w.Now.IsZero() {
+		w.Now = latestTimestamp(s)
+	}
+	w.Gaps = s.Header.Gaps
+	_, gap := s.HasGap("endpointslices.discovery.k8s.io")
+	// A gathered snapshot always holds the slices of the Services it kept;
+	// a hand-written file with neither slices nor pods says nothing about them.
+	live := !s.Header.Offline && s.Header.TargetKind != "" && !gap && len(s.byGroupKind("", "Pod")) > 0
+	w.SlicesRead = len(s.byGroupKind("discovery.k8s.io", "EndpointSlice")) > 0 || live
+	inNS := func(u *unstructured.Unstructured) bool { return u.GetNamespace() == ns || u.GetNamespace() == "" }
+	w.EndpointSlices = map[string][]*discoveryv1.EndpointSlice{}
+	w.Nodes = map[string]*corev1.Node{}
+	w.NodeLeases = map[string]*coordinationv1.Lease{}
+
+	rsNames := map[string]bool{}
+	for _, u := range s.byGroupKind("apps", "ReplicaSet") {
+		if !inNS(u) || !ownedBy(u.GetOwnerReferences(), ownerKind, ownerName, uid) {
+			continue
+		}
+		rs := &appsv1.ReplicaSet{}
+		if err := convert(u, rs); err != nil {
+			return err
+		}
+		w.ReplicaSets = append(w.ReplicaSets, rs)
+		rsNames[rs.Name] = true
+	}
+	sort.SliceStable(w.ReplicaSets, func(i, j int) bool {
+		return w.ReplicaSets[i].CreationTimestamp.Before(&w.ReplicaSets[j].CreationTimestamp)
+	})
+	for _, u := range s.byGroupKind("", "Pod") {
+		if !inNS(u) {
+			continue
+		}
+		owned := false
+		for _, or := range u.GetOwnerReferences() {
+			owned = owned || or.Kind == "ReplicaSet" && rsNames[or.Name]
+		}
+		if !owned {
+			continue
+		}
+		p := &corev1.Pod{}
+		if err := convert(u, p); err != nil {
+			return err
+		}
+		w.Pods = append(w.Pods, p)
+	}
+	sort.SliceStable(w.Pods, func(i, j int) bool { return w.Pods[i].Name < w.Pods[j].Name })
+
+	svcNames := map[string]bool{}
+	for _, u := range s.byGroupKind("", "Service") {
+		if !inNS(u) {
+			continue
+		}
+		svc := &corev1.Service{}
+		if err := convert(u, svc); err != nil {
+			return err
+		}
+		if named[svc.Name] || ServiceSelects(svc, w.Template.Labels) {
+			w.Services = append(w.Services, svc)
+			svcNames[svc.Name] = true
+		}
+	}
+	sort.SliceStable(w.Services, func(i, j int) bool { return w.Services[i].Name < w.Services[j].Name })
+	for _, u := range s.byGroupKind("discovery.k8s.io", "EndpointSlice") {
+		svc := u.GetLabels()[discoveryv1.LabelServiceName]
+		if inNS(u) && svcNames[svc] {
+			es := &discoveryv1.EndpointSlice{}
+			if err := convert(u, es); err != nil {
+				return err
+			}
+			w.EndpointSlices[svc] = append(w.EndpointSlices[svc], es)
+		}
+	}
+	for _, u := range s.byGroupKind("networking.k8s.io", "Ingress") {
+		if !inNS(u) {
+			continue
+		}
+		ing := &networkingv1.Ingress{}
+		if err := convert(u, ing); err != nil {
+			return err
+		}
+		for _, name := range IngressServices(ing) {
+			if svcNames[name] {
+				w.Ingresses = append(w.Ingresses, ing)
+				break
+			}
+		}
+	}
+	for _, u := range s.byGroupKind("policy", "PodDisruptionBudget") {
+		if !inNS(u) {
+			continue
+		}
+		pdb := &policyv1.PodDisruptionBudget{}
+		if err := convert(u, pdb); err != nil {
+			return err
+		}
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(w.Template.Labels)) {
+			continue
+		}
+		w.PDBs = append(w.PDBs, pdb)
+	}
+	for _, u := range s.byGroupKind("", "Node") {
+		n := &corev1.Node{}
+		if err := convert(u, n); err != nil {
+			return err
+		}
+		w.Nodes[n.Name] = n
+	}
+	for _, u := range s.byGroupKind("coordination.k8s.io", "Lease") {
+		if u.GetNamespace() == corev1.NamespaceNodeLease {
+			l := &coordinationv1.Lease{}
+			if err := convert(u, l); err != nil {
+				return err
+			}
+			w.NodeLeases[l.Name] = l
+		}
+	}
+	for _, u := range s.byGroupKind("", "Namespace") {
+		if u.GetName() == ns {
+			n := &corev1.Namespace{}
+			if err := convert(u, n); err != nil {
+				return err
+			}
+			w.NamespaceObj = n
+		}
+	}
+	for _, u := range s.byGroupKind("", "ConfigMap") {
+		if u.GetNamespace() == IstioNamespace && u.GetName() == IstioMeshConfig {
+			cm := &corev1.ConfigMap{}
+			if err := convert(u, cm); err != nil {
+				return err
+			}
+			w.MeshConfig = cm
+		}
+	}
+	return nil
+}
+
+// PodHash is the pod's ReplicaSet hash label (Rollout or Deployment).
+func PodHash(p *corev1.Pod) string {
+	if h := p.Labels[RolloutHashLabel]; h != "" {
+		return h
+	}
+	return p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+}
+
+// ReplicaSetOf names the pod's owning ReplicaSet.
+func ReplicaSetOf(p *corev1.Pod) string {
+	for _, or := range p.OwnerReferences {
+		if or.Kind == "ReplicaSet" {
+			return or.Name
+		}
+	}
+	return ""
+}
+
+// ParseWorkloadArg splits "deployment/web", "rollout/web" or "web" into a
+// kind and a name. An unknown kind is an error.
+func ParseWorkloadArg(arg string) (kind, name string, err error) {
+	i := strings.Index(arg, "/")
+	if i < 0 {
+		return "", arg, nil
+	}
+	switch strings.ToLower(arg[:i]) {
+	case "rollout", "rollouts", "ro", "rollout.argoproj.io", "rollouts.argoproj.io":
+		kind = KindRollout
+	case "deployment", "deployments", "deploy", "deployment.apps", "deployments.apps":
+		kind = KindDeployment
+	default:
+		return "", "", fmt.Errorf("%q: pods checks a Rollout or a Deployment (rollout/NAME, deployment/NAME)", arg)
+	}
+	if arg[i+1:] == "" {
+		return "", "", fmt.Errorf("%q: missing name", arg)
+	}
+	return kind, arg[i+1:], nil
+}
