@@ -306,6 +306,10 @@ func rbacReadOnly(t *testing.T, h *harness) {
 			t.Errorf("diagnose as %s: %s is forbidden with the read-only ClusterRole", user, g.Resource)
 		}
 	}
+	podsOut, code := h.runCode("pods", "app", "-o", "json", "--as", user)
+	if code > 1 || strings.Contains(podsOut, `"reason": "Forbidden"`) || !strings.Contains(podsOut, `"kind": "PodCheck"`) {
+		t.Errorf("pods as %s: exit %d\n%s", user, code, podsOut)
+	}
 	scanOut, code := h.runCode("scan", "-o", "json", "--as", user)
 	if code != 0 || !strings.Contains(scanOut, `"name": "app"`) || strings.Contains(scanOut, `"reason": "Forbidden"`) {
 		t.Errorf("scan as %s: exit %d\n%s", user, code, scanOut)
@@ -316,7 +320,7 @@ func rbacReadOnly(t *testing.T, h *harness) {
 	}
 	wOut, code := h.runCode("escape", "app", "--do", "undo", "--yes", "--as", user, "--watch-timeout", "0")
 	_, _, _, _, abort := h.status()
-	h.record("read-only ClusterRole (docs/rbac.yaml) via --as", "diagnose, scan and plan work; escape refused with a clear message",
+	h.record("read-only ClusterRole (docs/rbac.yaml) via --as", "diagnose, pods, scan and plan work; escape refused with a clear message",
 		fmt.Sprintf("gaps %d; plan exit 0; escape exit %d: %s; still aborted %v", len(rep.Gaps), code, strings.TrimSpace(lastLine(wOut)), abort))
 	if code != 2 || !strings.Contains(wOut, "not allowed to patch rollout") || !strings.Contains(wOut, "grant patch on rollouts") || !abort {
 		t.Errorf("escape as a read-only user: exit %d, aborted %v:\n%s", code, abort, wOut)

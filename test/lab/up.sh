@@ -107,6 +107,7 @@ newest="${CONTROLLER_VERSIONS##* }"
 [[ -d $BIN/crds-$newest ]] || die "$BIN/crds-$newest is missing: run make lab-build"
 kc apply --server-side -f "$BIN/crds-$newest" >/dev/null
 kc apply --server-side -f "$LAB/manifests/istio-crds.yaml" >/dev/null
+kc create namespace istio-system >/dev/null # where Istio's mesh ConfigMap lives (docs/rbac.yaml names it)
 kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 
 if [[ $CONTROLLER != none ]]; then
