@@ -243,3 +243,34 @@ func TestLintExitCodesAndStdin(t *testing.T) {
 		t.Fatalf("no input: exit %d %q", code, errOut)
 	}
 }
+
+func TestPodsCommand(t *testing.T) {
+	const web = "../../examples/pods-web.yaml"
+	out, _, code := runCLI(t, "", "pods", "-f", web, "-o", "json")
+	if code != ExitFindings || !strings.Contains(out, `"kind": "PodCheck"`) || !strings.Contains(out, `"id": "RD322"`) || !strings.Contains(out, `"workloadKind": "Deployment"`) {
+		t.Fatalf("pods -f (the header names the Deployment): exit %d\n%s", code, out)
+	}
+	// A name that is not in the file; a kind pods does not check; flags that
+	// make no sense alone; an unreachable cluster: one line each.
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"pods", "nosuch", "-f", web}, ExitError, `no Rollout or Deployment "nosuch"`},
+		{[]string{"pods", "statefulset/db", "-f", web}, ExitUsage, "checks a Rollout or a Deployment"},
+		{[]string{"pods", "deployment/web", "-f", web, "--lb-interval", "2s"}, ExitUsage, "--lb-interval and --lb-fall together"},
+		{[]string{"pods", "deployment/web", "-f", web, "--p99", "-3s"}, ExitUsage, "must not be negative"},
+		{[]string{"pods", "web", "-n", "shop", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "2s"}, ExitError, "cannot reach the cluster"},
+	} {
+		_, errOut, code := runCLI(t, "", tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.says) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d saying %q in one line", tc.args, code, errOut, tc.code, tc.says)
+		}
+	}
+	// The grace calculator's numbers reach the JSON.
+	out, _, _ = runCLI(t, "", "pods", "deployment/web", "-f", web, "-o", "json", "--p99", "40s", "--lb-interval", "2s", "--lb-fall", "2")
+	if !strings.Contains(out, `"terminationGracePeriodSeconds": 83`) || !strings.Contains(out, `"drainTimeoutSeconds": 48`) {
+		t.Errorf("grace calculator missing from JSON:\n%s", out)
+	}
+}

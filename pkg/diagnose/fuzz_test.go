@@ -3,6 +3,7 @@ package diagnose
 import (
 	"bytes"
 	"os"
+	"time"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +25,9 @@ func FuzzDiagnoseFile(f *testing.F) {
 	f.Add([]byte("apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: a, namespace: b}\nspec:\n  replicas: -3\n  strategy: {canary: {steps: [{setWeight: 250}, {setWeight: -1}]}}\nstatus: {currentStepIndex: 9}\n"))
 	f.Add([]byte("apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: a}\nspec: {strategy: {canary: {minPodsPerReplicaSet: 0, trafficRouting: {maxTrafficWeight: 0}}}}\nstatus: {currentStepIndex: -1}\n"))
 	f.Add([]byte("---\n---\nkind: List\nitems: [1, 2]\n"))
+	if pods, err := os.ReadFile("../../examples/pods-web.yaml"); err == nil {
+		f.Add(pods)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		located, hdr, err := snapshot.Decode("fuzz", bytes.NewReader(data))
 		if err != nil {
@@ -38,6 +42,10 @@ func FuzzDiagnoseFile(f *testing.F) {
 			objs = append(objs, l.Object)
 		}
 		snap := snapshot.New(h, objs)
+		// The pod checks, on whatever workload the input holds.
+		if w, err := snap.FindWorkload("", "", ""); err == nil {
+			_ = RunPods(w, model.ControllerVersion{}, PodOptions{Grace: GraceInput{P99: 40 * time.Second, LBInterval: 2 * time.Second, LBFall: 2, Margin: 30 * time.Second}}).Worst()
+		}
 		rollouts, err := snap.Rollouts()
 		if err != nil {
 			return

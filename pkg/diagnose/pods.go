@@ -154,7 +154,7 @@ var podRules = []*Rule{
 		Title: "Pods report Ready on a node that stopped reporting",
 		Why: "A pod's Ready condition is written by the kubelet on its node. When the node dies, nobody writes it any more and it stays True: the pods stay in the Service's endpoints and keep receiving traffic " +
 			"(timeouts, connection errors) while dashboards show them Ready. The node lifecycle controller marks the node Unknown and its pods not Ready only after node-monitor-grace-period " +
-			"(50 s by default since Kubernetes 1.32, 40 s before). Until then the node's Lease in kube-node-lease, renewed every ~10 s, is the signal: its age shows the kubelet is gone.",
+			"(50 s by default in current Kubernetes, 40 s in older releases; in the rolloutdoctor lab on 1.34 the pods were marked ~45 s after the node died). Until then the node's Lease in kube-node-lease, renewed every ~10 s, is the signal: its age shows the kubelet is gone.",
 		Remedy:  "Check the node (`kubectl describe node`, cloud console). If it is gone, cordon and drain it or delete the pods so the ReplicaSet replaces them elsewhere; do not trust Ready until the node reports again.",
 		Sources: []string{srcSeed4, "BRIEF §3"},
 		check:   checkReadyOnDeadNode,
@@ -560,24 +560,16 @@ func intOrDefault(v *intstr.IntOrString) string {
 
 func checkNoPDB(c *Context, r *Rule) []Finding {
 	w := c.W
-	if len(w.PDBs) > 0 || w.Replicas < 2 {
+	if len(w.PDBs) > 0 || w.Replicas < 2 || !w.PDBsRead {
 		return nil
 	}
-	if _, gap := gapFor(w, "poddisruptionbudgets.policy"); gap {
-		return nil
+	where := ""
+	if w.Offline {
+		where = " in the input"
 	}
-	f := r.finding(fmt.Sprintf("no PodDisruptionBudget selects the %d pods: a node drain or cluster upgrade can evict every pod on the drained nodes at once, even mid-rollout", w.Replicas))
+	f := r.finding(fmt.Sprintf("no PodDisruptionBudget%s selects the %d pods: a node drain or cluster upgrade can evict every pod on the drained nodes at once, even mid-rollout", where, w.Replicas))
 	f.Evidence = []Evidence{ev(w.Obj(), "PodDisruptionBudgets selecting spec.template.metadata.labels", 0)}
 	return []Finding{f}
-}
-
-func gapFor(w *snapshot.Workload, resource string) (snapshot.Gap, bool) {
-	for _, g := range w.Gaps {
-		if g.Resource == resource {
-			return g, true
-		}
-	}
-	return snapshot.Gap{}, false
 }
 
 func checkPDBBlocks(c *Context, r *Rule) []Finding {

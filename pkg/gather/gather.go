@@ -1,8 +1,10 @@
 // Package gather is the only code that reads the cluster. For one Rollout it
 // reads the Rollout, its ReplicaSets and pods (by label selector, never a
-// cluster-wide pod list), the Services and traffic objects it names, their
-// EndpointSlices, its AnalysisRuns, autoscalers, PDBs, the nodes its pods run on,
-// its namespace and recent Events, and the argo-rollouts controller
+// cluster-wide pod list), the Services that select its pods or that it names,
+// their EndpointSlices, the Ingresses routing to them and the traffic objects
+// it references, its AnalysisRuns, autoscalers, PDBs, the nodes its pods run
+// on and their Leases, its namespace and recent Events, and the argo-rollouts
+// controller Deployment; Deployment reads the same traffic path for a
 // Deployment. What cannot be read becomes a snapshot.Gap.
 package gather
 

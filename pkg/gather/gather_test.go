@@ -43,7 +43,7 @@ func fakeClient(t testing.TB, objs ...runtime.Object) *dynfake.FakeDynamicClient
 		{GVRDeployment, "DeploymentList"}, {GVRPod, "PodList"}, {GVRService, "ServiceList"}, {GVRNode, "NodeList"},
 		{GVRNamespace, "NamespaceList"}, {GVREvent, "EventList"}, {GVREndpointSlice, "EndpointSliceList"},
 		{GVRIngress, "IngressList"}, {GVRHPA, "HorizontalPodAutoscalerList"}, {GVRPDB, "PodDisruptionBudgetList"},
-		{GVRLease, "LeaseList"}, {GVRVirtualService, "VirtualServiceList"}, {GVRDestRule, "DestinationRuleList"},
+		{GVRLease, "LeaseList"}, {GVRConfigMap, "ConfigMapList"}, {GVRVirtualService, "VirtualServiceList"}, {GVRDestRule, "DestinationRuleList"},
 		{GVRTrafficSplit, "TrafficSplitList"}, {GVRHTTPRoute, "HTTPRouteList"}, {GVRScaledObject, "ScaledObjectList"},
 	} {
 		lists[g.gvr] = g.kind

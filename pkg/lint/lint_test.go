@@ -147,3 +147,68 @@ func BenchmarkLint(b *testing.B) {
 	}
 	b.ReportMetric(float64(r.Objects)*float64(b.N)/b.Elapsed().Seconds(), "manifests/s")
 }
+
+// TestDeploymentsGetPodChecks: lint gives Deployments the static pod checks,
+// except a Deployment a Rollout's workloadRef uses (its template is checked
+// as the Rollout's).
+func TestDeploymentsGetPodChecks(t *testing.T) {
+	in := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: web}}}
+      containers:
+      - name: app
+        image: web:1
+        readinessProbe: {httpGet: {path: /ready, port: 8080}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: referenced, namespace: shop}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: ref}}
+  template:
+    metadata: {labels: {app: ref}}
+    spec: {containers: [{name: app, image: ref:1}]}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: ref, namespace: shop}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ref}}
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: referenced}
+  strategy: {blueGreen: {activeService: ref}}
+`
+	r := lintString(t, in, Options{Controller: cv("v1.10.2")})
+	got := map[string]bool{}
+	for _, f := range r.Findings {
+		got[f.Object+" "+f.ID] = true
+	}
+	// web: default 25% of 2 replicas rounds maxUnavailable down to 0 with
+	// required anti-affinity (RD309); no preStop behind Service web (RD303);
+	// no PDB for 2 replicas (RD310). The Rollout ref: the referenced
+	// Deployment's template has no readiness probe (RD301), reported once.
+	for _, want := range []string{"Deployment shop/web RD309", "Deployment shop/web RD303", "Deployment shop/web RD310", "Rollout shop/ref RD301"} {
+		if !got[want] {
+			t.Errorf("missing %s; got %v", want, got)
+		}
+	}
+	if got["Deployment shop/referenced RD301"] || r.Deployments != 1 {
+		t.Errorf("the workloadRef Deployment was linted on its own (deployments %d): %v", r.Deployments, got)
+	}
+}

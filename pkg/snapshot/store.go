@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 	"strings"
 	"time"
 
@@ -85,6 +86,34 @@ type Snapshot struct {
 	objects []*unstructured.Unstructured
 	// byKind indexes objects by "group/kind" (the order of objects kept).
 	byKind map[string][]*unstructured.Unstructured
+
+	// typed caches the typed form of objects that many workloads of one
+	// snapshot read (Services, EndpointSlices, Nodes…): lint and scan build
+	// a view per Rollout, and converting the same Service once per Rollout
+	// made lint quadratic in a namespace. Values are shared and read-only.
+	mu    sync.Mutex
+	typed map[*unstructured.Unstructured]interface{}
+}
+
+// typedOf converts u once per snapshot and returns the shared typed copy.
+func typedOf[T any](s *Snapshot, u *unstructured.Unstructured) (*T, error) {
+	s.mu.Lock()
+	if v, ok := s.typed[u]; ok {
+		s.mu.Unlock()
+		return v.(*T), nil
+	}
+	s.mu.Unlock()
+	t := new(T)
+	if err := convert(u, t); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.typed == nil {
+		s.typed = map[*unstructured.Unstructured]interface{}{}
+	}
+	s.typed[u] = t
+	s.mu.Unlock()
+	return t, nil
 }
 
 // New builds a snapshot. Objects are deep-copied and sorted so that the same

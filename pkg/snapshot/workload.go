@@ -39,7 +39,8 @@ const (
 )
 
 // Workload is a pod-bearing object and its traffic path: what the pod
-// checks read. It is the same for a Rollout and a Deployment, so every
+// checks read. Its objects may be shared with other workloads of the same
+// snapshot: read them, never modify them. It is the same for a Rollout and a Deployment, so every
 // pod check works for both.
 type Workload struct {
 	Kind      string
@@ -84,6 +85,13 @@ type Workload struct {
 	// no gap for them, or a file that holds some): only then does the
 	// absence of endpoints mean something.
 	SlicesRead bool
+	// PDBsRead is true when the absence of a PodDisruptionBudget means
+	// something: a file (its PDBs are whatever it holds) or a gather for this
+	// workload that read them. A fleet scan does not read PDBs.
+	PDBsRead bool
+	// Offline is true for files without a snapshot header (rendered
+	// manifests, kubectl get output): absence means "not in the input".
+	Offline bool
 }
 
 // Obj names the workload for evidence: "Rollout shop/checkout-api".
@@ -221,11 +229,15 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		w.Now = latestTimestamp(s)
 	}
 	w.Gaps = s.Header.Gaps
+	w.Offline = s.Header.Offline
 	_, gap := s.HasGap("endpointslices.discovery.k8s.io")
 	// A gathered snapshot always holds the slices of the Services it kept;
 	// a hand-written file with neither slices nor pods says nothing about them.
-	live := !s.Header.Offline && s.Header.TargetKind != "" && !gap && len(s.byGroupKind("", "Pod")) > 0
+	single := s.Header.TargetKind == KindRollout || s.Header.TargetKind == KindDeployment // not a fleet scan
+	live := !s.Header.Offline && single && !gap && len(s.byGroupKind("", "Pod")) > 0
 	w.SlicesRead = len(s.byGroupKind("discovery.k8s.io", "EndpointSlice")) > 0 || live
+	_, pdbGap := s.HasGap("poddisruptionbudgets.policy")
+	w.PDBsRead = s.Header.Offline || single && !pdbGap || len(s.byGroupKind("policy", "PodDisruptionBudget")) > 0
 	inNS := func(u *unstructured.Unstructured) bool { return u.GetNamespace() == ns || u.GetNamespace() == "" }
 	w.EndpointSlices = map[string][]*discoveryv1.EndpointSlice{}
 	w.Nodes = map[string]*corev1.Node{}
@@ -236,8 +248,8 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		if !inNS(u) || !ownedBy(u.GetOwnerReferences(), ownerKind, ownerName, uid) {
 			continue
 		}
-		rs := &appsv1.ReplicaSet{}
-		if err := convert(u, rs); err != nil {
+		rs, err := typedOf[appsv1.ReplicaSet](s, u)
+		if err != nil {
 			return err
 		}
 		w.ReplicaSets = append(w.ReplicaSets, rs)
@@ -257,8 +269,8 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		if !owned {
 			continue
 		}
-		p := &corev1.Pod{}
-		if err := convert(u, p); err != nil {
+		p, err := typedOf[corev1.Pod](s, u)
+		if err != nil {
 			return err
 		}
 		w.Pods = append(w.Pods, p)
@@ -270,8 +282,8 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		if !inNS(u) {
 			continue
 		}
-		svc := &corev1.Service{}
-		if err := convert(u, svc); err != nil {
+		svc, err := typedOf[corev1.Service](s, u)
+		if err != nil {
 			return err
 		}
 		if named[svc.Name] || ServiceSelects(svc, w.Template.Labels) {
@@ -283,8 +295,8 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 	for _, u := range s.byGroupKind("discovery.k8s.io", "EndpointSlice") {
 		svc := u.GetLabels()[discoveryv1.LabelServiceName]
 		if inNS(u) && svcNames[svc] {
-			es := &discoveryv1.EndpointSlice{}
-			if err := convert(u, es); err != nil {
+			es, err := typedOf[discoveryv1.EndpointSlice](s, u)
+			if err != nil {
 				return err
 			}
 			w.EndpointSlices[svc] = append(w.EndpointSlices[svc], es)
@@ -294,8 +306,8 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		if !inNS(u) {
 			continue
 		}
-		ing := &networkingv1.Ingress{}
-		if err := convert(u, ing); err != nil {
+		ing, err := typedOf[networkingv1.Ingress](s, u)
+		if err != nil {
 			return err
 		}
 		for _, name := range IngressServices(ing) {
@@ -309,8 +321,8 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		if !inNS(u) {
 			continue
 		}
-		pdb := &policyv1.PodDisruptionBudget{}
-		if err := convert(u, pdb); err != nil {
+		pdb, err := typedOf[policyv1.PodDisruptionBudget](s, u)
+		if err != nil {
 			return err
 		}
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
@@ -320,16 +332,16 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		w.PDBs = append(w.PDBs, pdb)
 	}
 	for _, u := range s.byGroupKind("", "Node") {
-		n := &corev1.Node{}
-		if err := convert(u, n); err != nil {
+		n, err := typedOf[corev1.Node](s, u)
+		if err != nil {
 			return err
 		}
 		w.Nodes[n.Name] = n
 	}
 	for _, u := range s.byGroupKind("coordination.k8s.io", "Lease") {
 		if u.GetNamespace() == corev1.NamespaceNodeLease {
-			l := &coordinationv1.Lease{}
-			if err := convert(u, l); err != nil {
+			l, err := typedOf[coordinationv1.Lease](s, u)
+			if err != nil {
 				return err
 			}
 			w.NodeLeases[l.Name] = l
@@ -337,8 +349,8 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 	}
 	for _, u := range s.byGroupKind("", "Namespace") {
 		if u.GetName() == ns {
-			n := &corev1.Namespace{}
-			if err := convert(u, n); err != nil {
+			n, err := typedOf[corev1.Namespace](s, u)
+			if err != nil {
 				return err
 			}
 			w.NamespaceObj = n
