@@ -184,7 +184,7 @@ func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, ve
 			if err != nil {
 				return nil, &ExitCodeError{Code: ExitUsage, Err: err}
 			}
-			d := diagnose.Run(v, cv, diagnose.Options{Source: "scan"})
+			d := diagnose.Run(v, cv, diagnose.Options{Source: "scan", NoPods: true})
 			rep.Rows = append(rep.Rows, scanRow(d))
 		}
 	}

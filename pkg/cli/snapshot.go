@@ -12,21 +12,23 @@ import (
 func newSnapshotCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	var controllerNS string
 	cmd := &cobra.Command{
-		Use:   "snapshot [rollout/]NAME",
-		Short: "Write everything diagnose reads about a Rollout as a v1 List (diagnose -f gives the same report later)",
+		Use:   "snapshot [rollout/|deployment/]NAME",
+		Short: "Write everything diagnose (or pods) reads about a Rollout or Deployment as a v1 List (-f gives the same report later)",
 		Example: `  kubectl rolloutdoctor snapshot checkout-api -n shop > incident.yaml
-  kubectl rolloutdoctor diagnose -f incident.yaml`,
+  kubectl rolloutdoctor diagnose -f incident.yaml
+  kubectl rolloutdoctor snapshot deployment/web -n shop > web.yaml
+  kubectl rolloutdoctor pods -f web.yaml`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeRollouts(flags),
 		RunE: func(c *cobra.Command, args []string) error {
-			o := &DiagnoseOptions{flags: flags, streams: streams, FailOn: "none"}
-			if err := o.Complete(args); err != nil {
+			o := &PodsOptions{DiagnoseOptions: DiagnoseOptions{flags: flags, streams: streams, FailOn: "none", ControllerNamespace: controllerNS}}
+			if err := o.complete(args); err != nil {
 				return err
 			}
 			if o.Name == "" {
-				return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout")}
+				return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout or a Deployment")}
 			}
-			snap, _, err := clusterSnapshot(c.Context(), flags, o.Namespace, o.Name, controllerNS, false)
+			snap, _, err := o.podsSnapshot(c.Context())
 			if err != nil {
 				return err
 			}

@@ -3,8 +3,8 @@ package diagnose
 import (
 	"bytes"
 	"os"
-	"time"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 

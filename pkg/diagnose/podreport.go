@@ -66,7 +66,8 @@ type PodRow struct {
 	Terminating bool   `json:"terminating,omitempty"`
 	NodeReady   string `json:"nodeReady,omitempty"`
 	LeaseAge    string `json:"nodeLeaseAge,omitempty"`
-	Endpoints   string `json:"endpoints,omitempty"` // "svc: ready" …
+	LeaseStale  bool   `json:"nodeLeaseStale,omitempty"` // older than half the lease duration: the kubelet missed renewals
+	Endpoints   string `json:"endpoints,omitempty"`      // "svc: ready" …
 	GatesUnmet  string `json:"gatesUnmet,omitempty"`
 }
 
@@ -192,8 +193,9 @@ func podRows(w *snapshot.Workload) []PodRow {
 			st, _ := nodeReadyStatus(n)
 			row.NodeReady = string(st)
 		}
-		if age, _, ok := leaseAge(w, p.Spec.NodeName); ok {
+		if age, dur, ok := leaseAge(w, p.Spec.NodeName); ok {
 			row.LeaseAge = age.Round(time.Second).String()
+			row.LeaseStale = leaseStale(age, dur)
 		}
 		var parts []string
 		for _, e := range eps[p.Name] {

@@ -187,6 +187,16 @@ var podRules = []*Rule{
 		Sources: []string{"seed 000 §1", "BRIEF §3"},
 		check:   checkEndpointShare,
 	},
+	{
+		ID: "RD326", Name: "pod-stuck-terminating", Severity: Warning, Scope: Live, Area: AreaPods,
+		Title: "Pods are still Terminating after their grace period ended",
+		Why: "A deleted pod's deletionTimestamp is the moment its grace period ends; the kubelet then kills the containers and removes the pod. " +
+			"A pod still there well after it is one the kubelet cannot finish: the node is down, or tearing down its sandbox fails (a CNI that cannot release the IP — IL-0139). " +
+			"It keeps its IP and, on a dead node, its endpoint may still be served; the ReplicaSet has already replaced it, so the count of pods looks higher than what serves.",
+		Remedy:  "Check the node and the kubelet/CNI logs for the pod's sandbox. If the node is gone, `kubectl delete pod --force --grace-period=0` once you are sure its containers no longer run.",
+		Sources: []string{"IL-0139 (GKE with Calico: pods stuck Terminating after an upgrade)"},
+		check:   checkStuckTerminating,
+	},
 }
 
 // --- static checks ---
@@ -317,8 +327,12 @@ func checkGrace(c *Context, r *Rule) []Finding {
 	if g.TerminationDrain > g.DrainTimeout+g.PreStop {
 		budget = fmt.Sprintf("Istio terminationDrainDuration %d s", g.TerminationDrain)
 	}
-	f := r.finding(fmt.Sprintf("terminationGracePeriodSeconds %d s is %d s short of the %d s the drain needs (p99 %d s → %s + margin %d s): after a %g s preStop the app has %g s before SIGKILL, so its long requests are cut at every pod deletion",
-		grace, g.GracePeriod-grace, g.GracePeriod, g.P99, budget, g.Margin, pre, float64(grace)-pre))
+	after := fmt.Sprintf("after the %g s preStop the application has %g s", pre, float64(grace)-pre)
+	if pre == 0 {
+		after = fmt.Sprintf("the application has %d s from SIGTERM", grace)
+	}
+	f := r.finding(fmt.Sprintf("terminationGracePeriodSeconds %d s is %d s short of the %d s the drain needs (p99 %d s → %s + margin %d s): %s before SIGKILL, so requests longer than that are cut at every pod deletion",
+		grace, g.GracePeriod-grace, g.GracePeriod, g.P99, budget, g.Margin, after))
 	f.Severity = Warning
 	f.Evidence = []Evidence{graceEv, ev("input", "--p99", fmt.Sprintf("%d s", g.P99))}
 	if known && name != "" {
@@ -730,6 +744,12 @@ func leaseAge(w *snapshot.Workload, node string) (time.Duration, int32, bool) {
 	return w.Now.Sub(l.Spec.RenewTime.Time), d, true
 }
 
+// leaseStale: the kubelet renews its Lease every quarter of its duration
+// (10 s of 40 s); older than half the duration means two renewals missed.
+func leaseStale(age time.Duration, durSeconds int32) bool {
+	return age > time.Duration(durSeconds)*time.Second/2
+}
+
 func checkReadyOnDeadNode(c *Context, r *Rule) []Finding {
 	w := c.W
 	byNode := map[string][]string{}
@@ -762,7 +782,7 @@ func checkReadyOnDeadNode(c *Context, r *Rule) []Finding {
 				evs = append(evs, ev("Node "+name, "status.conditions[Ready]", v))
 			}
 		}
-		if age, dur, ok := leaseAge(w, name); ok && age > time.Duration(dur)*time.Second/2 {
+		if age, dur, ok := leaseAge(w, name); ok && leaseStale(age, dur) {
 			lease := fmt.Sprintf("kubelet last renewed its Lease %s ago (renewed every ~%d s, lease %d s)", age.Round(time.Second), dur/4, dur)
 			if why == "" {
 				why = fmt.Sprintf("node %s still reads Ready but its %s", name, lease)
@@ -978,4 +998,45 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// overdue is how long past its deletionTimestamp a pod may linger before it
+// counts as stuck: the kubelet's final kill and the API deletion take seconds.
+const overdue = 30 * time.Second
+
+func checkStuckTerminating(c *Context, r *Rule) []Finding {
+	w := c.W
+	eps := endpointsByPod(w)
+	var stuck []string
+	serving := 0
+	var worst time.Duration
+	for _, p := range w.Pods {
+		if p.DeletionTimestamp == nil {
+			continue
+		}
+		late := w.Now.Sub(p.DeletionTimestamp.Time)
+		if late <= overdue {
+			continue
+		}
+		stuck = append(stuck, fmt.Sprintf("%s on %s (%s late)", p.Name, valueOr(p.Spec.NodeName, "no node"), late.Round(time.Second)))
+		if late > worst {
+			worst = late
+		}
+		for _, e := range eps[p.Name] {
+			if e.Serving {
+				serving++
+				break
+			}
+		}
+	}
+	if len(stuck) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s still Terminating up to %s after the grace period ended: the kubelet cannot finish them (node down, sandbox/CNI teardown failing)", plural(len(stuck), "pod is", "pods are"), worst.Round(time.Second))
+	if serving > 0 {
+		msg += fmt.Sprintf("; %d still serving in an EndpointSlice", serving)
+	}
+	f := r.finding(msg)
+	f.Evidence = []Evidence{ev(w.Obj(), "pods past metadata.deletionTimestamp", strings.Join(firstN(stuck, 5), ", "))}
+	return []Finding{f}
 }

@@ -121,6 +121,7 @@ func TestPodChecks(t *testing.T) {
 		{"RD323", "deployment-good.yaml", "RD323.yaml", GraceInput{}, Warning, []string{"1 Ready pod(s) are not ready endpoints"}},
 		{"RD324", "deployment-good.yaml", "RD324.yaml", GraceInput{}, Critical, []string{"Service web has no ready endpoints"}},
 		{"RD325", "rollout-good.yaml", "RD325.yaml", GraceInput{}, Critical, []string{"50% of traffic on 1 ready endpoint", "5.0×"}},
+		{"RD326", "deployment-good.yaml", "RD326.yaml", GraceInput{}, Warning, []string{"1 pod is still Terminating up to 3m5s after", "1 still serving"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.id+"/"+strings.TrimSuffix(tc.over, ".yaml"), func(t *testing.T) {

@@ -83,6 +83,9 @@ type Options struct {
 	StaticOnly bool
 	// Pods holds the grace calculator's inputs for the pod checks.
 	Pods GraceInput
+	// NoPods skips the pod checks: scan reads no pods or Services, and a
+	// fleet view ranks Rollout state, not template hygiene.
+	NoPods bool
 }
 
 // Run diagnoses one Rollout view. It is pure: same view, same version, same report.
@@ -107,7 +110,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 		if r.Scope == Live && (opt.StaticOnly || v.Header.Offline && r.ID == "RD110") {
 			continue
 		}
-		if r.Area == AreaPods && ctx.W == nil {
+		if r.Area == AreaPods && (ctx.W == nil || opt.NoPods) {
 			continue
 		}
 		rep.Findings = append(rep.Findings, r.check(ctx, r)...)

@@ -82,7 +82,11 @@ func Pods(w io.Writer, rep *diagnose.PodReport, s Styles) error {
 			} else {
 				nr = fmt.Sprintf("%-10s", nr)
 			}
-			line := fmt.Sprintf("  %-44s %-7s %-8s %-6s %-20s %s %-9s %s", p.Name, p.Role, phase, ready, p.Node, nr, p.LeaseAge, p.Endpoints)
+			lease := fmt.Sprintf("%-9s", p.LeaseAge)
+			if p.LeaseStale && p.Ready {
+				lease = s.Crit.Render(lease)
+			}
+			line := fmt.Sprintf("  %-44s %-7s %-8s %-6s %-20s %s %s %s", p.Name, p.Role, phase, ready, p.Node, nr, lease, p.Endpoints)
 			if p.GatesUnmet != "" {
 				line += s.Warn.Render("  gates unmet: " + p.GatesUnmet)
 			}

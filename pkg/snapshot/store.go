@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	yamlv3 "go.yaml.in/yaml/v3"

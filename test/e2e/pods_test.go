@@ -202,6 +202,15 @@ func TestPods(t *testing.T) {
 			t.Errorf("deployment/web on a healthy lab: %s fired: %s", id, f.Message)
 		}
 	}
+	// The same report offline, from a snapshot of the Deployment.
+	snapOut, code := h.runCode("snapshot", "deployment/web")
+	file := filepath.Join(t.TempDir(), "web.yaml")
+	if err := os.WriteFile(file, []byte(snapOut), 0o644); code != 0 || err != nil {
+		t.Fatalf("snapshot deployment/web: exit %d %v\n%s", code, err, snapOut)
+	}
+	if off := h.pods("-f", file); podIDs(off) != podIDs(r) {
+		t.Errorf("pods -f snapshot: findings %s, live %s", podIDs(off), podIDs(r))
+	}
 	rd309 := podFinding(r, "RD309")
 	h.record("pods: findings on real objects", "RD306 (ALB ip, namespace unlabelled), RD308 (NodePort, Cluster), RD309 (3 replicas, 3 domains, maxUnavailable 0), RD311 (minAvailable 3)",
 		fmt.Sprintf("findings %s; Service web %d ready endpoints (EndpointSlice controller)", podIDs(r), serviceRow(r, "web").Ready))
