@@ -540,7 +540,7 @@ func checkAntiAffinity(c *Context, r *Rule) []Finding {
 	aEv := ev(w.Obj(), "spec.template.spec.affinity.podAntiAffinity.required…topologyKey", key)
 	rEv := ev(w.Obj(), "spec.replicas", w.Replicas)
 	if len(w.Nodes) == 0 {
-		f := r.finding(fmt.Sprintf("required anti-affinity on %s and %s: the update deadlocks (new pods Pending, old pods never removed) whenever %d replicas + %d ≥ schedulable %s domains + 1", key, why, w.Replicas, extra, key))
+		f := r.finding(fmt.Sprintf("required anti-affinity on %s and %s: on a cluster with fewer than %d schedulable %s domains the update deadlocks (new pods Pending, old pods never removed)", key, why, w.Replicas+extra, key))
 		f.Severity = Warning
 		f.Evidence = []Evidence{aEv, rEv}
 		f.Cites = cites
