@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -212,7 +213,7 @@ func checkReadinessMissing(c *Context, r *Rule) []Finding {
 	if len(names) == 0 {
 		return nil
 	}
-	f := r.finding(fmt.Sprintf("container %s has no readiness probe: each new pod takes traffic the moment it starts, before it listens — connection refused/502 during every rollout and scale-out", strings.Join(names, ", ")))
+	f := r.finding(fmt.Sprintf("container %s has no readiness probe: each new pod takes traffic the moment it starts, before it listens — connection refused/502 during every rollout and scale-out (BRIEF §3)", strings.Join(names, ", ")))
 	for _, n := range names {
 		f.Evidence = append(f.Evidence, ev(w.Obj(), "spec.template.spec.containers["+n+"].readinessProbe", "absent"))
 	}
@@ -230,7 +231,7 @@ func checkReadinessIsLiveness(c *Context, r *Rule) []Finding {
 		if rk == "" || rk != lk {
 			continue
 		}
-		f := r.finding(fmt.Sprintf("container %s: readiness and liveness both probe %s — a slow dependency restarts pods instead of taking them out of rotation, and a drain cannot fail readiness without being killed", ct.Name, rk))
+		f := r.finding(fmt.Sprintf("container %s: readiness and liveness both probe %s — a slow dependency restarts pods instead of taking them out of rotation, and a drain cannot fail readiness without being killed (seed 003 §3-3)", ct.Name, rk))
 		f.Evidence = []Evidence{ev(w.Obj(), "spec.template.spec.containers["+ct.Name+"].readinessProbe", rk), ev(w.Obj(), "spec.template.spec.containers["+ct.Name+"].livenessProbe", lk)}
 		out = append(out, f)
 	}
@@ -265,7 +266,7 @@ func checkNoPreStop(c *Context, r *Rule) []Finding {
 	if len(without) == 0 {
 		return nil
 	}
-	f := r.finding(fmt.Sprintf("container %s behind %s has no preStop: on every scale-in and rollout the pod gets SIGTERM while load balancers still send to it — 502s and resets for the seconds endpoint removal takes to propagate",
+	f := r.finding(fmt.Sprintf("container %s behind %s has no preStop: on every scale-in and rollout the pod gets SIGTERM while load balancers still send to it — 502s and resets for the seconds endpoint removal takes to propagate (IL-0178, IL-0062)",
 		strings.Join(without, ", "), path))
 	for _, n := range without {
 		f.Evidence = append(f.Evidence, ev(w.Obj(), "spec.template.spec.containers["+n+"].lifecycle.preStop", "absent"))
@@ -312,7 +313,7 @@ func checkGrace(c *Context, r *Rule) []Finding {
 		graceEv.Value += " (default)"
 	}
 	if known && pre >= float64(grace) {
-		f := r.finding(fmt.Sprintf("preStop sleeps %g s in container %s but terminationGracePeriodSeconds is %d s: the kubelet kills the container right after preStop (+2 s), so the application never gets time to finish in-flight requests — resets/502 at every pod deletion", pre, name, grace))
+		f := r.finding(fmt.Sprintf("preStop sleeps %g s in container %s but terminationGracePeriodSeconds is %d s: the kubelet kills the container right after preStop (+2 s), so the application never gets time to finish in-flight requests — resets/502 at every pod deletion (IL-0178; seed 003 §3-4)", pre, name, grace))
 		f.Evidence = []Evidence{ev(w.Obj(), "spec.template.spec.containers["+name+"].lifecycle.preStop", fmt.Sprintf("%g s", pre)), graceEv}
 		return []Finding{f}
 	}
@@ -320,19 +321,25 @@ func checkGrace(c *Context, r *Rule) []Finding {
 		return nil
 	}
 	g := GraceFor(w, c.Pods)
-	if grace >= g.GracePeriod {
-		return nil
-	}
+	need := g.GracePeriod
 	budget := fmt.Sprintf("DRAIN_TIMEOUT %d s + preStop %d s", g.DrainTimeout, g.PreStop)
 	if g.TerminationDrain > g.DrainTimeout+g.PreStop {
 		budget = fmt.Sprintf("Istio terminationDrainDuration %d s", g.TerminationDrain)
+	}
+	// A longer preStop than recommended, kept as it is, needs its own room.
+	if cur := int64(math.Ceil(pre)); known && cur > g.PreStop && cur+g.DrainTimeout+g.Margin > need {
+		need = cur + g.DrainTimeout + g.Margin
+		budget = fmt.Sprintf("DRAIN_TIMEOUT %d s + the current preStop %d s", g.DrainTimeout, cur)
+	}
+	if grace >= need {
+		return nil
 	}
 	after := fmt.Sprintf("after the %g s preStop the application has %g s", pre, float64(grace)-pre)
 	if pre == 0 {
 		after = fmt.Sprintf("the application has %d s from SIGTERM", grace)
 	}
-	f := r.finding(fmt.Sprintf("terminationGracePeriodSeconds %d s is %d s short of the %d s the drain needs (p99 %d s → %s + margin %d s): %s before SIGKILL, so requests longer than that are cut at every pod deletion",
-		grace, g.GracePeriod-grace, g.GracePeriod, g.P99, budget, g.Margin, after))
+	f := r.finding(fmt.Sprintf("terminationGracePeriodSeconds %d s is %d s short of the %d s the drain needs (p99 %d s → %s + margin %d s): %s before SIGKILL, so requests longer than that are cut at every pod deletion (seed 003 §3-4)",
+		grace, need-grace, need, g.P99, budget, g.Margin, after))
 	f.Severity = Warning
 	f.Evidence = []Evidence{graceEv, ev("input", "--p99", fmt.Sprintf("%d s", g.P99))}
 	if known && name != "" {
@@ -353,14 +360,14 @@ func checkIstioDrain(c *Context, r *Rule) []Finding {
 	gEv := ev(w.Obj(), "spec.template.spec.terminationGracePeriodSeconds", fmt.Sprintf("%d s", grace))
 	sEv := ev(w.Obj(), "istio sidecar", why)
 	if d > time.Duration(grace)*time.Second {
-		f := r.finding(fmt.Sprintf("the istio-proxy sidecar drains for %s but terminationGracePeriodSeconds is %d s: Envoy is killed mid-drain and requests still passing through it are reset at every pod deletion", d, grace))
+		f := r.finding(fmt.Sprintf("the istio-proxy sidecar drains for %s but terminationGracePeriodSeconds is %d s: Envoy is killed mid-drain and requests still passing through it are reset at every pod deletion (seed 003 §3-4)", d, grace))
 		f.Evidence = []Evidence{dEv, gEv, sEv}
 		return []Finding{f}
 	}
 	if c.Pods.P99 > 0 {
 		g := CalcGrace(c.Pods)
 		if d < time.Duration(g.DrainTimeout)*time.Second {
-			f := r.finding(fmt.Sprintf("the istio-proxy sidecar drains for %s, less than DRAIN_TIMEOUT %d s (p99 %d s × 1.2): Envoy exits before the application's long requests finish and their responses are lost", d, g.DrainTimeout, g.P99))
+			f := r.finding(fmt.Sprintf("the istio-proxy sidecar drains for %s, less than DRAIN_TIMEOUT %d s (p99 %d s × 1.2): Envoy exits before the application's long requests finish and their responses are lost (seed 003 §3-4 step 4)", d, g.DrainTimeout, g.P99))
 			f.Evidence = []Evidence{dEv, ev("input", "--p99", fmt.Sprintf("%d s", g.P99)), sEv}
 			return []Finding{f}
 		}
@@ -493,7 +500,7 @@ func checkTrafficPolicy(c *Context, r *Rule) []Finding {
 		if pol == "" {
 			pol = "Cluster (default)"
 		}
-		f := r.finding(fmt.Sprintf("Service %s is %s with externalTrafficPolicy %s: a load balancer's health check on node:port is answered by whichever pod kube-proxy picks, on any node, so a draining or dead pod is never taken out of the pool", s.Name, s.Spec.Type, pol))
+		f := r.finding(fmt.Sprintf("Service %s is %s with externalTrafficPolicy %s: a load balancer's health check on node:port is answered by whichever pod kube-proxy picks, on any node, so a draining or dead pod is never taken out of the pool (seed 003 §3-2)", s.Name, s.Spec.Type, pol))
 		f.Evidence = []Evidence{ev("Service "+s.Namespace+"/"+s.Name, "spec.externalTrafficPolicy", pol), ev("Service "+s.Namespace+"/"+s.Name, "spec.type", s.Spec.Type)}
 		out = append(out, f)
 	}
@@ -540,7 +547,7 @@ func checkAntiAffinity(c *Context, r *Rule) []Finding {
 	aEv := ev(w.Obj(), "spec.template.spec.affinity.podAntiAffinity.required…topologyKey", key)
 	rEv := ev(w.Obj(), "spec.replicas", w.Replicas)
 	if len(w.Nodes) == 0 {
-		f := r.finding(fmt.Sprintf("required anti-affinity on %s and %s: on a cluster with fewer than %d schedulable %s domains the update deadlocks (new pods Pending, old pods never removed)", key, why, w.Replicas+extra, key))
+		f := r.finding(fmt.Sprintf("required anti-affinity on %s and %s: on a cluster with fewer than %d schedulable %s domains the update deadlocks (new pods Pending, old pods never removed; seed 003 §4-2)", key, why, w.Replicas+extra, key))
 		f.Severity = Warning
 		f.Evidence = []Evidence{aEv, rEv}
 		f.Cites = cites
@@ -550,7 +557,7 @@ func checkAntiAffinity(c *Context, r *Rule) []Finding {
 	if w.Replicas+extra <= int32(domains) {
 		return nil
 	}
-	f := r.finding(fmt.Sprintf("required anti-affinity on %s with %d replicas and only %d schedulable %s domains (%d nodes): %s, and it can never schedule — the next update stays Pending and never finishes", key, w.Replicas, domains, key, nodes, why))
+	f := r.finding(fmt.Sprintf("required anti-affinity on %s with %d replicas and only %d schedulable %s domains (%d nodes): %s, and it can never schedule — the next update stays Pending and never finishes (seed 003 §4-2)", key, w.Replicas, domains, key, nodes, why))
 	f.Evidence = []Evidence{aEv, rEv, ev("cluster", "schedulable domains for "+key+" (Ready, not cordoned, nodeSelector and taints honoured)", domains)}
 	var pending []string
 	for _, p := range w.Pods {
@@ -581,7 +588,7 @@ func checkNoPDB(c *Context, r *Rule) []Finding {
 	if w.Offline {
 		where = " in the input"
 	}
-	f := r.finding(fmt.Sprintf("no PodDisruptionBudget%s selects the %d pods: a node drain or cluster upgrade can evict every pod on the drained nodes at once, even mid-rollout", where, w.Replicas))
+	f := r.finding(fmt.Sprintf("no PodDisruptionBudget%s selects the %d pods: a node drain or cluster upgrade can evict every pod on the drained nodes at once, even mid-rollout (BRIEF §3)", where, w.Replicas))
 	f.Evidence = []Evidence{ev(w.Obj(), "PodDisruptionBudgets selecting spec.template.metadata.labels", 0)}
 	return []Finding{f}
 }
@@ -594,7 +601,7 @@ func checkPDBBlocks(c *Context, r *Rule) []Finding {
 		if why == "" {
 			continue
 		}
-		f := r.finding(fmt.Sprintf("PodDisruptionBudget %s %s: node drains and upgrades hang on these pods until someone deletes them by hand", p.Name, why))
+		f := r.finding(fmt.Sprintf("PodDisruptionBudget %s %s: node drains and upgrades hang on these pods until someone deletes them by hand (BRIEF §3)", p.Name, why))
 		obj := "PodDisruptionBudget " + p.Namespace + "/" + p.Name
 		switch {
 		case p.Spec.MaxUnavailable != nil:
@@ -672,7 +679,7 @@ func checkGatesUnsatisfied(c *Context, r *Rule) []Finding {
 		s := byGate[corev1.PodConditionType(g)]
 		msg := fmt.Sprintf("%d running pod(s) wait on readiness gate %s: they take no traffic until it is set", len(s.pods), g)
 		if strings.HasPrefix(g, snapshot.ALBGateCondPrefix) {
-			msg += " by the AWS Load Balancer Controller once the ALB target is healthy"
+			msg += " by the AWS Load Balancer Controller once the ALB target is healthy (IL-0188)"
 		}
 		f := r.finding(msg)
 		if s.stuck == 0 {
@@ -814,7 +821,7 @@ func checkReadyOnDeadNode(c *Context, r *Rule) []Finding {
 			}
 			msg += fmt.Sprintf("; %s (of %d ready endpoints in the workload's Services) and get%s a share of traffic — timeouts and connection errors while every dashboard shows Ready", plural(inSvc, "is still a ready endpoint", "are still ready endpoints"), total, map[bool]string{true: "s", false: ""}[inSvc == 1])
 		}
-		f := r.finding(msg)
+		f := r.finding(msg + " (seed 004)")
 		f.Severity = sev
 		f.Evidence = append(evs, ev(w.Obj(), "pods Ready=True on "+name, strings.Join(firstN(pods, 5), ", ")))
 		out = append(out, f)
@@ -861,12 +868,12 @@ func checkEndpointMismatch(c *Context, r *Rule) []Finding {
 	}
 	var out []Finding
 	if len(readyNoTraffic) > 0 {
-		f := r.finding(fmt.Sprintf("%d Ready pod(s) are not ready endpoints of a Service that selects them, for over %s: they get no traffic and the others carry their share", len(readyNoTraffic), settle))
+		f := r.finding(fmt.Sprintf("%d Ready pod(s) are not ready endpoints of a Service that selects them, for over %s: they get no traffic and the others carry their share (seed 004)", len(readyNoTraffic), settle))
 		f.Evidence = []Evidence{ev(w.Obj(), "Ready pods missing from EndpointSlices", strings.Join(firstN(readyNoTraffic, 5), ", "))}
 		out = append(out, f)
 	}
 	if len(unreadyServed) > 0 {
-		f := r.finding(fmt.Sprintf("%d pod(s) are not Ready but still ready endpoints, for over %s: requests keep going to pods that failed readiness", len(unreadyServed), settle))
+		f := r.finding(fmt.Sprintf("%d pod(s) are not Ready but still ready endpoints, for over %s: requests keep going to pods that failed readiness (seed 004)", len(unreadyServed), settle))
 		f.Severity = Critical
 		f.Evidence = []Evidence{ev(w.Obj(), "unready pods still ready endpoints", strings.Join(firstN(unreadyServed, 5), ", "))}
 		out = append(out, f)
@@ -950,7 +957,7 @@ func checkNoReadyEndpoints(c *Context, r *Rule) []Finding {
 		if serving > 0 {
 			msg += fmt.Sprintf("; %d terminating endpoint(s) still serve, which only kube-proxy falls back to", serving)
 		}
-		f := r.finding(msg)
+		f := r.finding(msg + " (BRIEF §3)")
 		f.Evidence = []Evidence{ev("Service "+s.Namespace+"/"+s.Name, "EndpointSlices ready endpoints", 0), ev("Service "+s.Namespace+"/"+s.Name, "EndpointSlices", len(slices))}
 		out = append(out, f)
 	}
@@ -980,7 +987,7 @@ func checkEndpointShare(c *Context, r *Rule) []Finding {
 		if ratio < 2 {
 			continue
 		}
-		f := r.finding(fmt.Sprintf("Service %s carries %d%% of traffic on %d ready endpoint(s): each takes %.1f%% of all traffic, %.1f× what a pod takes at full size (%d replicas)",
+		f := r.finding(fmt.Sprintf("Service %s carries %d%% of traffic on %d ready endpoint(s): each takes %.1f%% of all traffic, %.1f× what a pod takes at full size (%d replicas) — seed 000's incident shape",
 			name, wt*100/maxW, n, float64(wt)*100/float64(maxW)/float64(n), ratio, w.Replicas))
 		if ratio >= 4 {
 			f.Severity = Critical
@@ -1032,7 +1039,7 @@ func checkStuckTerminating(c *Context, r *Rule) []Finding {
 	if len(stuck) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("%s still Terminating up to %s after the grace period ended: the kubelet cannot finish them (node down, sandbox/CNI teardown failing)", plural(len(stuck), "pod is", "pods are"), worst.Round(time.Second))
+	msg := fmt.Sprintf("%s still Terminating up to %s after the grace period ended: the kubelet cannot finish them (node down, sandbox/CNI teardown failing — IL-0139)", plural(len(stuck), "pod is", "pods are"), worst.Round(time.Second))
 	if serving > 0 {
 		msg += fmt.Sprintf("; %d still serving in an EndpointSlice", serving)
 	}
