@@ -135,15 +135,7 @@ func sortFindings(fs []Finding) {
 }
 
 // Worst is the highest severity among the findings (0 when none).
-func (r *PodReport) Worst() Severity {
-	var w Severity
-	for _, f := range r.Findings {
-		if f.Severity > w {
-			w = f.Severity
-		}
-	}
-	return w
-}
+func (r *PodReport) Worst() Severity { return worst(r.Findings) }
 
 func probeText(c *corev1.Container, p *corev1.Probe) string {
 	if p == nil {

@@ -120,9 +120,11 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 }
 
 // Worst is the highest severity among the findings (0 when none).
-func (r *Report) Worst() Severity {
+func (r *Report) Worst() Severity { return worst(r.Findings) }
+
+func worst(fs []Finding) Severity {
 	var w Severity
-	for _, f := range r.Findings {
+	for _, f := range fs {
 		if f.Severity > w {
 			w = f.Severity
 		}

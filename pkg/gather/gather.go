@@ -122,6 +122,18 @@ func oneLine(err error) string {
 	return s
 }
 
+// selectorString renders a label selector for a LIST ("" selects all; an
+// invalid selector was rejected by the API server when the object was made).
+func selectorString(sel *metav1.LabelSelector) string {
+	if sel == nil {
+		return ""
+	}
+	if s, err := metav1.LabelSelectorAsSelector(sel); err == nil {
+		return s.String()
+	}
+	return ""
+}
+
 // Rollout reads one Rollout's world and returns it as a snapshot.
 func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.Snapshot, error) {
 	now := time.Now
@@ -141,12 +153,7 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 		return nil, &Error{Msg: fmt.Sprintf("rollout %q: cannot decode: %v", opt.Name, err)}
 	}
 	ns := ro.Namespace
-	selector := ""
-	if ro.Spec.Selector != nil {
-		if s, err := metav1.LabelSelectorAsSelector(ro.Spec.Selector); err == nil {
-			selector = s.String()
-		}
-	}
+	selector := selectorString(ro.Spec.Selector)
 
 	rd := &reader{ctx: ctx, dc: dc, c: c, mapper: opt.Mapper}
 	goList, goGet, wg := rd.list, rd.get, &rd.wg
@@ -369,12 +376,7 @@ func Refresh(ctx context.Context, dc dynamic.Interface, old *snapshot.Snapshot, 
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, ro); err != nil {
 		return nil, &Error{Msg: fmt.Sprintf("rollout %q: cannot decode: %v", name, err)}
 	}
-	selector := ""
-	if ro.Spec.Selector != nil {
-		if s, err := metav1.LabelSelectorAsSelector(ro.Spec.Selector); err == nil {
-			selector = s.String()
-		}
-	}
+	selector := selectorString(ro.Spec.Selector)
 	rss, err := listAll(ctx, dc, GVRReplicaSet, namespace, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, &Error{Msg: fmt.Sprintf("re-reading the ReplicaSets of rollout %q: %s", name, oneLine(err))}

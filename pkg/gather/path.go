@@ -39,27 +39,24 @@ type reader struct {
 
 // list reads every page and keeps what keep accepts (nil keeps all).
 func (r *reader) list(def schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions, keep func(*unstructured.Unstructured) bool) {
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		g := resolve(r.mapper, def)
-		list, err := listAll(r.ctx, r.dc, g, ns, lo)
-		if err != nil {
-			r.c.gap(g, ns, "", err)
-			return
-		}
-		for i := range list {
-			setGVK(list[i], g, kind)
-			if keep == nil || keep(list[i]) {
-				r.c.add(list[i])
+	r.fetch(def, kind, ns, lo, func(list []*unstructured.Unstructured) {
+		for _, u := range list {
+			if keep == nil || keep(u) {
+				r.c.add(u)
 			}
 		}
-	}()
+	})
 }
 
 // listInto reads every page into *into without keeping anything: the caller
 // filters after wg.Wait, when it knows what to keep.
 func (r *reader) listInto(def schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions, into *[]*unstructured.Unstructured) {
+	r.fetch(def, kind, ns, lo, func(list []*unstructured.Unstructured) { *into = list })
+}
+
+// fetch lists in the background and hands the result to done; a failure
+// becomes a gap.
+func (r *reader) fetch(def schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions, done func([]*unstructured.Unstructured)) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -69,10 +66,10 @@ func (r *reader) listInto(def schema.GroupVersionResource, kind, ns string, lo m
 			r.c.gap(g, ns, "", err)
 			return
 		}
-		for i := range list {
-			setGVK(list[i], g, kind)
+		for _, u := range list {
+			setGVK(u, g, kind)
 		}
-		*into = list
+		done(list)
 	}()
 }
 
@@ -210,12 +207,7 @@ func Deployment(ctx context.Context, dc dynamic.Interface, opt Options) (*snapsh
 		return nil, &Error{Msg: fmt.Sprintf("deployment %q: cannot decode: %v", opt.Name, err)}
 	}
 	ns := d.Namespace
-	selector := ""
-	if d.Spec.Selector != nil {
-		if s, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil {
-			selector = s.String()
-		}
-	}
+	selector := selectorString(d.Spec.Selector)
 	rd := &reader{ctx: ctx, dc: dc, c: c, mapper: opt.Mapper}
 	var podList []*unstructured.Unstructured
 	rd.list(GVRReplicaSet, "ReplicaSet", ns, metav1.ListOptions{LabelSelector: selector}, func(u *unstructured.Unstructured) bool {
