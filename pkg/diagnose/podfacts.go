@@ -229,13 +229,16 @@ func istioDrain(w *snapshot.Workload) (time.Duration, string) {
 
 const albAnnotationPrefix = "alb.ingress.kubernetes.io/"
 
-// isALB recognises an Ingress served by the AWS Load Balancer Controller.
+// isALB recognises an Ingress served by the AWS Load Balancer Controller:
+// by its class when it names one ("alb", or an IngressClass named after it
+// such as "alb-internal"), else by the controller's annotations.
 func isALB(ing *networkingv1.Ingress) bool {
-	if c := ing.Spec.IngressClassName; c != nil && *c == "alb" {
-		return true
+	class := ing.Annotations["kubernetes.io/ingress.class"]
+	if c := ing.Spec.IngressClassName; c != nil && *c != "" {
+		class = *c
 	}
-	if ing.Annotations["kubernetes.io/ingress.class"] == "alb" {
-		return true
+	if class != "" {
+		return strings.Contains(strings.ToLower(class), "alb")
 	}
 	for k := range ing.Annotations {
 		if strings.HasPrefix(k, albAnnotationPrefix) {

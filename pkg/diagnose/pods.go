@@ -493,7 +493,7 @@ func checkTrafficPolicy(c *Context, r *Rule) []Finding {
 			continue
 		}
 		// An NLB with ip targets sends to pods directly; the policy does not apply.
-		if s.Annotations["service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"] == "ip" {
+		if s.Annotations["service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"] == "ip" || s.Annotations["service.beta.kubernetes.io/aws-load-balancer-type"] == "nlb-ip" {
 			continue
 		}
 		pol := string(s.Spec.ExternalTrafficPolicy)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -218,5 +220,45 @@ func TestScaledFenceposts(t *testing.T) {
 		if gotS != tc.wantS || gotU != tc.wantU {
 			t.Errorf("surge %v unav %v replicas %d: got %d/%d, want %d/%d", tc.surge, tc.unav, tc.replicas, gotS, gotU, tc.wantS, tc.wantU)
 		}
+	}
+}
+
+func TestALBDetection(t *testing.T) {
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		class *string
+		ann   map[string]string
+		want  bool
+	}{
+		{str("alb"), nil, true},
+		{str("alb-internal"), nil, true},
+		{str("nginx"), map[string]string{"alb.ingress.kubernetes.io/target-type": "ip"}, false}, // leftover annotations
+		{nil, map[string]string{"kubernetes.io/ingress.class": "alb"}, true},
+		{nil, map[string]string{"alb.ingress.kubernetes.io/scheme": "internal"}, true},
+		{nil, nil, false},
+	} {
+		ing := &networkingv1.Ingress{}
+		ing.Annotations = tc.ann
+		ing.Spec.IngressClassName = tc.class
+		if got := isALB(ing); got != tc.want {
+			t.Errorf("class %v annotations %v: isALB %v", tc.class, tc.ann, got)
+		}
+	}
+}
+
+// TestIstioDrainSources: the pod annotation (YAML or JSON) wins, then the
+// mesh default from istio-system/istio, then Istio's 5 s.
+func TestIstioDrainSources(t *testing.T) {
+	w := &snapshot.Workload{}
+	if d, from := istioDrain(w); d != IstioDefaultDrain || !strings.Contains(from, "not read") {
+		t.Errorf("nothing known: %s (%s)", d, from)
+	}
+	w.MeshConfig = &corev1.ConfigMap{Data: map[string]string{"mesh": "defaultConfig:\n  terminationDrainDuration: 20s\n"}}
+	if d, from := istioDrain(w); d != 20*time.Second || !strings.Contains(from, "mesh default") {
+		t.Errorf("mesh default: %s (%s)", d, from)
+	}
+	w.Template.Annotations = map[string]string{"proxy.istio.io/config": `{"terminationDrainDuration": "45s"}`}
+	if d, from := istioDrain(w); d != 45*time.Second || !strings.Contains(from, "annotation") {
+		t.Errorf("annotation: %s (%s)", d, from)
 	}
 }
