@@ -329,6 +329,13 @@ func startKwok(t *testing.T, node string) *exec.Cmd {
 	return cmd
 }
 
+func derefWeight(w *int32) int32 {
+	if w == nil {
+		return 0
+	}
+	return *w
+}
+
 func msgOf(f *diagnose.Finding) string {
 	if f == nil {
 		return "(not raised)"

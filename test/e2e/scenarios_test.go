@@ -339,10 +339,35 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	}
 	predW, predPods := predictedMaxBeforeFull(rep, replicas)
 
+	// In host mode the canary Service's EndpointSlices are what the weight
+	// lands on: poll the pods checks through the ramp (RD325 compares the
+	// weight with the ready endpoints the EndpointSlice controller wrote).
+	var share *diagnose.Finding
+	shareSeen := ""
 	h.waitFor("A promoted back to stable", 150*time.Second, func() bool {
+		if mode == hostMode && share == nil {
+			if pr := h.pods("app"); podFinding(pr, "RD325") != nil {
+				share = podFinding(pr, "RD325")
+				c := serviceRow(pr, "app-canary")
+				shareSeen = fmt.Sprintf("canary Service at %d%% with %d ready endpoints", derefWeight(c.Weight), c.Ready)
+			}
+		}
 		phase, stable, _, _, _ := h.status()
 		return phase == "Healthy" && stable == hashA && o.Now().RS[hashA].Available == replicas
 	})
+	if mode == hostMode {
+		h.record("pods during a rollback (host mode): weight against ready canary endpoints",
+			map[bool]string{true: "RD325 while 100% sits on fewer ready endpoints than half the replicas (critical below a quarter)", false: "no RD325: 5% on the first endpoints is each pod's share"}[final100],
+			map[bool]string{true: "first poll that saw it: " + shareSeen + " — " + msgOf(share), false: "not raised"}[share != nil])
+		// How early the poll lands in the ramp decides the count it sees
+		// (and so warning or critical); that it is raised is the contract.
+		if final100 && share == nil {
+			t.Errorf("RD325 was not raised while 100%% sat on the first canary endpoints")
+		}
+		if !final100 && share != nil {
+			t.Errorf("the fix raised RD325: %s (%s)", share.Message, shareSeen)
+		}
+	}
 	ss := o.Samples()
 	// Only what happened after the revert matters.
 	for i := len(ss) - 1; i >= 0; i-- {
