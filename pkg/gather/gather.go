@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -234,12 +236,30 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 		setGVK(u, GVRPod, "Pod")
 		c.add(u)
 	}
-	path.finish(rd, &ro.Spec.Template, podList)
+	path.finish(rd, podTemplate(c, ro), podList)
 	wg.Wait()
 
 	h := snapshot.Header{TargetKind: "Rollout", TargetNamespace: ns, TargetName: ro.Name, TakenAt: now().UTC().Truncate(time.Second),
 		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
 	return snapshot.New(h, c.objs), nil
+}
+
+// podTemplate is the Rollout's pod template: its own, or that of the
+// Deployment its workloadRef names (read in the first wave).
+func podTemplate(c *collector, ro *v1alpha1.Rollout) *corev1.PodTemplateSpec {
+	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, u := range c.objs {
+			if u.GetKind() == "Deployment" && u.GetName() == ref.Name && u.GetNamespace() == ro.Namespace {
+				d := &appsv1.Deployment{}
+				if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d) == nil {
+					return &d.Spec.Template
+				}
+			}
+		}
+	}
+	return &ro.Spec.Template
 }
 
 func findController(ctx context.Context, dc dynamic.Interface, c *collector, preferNS string) {

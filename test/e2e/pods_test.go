@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // The pods scenario runs on three kwok nodes of its own (labelled and
@@ -117,6 +120,20 @@ func (h *harness) pods(args ...string) *diagnose.PodReport {
 		h.t.Fatalf("pods %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return rep
+}
+
+// podsInProcess gathers and checks the Rollout's pods with the library, as
+// the pods command does, without starting a process.
+func (h *harness) podsInProcess(name string) (*diagnose.PodReport, error) {
+	snap, err := gather.Rollout(h.ctx, dyn, gather.Options{Namespace: h.ns, Name: name, SkipController: true})
+	if err != nil {
+		return nil, err
+	}
+	w, err := snap.FindWorkload(snapshot.KindRollout, h.ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return diagnose.RunPods(w, model.ControllerVersion{}, diagnose.PodOptions{}), nil
 }
 
 func podFinding(r *diagnose.PodReport, id string) *diagnose.Finding {

@@ -340,21 +340,40 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	predW, predPods := predictedMaxBeforeFull(rep, replicas)
 
 	// In host mode the canary Service's EndpointSlices are what the weight
-	// lands on: poll the pods checks through the ramp (RD325 compares the
+	// lands on: run the pods checks through the ramp (RD325 compares the
 	// weight with the ready endpoints the EndpointSlice controller wrote).
+	// In-process and in a loop of its own, so that a loaded machine still
+	// samples the few seconds between the flip and a full canary.
 	var share *diagnose.Finding
 	shareSeen := ""
-	h.waitFor("A promoted back to stable", 150*time.Second, func() bool {
-		if mode == hostMode && share == nil {
-			if pr := h.pods("app"); podFinding(pr, "RD325") != nil {
-				share = podFinding(pr, "RD325")
+	stopPods := make(chan struct{})
+	podsDone := make(chan struct{})
+	go func() {
+		defer close(podsDone)
+		for mode == hostMode {
+			select {
+			case <-stopPods:
+				return
+			default:
+			}
+			pr, err := h.podsInProcess("app")
+			if err != nil {
+				continue
+			}
+			if f := podFinding(pr, "RD325"); f != nil {
+				share = f
 				c := serviceRow(pr, "app-canary")
 				shareSeen = fmt.Sprintf("canary Service at %d%% with %d ready endpoints", derefWeight(c.Weight), c.Ready)
+				return
 			}
 		}
+	}()
+	h.waitFor("A promoted back to stable", 150*time.Second, func() bool {
 		phase, stable, _, _, _ := h.status()
 		return phase == "Healthy" && stable == hashA && o.Now().RS[hashA].Available == replicas
 	})
+	close(stopPods)
+	<-podsDone
 	if mode == hostMode {
 		h.record("pods during a rollback (host mode): weight against ready canary endpoints",
 			map[bool]string{true: "RD325 while 100% sits on fewer ready endpoints than half the replicas (critical below a quarter)", false: "no RD325: 5% on the first endpoints is each pod's share"}[final100],
