@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,19 +44,28 @@ type sample struct {
 
 // observer records samples for one namespace until stopped.
 type observer struct {
-	mu      sync.Mutex
-	samples []sample
-	cur     sample
-	stop    chan struct{}
-	done    sync.WaitGroup
-	canary  func(dest map[string]interface{}) bool
+	mu     sync.Mutex
+	events []event
+	cur    sample
+	stop   chan struct{}
+	done   sync.WaitGroup
+	canary func(dest map[string]interface{}) bool
 }
+
+// event is one watch event as it arrived.
+type event struct {
+	gvr schema.GroupVersionResource
+	u   *unstructured.Unstructured
+	at  time.Time
+	rv  int64
+}
+
+func emptySample() sample { return sample{CanaryWeight: -1, Index: -1, RS: map[string]rsState{}} }
 
 // observe starts watching the Rollout's ReplicaSets, its VirtualService and
 // the Rollout itself. isCanary tells the canary destination of the route.
 func (h *harness) observe(isCanary func(dest map[string]interface{}) bool) *observer {
-	o := &observer{stop: make(chan struct{}), canary: isCanary,
-		cur: sample{CanaryWeight: -1, Index: -1, RS: map[string]rsState{}}}
+	o := &observer{stop: make(chan struct{}), canary: isCanary, cur: emptySample()}
 	for _, gvr := range []schema.GroupVersionResource{gvrRS, gvrVS, gvrRollout} {
 		w, err := dyn.Resource(gvr).Namespace(h.ns).Watch(h.ctx, metav1.ListOptions{})
 		if err != nil {
@@ -85,11 +95,20 @@ func (h *harness) observe(isCanary func(dest map[string]interface{}) bool) *obse
 }
 
 func (o *observer) update(gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+	rv, _ := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
+	ev := event{gvr: gvr, u: u, at: time.Now(), rv: rv}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	s := o.cur
-	s.RS = make(map[string]rsState, len(o.cur.RS))
-	for k, v := range o.cur.RS {
+	o.events = append(o.events, ev)
+	o.cur = o.apply(o.cur, ev)
+}
+
+// apply folds one event into the state before it.
+func (o *observer) apply(prev sample, ev event) sample {
+	gvr, u := ev.gvr, ev.u
+	s := prev
+	s.RS = make(map[string]rsState, len(prev.RS))
+	for k, v := range prev.RS {
 		s.RS[k] = v
 	}
 	switch gvr {
@@ -125,11 +144,10 @@ func (o *observer) update(gvr schema.GroupVersionResource, u *unstructured.Unstr
 		s.StableHash, _, _ = unstructured.NestedString(u.Object, "status", "stableRS")
 		s.CurrentHash, _, _ = unstructured.NestedString(u.Object, "status", "currentPodHash")
 	}
-	s.At = time.Now()
+	s.At = ev.at
 	s.Kind = gvr.Resource
-	s.RV, _ = strconv.ParseInt(u.GetResourceVersion(), 10, 64)
-	o.cur = s
-	o.samples = append(o.samples, s)
+	s.RV = ev.rv
+	return s
 }
 
 func toInt(v interface{}) int64 {
@@ -154,11 +172,24 @@ func (o *observer) Stop() {
 	o.done.Wait()
 }
 
-// Samples returns a copy of what was observed so far.
+// Samples returns the observed states so far, one per write, in etcd
+// revision order. Separate watch streams deliver in their own order: under
+// load the VirtualService write made after a ReplicaSet's status update can
+// arrive first, and a state built in arrival order would pair the new weight
+// with the old availability. Each object's resourceVersion is the global
+// revision of its write, so sorting by it replays the writes as they happened.
 func (o *observer) Samples() []sample {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]sample(nil), o.samples...)
+	evs := append([]event(nil), o.events...)
+	o.mu.Unlock()
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].rv < evs[j].rv })
+	out := make([]sample, 0, len(evs))
+	cur := emptySample()
+	for _, ev := range evs {
+		cur = o.apply(cur, ev)
+		out = append(out, cur)
+	}
+	return out
 }
 
 // Now is the latest sample.

@@ -360,6 +360,7 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 			if err != nil {
 				continue
 			}
+			time.Sleep(50 * time.Millisecond) // ~10 samples a second, without flooding the API server
 			if f := podFinding(pr, "RD325"); f != nil {
 				share = f
 				c := serviceRow(pr, "app-canary")
