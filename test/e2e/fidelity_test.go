@@ -34,7 +34,9 @@ func writeFidelity(path string) error {
 	b.WriteString("`kubectl rolloutdoctor diagnose -o json` said at the decisive moment; \"observed\" is what the\n")
 	b.WriteString("controller then wrote, seen through watches (every write of the VirtualService, ReplicaSets and\n")
 	b.WriteString("Rollout). Weight traces read `weight (canary available[/spec])`, in order of first write.\n\n")
-	b.WriteString("Controller versions: " + strings.Join(versions, ", ") + ".\n")
+	b.WriteString("Controller versions: " + strings.Join(versions, ", ") + ". The `pods:` rows come from the pods scenario,\n")
+	b.WriteString("which needs no Argo controller (Deployments, the real scheduler, EndpointSlice and node lifecycle\n")
+	b.WriteString("controllers): their controller column reads `kubernetes`.\n")
 	sort.Strings(names) // stable sections, whatever order the parallel scenarios finished in
 	for _, n := range names {
 		rs := byScenario[n]
