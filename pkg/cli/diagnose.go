@@ -216,33 +216,40 @@ func readSnapshotFile(name string, stdin io.Reader) (*snapshot.Snapshot, string,
 	return snap, "file " + display, nil
 }
 
-func clusterSnapshot(ctx context.Context, flags *genericclioptions.ConfigFlags, ns, name, controllerNS string, skipController bool) (*snapshot.Snapshot, string, error) {
+// connect builds a dynamic client for the kubeconfig's cluster and the
+// gather options that describe it (context, server, a discovery-backed
+// mapper for the served versions of optional APIs).
+func connect(flags *genericclioptions.ConfigFlags) (dynamic.Interface, gather.Options, error) {
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
-		return nil, "", &ExitCodeError{Code: ExitError, Err: fmt.Errorf("no usable kubeconfig: %w (use --kubeconfig or --context, or -f FILE to work offline)", err)}
+		return nil, gather.Options{}, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("no usable kubeconfig: %w (use --kubeconfig or --context, or -f FILE to work offline)", err)}
 	}
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, "", &ExitCodeError{Code: ExitError, Err: err}
-	}
-	var mapper *restmapper.DeferredDiscoveryRESTMapper
-	if disc, err := flags.ToDiscoveryClient(); err == nil {
-		mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+		return nil, gather.Options{}, &ExitCodeError{Code: ExitError, Err: err}
 	}
 	raw, _ := flags.ToRawKubeConfigLoader().RawConfig()
-	kctx := raw.CurrentContext
+	opt := gather.Options{Context: raw.CurrentContext, Server: cfg.Host, ToolVersion: Version}
 	if flags.Context != nil && *flags.Context != "" {
-		kctx = *flags.Context
+		opt.Context = *flags.Context
 	}
-	opt := gather.Options{Namespace: ns, Name: name, ControllerNamespace: controllerNS, Context: kctx, Server: cfg.Host, ToolVersion: Version, SkipController: skipController}
-	if mapper != nil {
-		opt.Mapper = mapper
+	if disc, err := flags.ToDiscoveryClient(); err == nil {
+		opt.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	}
+	return dc, opt, nil
+}
+
+func clusterSnapshot(ctx context.Context, flags *genericclioptions.ConfigFlags, ns, name, controllerNS string, skipController bool) (*snapshot.Snapshot, string, error) {
+	dc, opt, err := connect(flags)
+	if err != nil {
+		return nil, "", err
+	}
+	opt.Namespace, opt.Name, opt.ControllerNamespace, opt.SkipController = ns, name, controllerNS, skipController
 	snap, err := gather.Rollout(ctx, dc, opt)
 	if err != nil {
 		return nil, "", &ExitCodeError{Code: ExitError, Err: err}
 	}
-	return snap, "cluster " + kctx, nil
+	return snap, "cluster " + opt.Context, nil
 }
 
 // watch re-diagnoses whenever the Rollout, its ReplicaSets or pods change.

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
@@ -145,41 +143,34 @@ func (o *PodsOptions) podsSnapshot(ctx context.Context) (*snapshot.Snapshot, str
 	if o.Filename != "" {
 		return readSnapshotFile(o.Filename, o.streams.In)
 	}
+	dc, opt, err := connect(o.flags)
+	if err != nil {
+		return nil, "", err
+	}
+	opt.Namespace, opt.Name, opt.ControllerNamespace, opt.SkipController = o.Namespace, o.Name, o.ControllerNamespace, o.ControllerVersion != ""
+	source := "cluster " + opt.Context
 	if o.Kind != snapshot.KindDeployment {
-		snap, source, err := clusterSnapshot(ctx, o.flags, o.Namespace, o.Name, o.ControllerNamespace, o.ControllerVersion != "")
-		if err == nil || o.Kind == snapshot.KindRollout || !rolloutAbsent(err) {
-			return snap, source, err
+		snap, err := gather.Rollout(ctx, dc, opt)
+		if err == nil {
+			return snap, source, nil
+		}
+		if o.Kind == snapshot.KindRollout || !absent(err) {
+			return nil, "", &ExitCodeError{Code: ExitError, Err: err}
 		}
 	}
-	cfg, err := o.flags.ToRESTConfig()
+	snap, err := gather.Deployment(ctx, dc, opt)
 	if err != nil {
-		return nil, "", &ExitCodeError{Code: ExitError, Err: fmt.Errorf("no usable kubeconfig: %w (use --kubeconfig or --context, or -f FILE to work offline)", err)}
-	}
-	dc, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, "", &ExitCodeError{Code: ExitError, Err: err}
-	}
-	raw, _ := o.flags.ToRawKubeConfigLoader().RawConfig()
-	kctx := raw.CurrentContext
-	if o.flags.Context != nil && *o.flags.Context != "" {
-		kctx = *o.flags.Context
-	}
-	snap, err := gather.Deployment(ctx, dc, gather.Options{Namespace: o.Namespace, Name: o.Name, Context: kctx, Server: cfg.Host, ToolVersion: Version})
-	if err != nil {
-		if o.Kind == "" && strings.Contains(err.Error(), "not found") {
+		if o.Kind == "" && absent(err) {
 			err = fmt.Errorf("no Rollout or Deployment %q in namespace %q (check -n/--namespace)", o.Name, o.Namespace)
 		}
 		return nil, "", &ExitCodeError{Code: ExitError, Err: err}
 	}
-	return snap, "cluster " + kctx, nil
+	return snap, source, nil
 }
 
-// rolloutAbsent tells "there is no such Rollout" (try a Deployment) from
+// absent tells "there is no such object" (look for something else) from
 // every other failure (report it).
-func rolloutAbsent(err error) bool {
+func absent(err error) bool {
 	var ge *gather.Error
-	if !errors.As(err, &ge) {
-		return false
-	}
-	return strings.Contains(ge.Msg, "not found in namespace") || strings.Contains(ge.Msg, "does not serve rollouts")
+	return errors.As(err, &ge) && ge.Absent
 }

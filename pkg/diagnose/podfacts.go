@@ -348,12 +348,8 @@ func schedulableDomains(w *snapshot.Workload, key string) (int, int) {
 }
 
 func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	st, _ := nodeReadyStatus(n)
+	return st == corev1.ConditionTrue
 }
 
 func nodeReadyStatus(n *corev1.Node) (corev1.ConditionStatus, *corev1.NodeCondition) {

@@ -141,7 +141,14 @@ func probeText(c *corev1.Container, p *corev1.Probe) string {
 	if p == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s every %ds, fails after %d", handlerKey(c, p), max(p.PeriodSeconds, 10), max(p.FailureThreshold, 3))
+	period, failures := p.PeriodSeconds, p.FailureThreshold
+	if period == 0 {
+		period = 10 // the API defaults
+	}
+	if failures == 0 {
+		failures = 3
+	}
+	return fmt.Sprintf("%s every %ds, fails after %d", handlerKey(c, p), period, failures)
 }
 
 func templateView(w *snapshot.Workload) TemplateView {

@@ -118,7 +118,7 @@ var podRules = []*Rule{
 			"with replicas ≥ schedulable nodes the surge pod stays Pending and no old pod is ever removed — the update deadlocks. " +
 			"maxUnavailable 25% (the default) rounds down to 0 below 4 replicas. A traffic-routed canary always adds its pods on top of a full stable, and blue-green adds a full preview.",
 		Remedy:  "Use maxUnavailable: 1 (with a preStop/drain the pod removed first loses no requests), or add a node, or make the anti-affinity preferred.",
-		Facts:   []upstream.Key{"df.surge-unavailable-default", "ur.unavailable-rounds-down", "ur.both-zero-unavailable-one", "uc.stable-full-no-dss"},
+		Facts:   []upstream.Key{"df.surge-unavailable-default", "ur.unavailable-rounds-down", "ur.both-zero-unavailable-one", "uc.stable-full-no-dss", "ur.bluegreen-preview-size", "ur.bluegreen-preview-count"},
 		Sources: []string{srcSeed3 + " §4-2"},
 		check:   checkAntiAffinity,
 	},
@@ -527,8 +527,10 @@ func checkAntiAffinity(c *Context, r *Rule) []Finding {
 		cites = c.cites("uc.stable-full-no-dss")
 	case "blueGreen":
 		extra, why = w.Replicas, "blue-green starts a full preview next to the active pods"
+		cites = c.cites("ur.bluegreen-preview-size")
 		if w.PreviewReplicas != nil {
 			extra = *w.PreviewReplicas
+			cites = c.cites("ur.bluegreen-preview-count")
 		}
 	default:
 		surge, unav := scaled(w.MaxSurge, w.MaxUnavailable, w.Replicas)
@@ -694,7 +696,7 @@ func checkGatesUnsatisfied(c *Context, r *Rule) []Finding {
 	return out
 }
 
-// endpointIndex maps pod name to its endpoint conditions per Service.
+// endpointState is one pod's endpoint conditions in one Service.
 type endpointState struct {
 	Service                     string
 	Ready, Serving, Terminating bool

@@ -262,3 +262,42 @@ func TestIstioDrainSources(t *testing.T) {
 		t.Errorf("annotation: %s (%s)", d, from)
 	}
 }
+
+// TestAntiAffinityBlueGreen: a blue-green update adds a whole preview (or
+// previewReplicaCount pods) before any active pod goes, whatever
+// maxUnavailable says, and the finding cites where the controller sizes it.
+func TestAntiAffinityBlueGreen(t *testing.T) {
+	y := `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: bg, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: bg}}
+  template:
+    metadata: {labels: {app: bg}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: bg}}}
+      containers: [{name: app, image: bg:1}]
+  strategy: {blueGreen: {activeService: bg, maxUnavailable: 1PREVIEW}}
+`
+	for _, tc := range []struct{ preview, says, cite string }{
+		{"", "fewer than 6 schedulable", "ur.bluegreen-preview-size"},
+		{", previewReplicaCount: 1", "fewer than 4 schedulable", "ur.bluegreen-preview-count"},
+	} {
+		s, err := snapshot.Read("bg", strings.NewReader(strings.Replace(y, "PREVIEW", tc.preview, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := s.FindWorkload("Rollout", "shop", "bg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := findingByID(RunPods(w, model.ControllerVersion{}, PodOptions{}).Findings, "RD309")
+		if f == nil || !strings.Contains(f.Message, tc.says) || len(f.Cites) != 1 || string(f.Cites[0].Key) != tc.cite {
+			t.Errorf("preview %q: %+v", tc.preview, f)
+		}
+	}
+}

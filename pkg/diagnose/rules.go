@@ -84,6 +84,12 @@ func (r *Rule) finding(msg string) Finding {
 	return Finding{ID: r.ID, Name: r.Name, Severity: r.Severity, Message: msg, Remediation: r.Remedy, Escape: r.Escape}
 }
 
+// PodCheck reports whether a finding comes from a pod check (AreaPods).
+func (f Finding) PodCheck() bool {
+	r, ok := RuleByID(f.ID)
+	return ok && r.Area == AreaPods
+}
+
 // Rules returns the registry in ID order.
 func Rules() []*Rule {
 	out := append([]*Rule(nil), registry...)

@@ -75,7 +75,12 @@ type Options struct {
 
 // Error is a gather failure that stops the diagnosis (the Rollout itself
 // could not be read). Its message is one line that says what to do.
-type Error struct{ Msg string }
+type Error struct {
+	Msg string
+	// Absent is true when the object (or its API) does not exist, as opposed
+	// to a read that failed: callers may then look for something else.
+	Absent bool
+}
 
 func (e *Error) Error() string { return e.Msg }
 
@@ -138,10 +143,6 @@ func selectorString(sel *metav1.LabelSelector) string {
 
 // Rollout reads one Rollout's world and returns it as a snapshot.
 func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.Snapshot, error) {
-	now := time.Now
-	if opt.Now != nil {
-		now = opt.Now
-	}
 	c := &collector{}
 
 	u, err := dc.Resource(GVRRollout).Namespace(opt.Namespace).Get(ctx, opt.Name, metav1.GetOptions{})
@@ -161,17 +162,9 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	goList, goGet, wg := rd.list, rd.get, &rd.wg
 
 	// Pods and ReplicaSets by the Rollout's selector, in its namespace only.
-	var rsList, podList []*unstructured.Unstructured
-	var rsErr, podErr error
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		rsList, rsErr = listAll(ctx, dc, GVRReplicaSet, ns, metav1.ListOptions{LabelSelector: selector})
-	}()
-	go func() {
-		defer wg.Done()
-		podList, podErr = listAll(ctx, dc, GVRPod, ns, metav1.ListOptions{LabelSelector: selector})
-	}()
+	var podList []*unstructured.Unstructured
+	goList(GVRReplicaSet, "ReplicaSet", ns, metav1.ListOptions{LabelSelector: selector}, ownedBy("Rollout", ro.Name))
+	rd.listInto(GVRPod, "Pod", ns, metav1.ListOptions{LabelSelector: selector}, &podList)
 
 	refs := snapshot.ReferencedNames(ro)
 	podLabels := ro.Spec.Template.Labels
@@ -194,15 +187,7 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
 		goGet(GVRDeployment, "Deployment", ns, ref.Name)
 	}
-	ownedByRollout := func(u *unstructured.Unstructured) bool {
-		for _, o := range u.GetOwnerReferences() {
-			if o.Kind == "Rollout" && o.Name == ro.Name {
-				return true
-			}
-		}
-		return false
-	}
-	goList(GVRAnalysisRun, "AnalysisRun", ns, metav1.ListOptions{}, ownedByRollout)
+	goList(GVRAnalysisRun, "AnalysisRun", ns, metav1.ListOptions{}, ownedBy("Rollout", ro.Name))
 	targets := func(u *unstructured.Unstructured) bool {
 		k, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
 		n, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
@@ -220,28 +205,32 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	}
 	wg.Wait()
 
-	if rsErr != nil {
-		c.gap(GVRReplicaSet, ns, "", rsErr)
-	}
-	if podErr != nil {
-		c.gap(GVRPod, ns, "", podErr)
-	}
-	for _, u := range rsList {
-		setGVK(u, GVRReplicaSet, "ReplicaSet")
-		if ownedByRollout(u) {
-			c.add(u)
-		}
-	}
-	for _, u := range podList {
-		setGVK(u, GVRPod, "Pod")
-		c.add(u)
-	}
+	c.add(podList...)
 	path.finish(rd, podTemplate(c, ro), podList)
 	wg.Wait()
+	return snapshot.New(opt.header("Rollout", ns, ro.Name, c.gaps), c.objs), nil
+}
 
-	h := snapshot.Header{TargetKind: "Rollout", TargetNamespace: ns, TargetName: ro.Name, TakenAt: now().UTC().Truncate(time.Second),
-		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
-	return snapshot.New(h, c.objs), nil
+// ownedBy keeps objects with an owner reference to the named owner.
+func ownedBy(kind, name string) func(*unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		for _, o := range u.GetOwnerReferences() {
+			if o.Kind == kind && o.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// header describes a gather of one target.
+func (o Options) header(kind, ns, name string, gaps []snapshot.Gap) snapshot.Header {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	return snapshot.Header{TargetKind: kind, TargetNamespace: ns, TargetName: name, TakenAt: now().UTC().Truncate(time.Second),
+		Context: o.Context, Server: o.Server, ToolVersion: o.ToolVersion, Gaps: gaps}
 }
 
 // podTemplate is the Rollout's pod template: its own, or that of the
@@ -363,22 +352,27 @@ func resolve(m meta.RESTMapper, def schema.GroupVersionResource) schema.GroupVer
 
 func rolloutError(err error, opt Options) error {
 	switch {
-	case apierrors.IsNotFound(err) && strings.Contains(err.Error(), "the server could not find the requested resource"):
-		return &Error{Msg: "the cluster does not serve rollouts.argoproj.io: Argo Rollouts CRDs are not installed (wrong --context?)"}
-	case meta.IsNoMatchError(err):
-		return &Error{Msg: "the cluster does not serve rollouts.argoproj.io: Argo Rollouts CRDs are not installed (wrong --context?)"}
+	case apierrors.IsNotFound(err) && strings.Contains(err.Error(), "the server could not find the requested resource"), meta.IsNoMatchError(err):
+		return &Error{Absent: true, Msg: "the cluster does not serve rollouts.argoproj.io: Argo Rollouts CRDs are not installed (wrong --context?)"}
 	case apierrors.IsNotFound(err):
-		return &Error{Msg: fmt.Sprintf("rollout %q not found in namespace %q (check -n/--namespace)", opt.Name, opt.Namespace)}
+		return &Error{Absent: true, Msg: fmt.Sprintf("rollout %q not found in namespace %q (check -n/--namespace)", opt.Name, opt.Namespace)}
 	case apierrors.IsForbidden(err):
 		return &Error{Msg: fmt.Sprintf("not allowed to get rollout %q in namespace %q: grant get/list on rollouts.argoproj.io (see docs/rbac.yaml)", opt.Name, opt.Namespace)}
-	case apierrors.IsUnauthorized(err):
+	}
+	return readError(err, "rollout", opt.Name)
+}
+
+// readError words a failed read that is not about the object itself: bad
+// credentials, an unreachable cluster, anything else.
+func readError(err error, kind, name string) error {
+	if apierrors.IsUnauthorized(err) {
 		return &Error{Msg: "the cluster rejected the credentials (401): refresh your kubeconfig login"}
 	}
 	var se interface{ Timeout() bool }
 	if errors.As(err, &se) && se.Timeout() || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host") || strings.Contains(err.Error(), "deadline exceeded") {
 		return &Error{Msg: fmt.Sprintf("cannot reach the cluster: %s (check --context, VPN, or --request-timeout)", oneLine(err))}
 	}
-	return &Error{Msg: fmt.Sprintf("reading rollout %q: %s", opt.Name, oneLine(err))}
+	return &Error{Msg: fmt.Sprintf("reading %s %q: %s", kind, name, oneLine(err))}
 }
 
 // Refresh re-reads only what moves fastest during a rollout — the Rollout

@@ -3,9 +3,7 @@ package gather
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -191,10 +189,6 @@ func hasRequiredAntiAffinity(t *corev1.PodTemplateSpec) bool {
 // Deployment reads one Deployment's pods and traffic path, for the pods
 // checks: the same reads as for a Rollout, minus the Argo objects.
 func Deployment(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.Snapshot, error) {
-	now := time.Now
-	if opt.Now != nil {
-		now = opt.Now
-	}
 	c := &collector{}
 	u, err := dc.Resource(GVRDeployment).Namespace(opt.Namespace).Get(ctx, opt.Name, metav1.GetOptions{})
 	if err != nil {
@@ -210,34 +204,22 @@ func Deployment(ctx context.Context, dc dynamic.Interface, opt Options) (*snapsh
 	selector := selectorString(d.Spec.Selector)
 	rd := &reader{ctx: ctx, dc: dc, c: c, mapper: opt.Mapper}
 	var podList []*unstructured.Unstructured
-	rd.list(GVRReplicaSet, "ReplicaSet", ns, metav1.ListOptions{LabelSelector: selector}, func(u *unstructured.Unstructured) bool {
-		for _, o := range u.GetOwnerReferences() {
-			if o.Kind == "Deployment" && o.Name == d.Name {
-				return true
-			}
-		}
-		return false
-	})
+	rd.list(GVRReplicaSet, "ReplicaSet", ns, metav1.ListOptions{LabelSelector: selector}, ownedBy("Deployment", d.Name))
 	rd.listInto(GVRPod, "Pod", ns, metav1.ListOptions{LabelSelector: selector}, &podList)
 	path := startPath(rd, ns, d.Spec.Template.Labels, nil, nil)
 	rd.wg.Wait()
 	c.add(podList...)
 	path.finish(rd, &d.Spec.Template, podList)
 	rd.wg.Wait()
-	h := snapshot.Header{TargetKind: "Deployment", TargetNamespace: ns, TargetName: d.Name, TakenAt: now().UTC().Truncate(time.Second),
-		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
-	return snapshot.New(h, c.objs), nil
+	return snapshot.New(opt.header("Deployment", ns, d.Name, c.gaps), c.objs), nil
 }
 
 func deploymentError(err error, opt Options) error {
 	switch {
 	case apierrors.IsNotFound(err):
-		return &Error{Msg: fmt.Sprintf("deployment %q not found in namespace %q (check -n/--namespace, or name a Rollout)", opt.Name, opt.Namespace)}
+		return &Error{Absent: true, Msg: fmt.Sprintf("deployment %q not found in namespace %q (check -n/--namespace, or name a Rollout)", opt.Name, opt.Namespace)}
 	case apierrors.IsForbidden(err):
 		return &Error{Msg: fmt.Sprintf("not allowed to get deployment %q in namespace %q: grant get/list on deployments.apps (see docs/rbac.yaml)", opt.Name, opt.Namespace)}
 	}
-	if e, ok := rolloutError(err, opt).(*Error); ok && strings.HasPrefix(e.Msg, "cannot reach") || apierrors.IsUnauthorized(err) {
-		return e
-	}
-	return &Error{Msg: fmt.Sprintf("reading deployment %q: %s", opt.Name, oneLine(err))}
+	return readError(err, "deployment", opt.Name)
 }

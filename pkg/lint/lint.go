@@ -197,7 +197,9 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 		}
 		byVersion := map[upstream.Version]map[string]diagnose.Severity{}
 		for _, ver := range upstream.Modeled {
-			r := diagnose.Run(v, model.ControllerVersion{Assumed: ver, Exact: true, Source: model.SourceFlag}, diagnose.Options{StaticOnly: true})
+			// The pod checks read Kubernetes objects only: the same on every
+			// controller version, so they are run once, below.
+			r := diagnose.Run(v, model.ControllerVersion{Assumed: ver, Exact: true, Source: model.SourceFlag}, diagnose.Options{StaticOnly: true, NoPods: true})
 			m := map[string]diagnose.Severity{}
 			for _, f := range r.Findings {
 				if m[f.ID] < f.Severity {
@@ -210,7 +212,7 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 		for _, f := range r.Findings {
 			lf := Finding{Finding: f, File: src.File, Line: src.Line, Object: "Rollout " + ro.Namespace + "/" + ro.Name}
 			for _, ver := range upstream.Modeled {
-				if ver == opt.Controller.Assumed {
+				if ver == opt.Controller.Assumed || f.PodCheck() {
 					continue
 				}
 				switch s, ok := byVersion[ver][f.ID]; {

@@ -167,7 +167,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 	}
 	var main, pods []diagnose.Finding
 	for _, f := range rep.Findings {
-		if r, ok := diagnose.RuleByID(f.ID); ok && r.Area == diagnose.AreaPods {
+		if f.PodCheck() {
 			pods = append(pods, f)
 		} else {
 			main = append(main, f)

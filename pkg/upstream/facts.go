@@ -1082,4 +1082,26 @@ var facts = []Fact{
 			"v1.10.2": {srcUC, 392, `return canaryCount, rolloutSpecReplica`},
 		},
 	},
+	{
+		Key:   "ur.bluegreen-preview-size",
+		Claim: `A blue-green Rollout sizes its new (preview) ReplicaSet to spec.replicas next to the active one.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcUR, 252, `desiredReplicas := defaults.GetReplicasOrDefault(rollout.Spec.Replicas)`},
+			"v1.8.2":  {srcUR, 253, `desiredReplicas := defaults.GetReplicasOrDefault(rollout.Spec.Replicas)`},
+			"v1.8.3":  {srcUR, 253, `desiredReplicas := defaults.GetReplicasOrDefault(rollout.Spec.Replicas)`},
+			"v1.9.3":  {srcUR, 253, `desiredReplicas := defaults.GetReplicasOrDefault(rollout.Spec.Replicas)`},
+			"v1.10.2": {srcUR, 253, `desiredReplicas := defaults.GetReplicasOrDefault(rollout.Spec.Replicas)`},
+		},
+	},
+	{
+		Key:   "ur.bluegreen-preview-count",
+		Claim: `With previewReplicaCount a new blue-green update starts its preview ReplicaSet at that count.`,
+		Locs: map[Version]Loc{
+			"v1.7.2":  {srcUR, 266, `return *rollout.Spec.Strategy.BlueGreen.PreviewReplicaCount, nil`},
+			"v1.8.2":  {srcUR, 267, `return *rollout.Spec.Strategy.BlueGreen.PreviewReplicaCount, nil`},
+			"v1.8.3":  {srcUR, 267, `return *rollout.Spec.Strategy.BlueGreen.PreviewReplicaCount, nil`},
+			"v1.9.3":  {srcUR, 267, `return *rollout.Spec.Strategy.BlueGreen.PreviewReplicaCount, nil`},
+			"v1.10.2": {srcUR, 267, `return *rollout.Spec.Strategy.BlueGreen.PreviewReplicaCount, nil`},
+		},
+	},
 }
