@@ -99,10 +99,20 @@ func TestFactsWellFormed(t *testing.T) {
 		if strings.TrimSpace(f.Claim) == "" {
 			t.Errorf("%s: empty Claim", f.Key)
 		}
+		for v := range f.Lines {
+			if !modeled[v] {
+				t.Errorf("%s: line for %s, which is not a modeled version", f.Key, v)
+			}
+		}
+		for v := range f.Except {
+			if !modeled[v] {
+				t.Errorf("%s: Except for %s, which is not a modeled version", f.Key, v)
+			}
+		}
 		for _, v := range Modeled {
-			l, ok := f.Locs[v]
+			l, ok := f.Loc(v)
 			if !ok {
-				t.Errorf("%s: no Loc for %s", f.Key, v)
+				t.Errorf("%s: no line for %s", f.Key, v)
 				continue
 			}
 			if l.File == "" {
@@ -123,11 +133,6 @@ func TestFactsWellFormed(t *testing.T) {
 			c := At(f.Key, v)
 			if c.Absent == l.Present() || c.Line != l.Line || c.File != l.File {
 				t.Errorf("%s @ %s: At() = %+v, does not match %+v", f.Key, v, c, l)
-			}
-		}
-		for v := range f.Locs {
-			if !modeled[v] {
-				t.Errorf("%s: Loc for %s, which is not a modeled version", f.Key, v)
 			}
 		}
 	}
@@ -151,7 +156,7 @@ func TestCitations(t *testing.T) {
 	for _, f := range facts {
 		t.Run(string(f.Key), func(t *testing.T) {
 			for _, v := range Modeled {
-				l, ok := f.Locs[v]
+				l, ok := f.Loc(v)
 				if !ok {
 					continue // reported by TestFactsWellFormed
 				}

@@ -38,11 +38,58 @@ type Loc struct {
 // Present reports whether the fact exists in that version.
 func (l Loc) Present() bool { return l.Line > 0 }
 
-// Fact is one claim about controller behaviour with its per-version locations.
+// Lines gives a fact's line in each modeled version; a line of 0 (the table
+// writes it as absent) says the fact is not in that version.
+type Lines map[Version]int
+
+// absent is the line given for a version that lacks the fact. It is 0 so that
+// a resolved Loc keeps meaning "absent" the way Loc documents.
+const absent = 0
+
+// Override replaces, for one version, the File or Contains that a Fact states
+// once for all versions; an empty field keeps the Fact's. It exists for the
+// releases where upstream worded the cited line differently (or kept it in
+// another file); the line number still comes from Lines.
+type Override struct {
+	File     string
+	Contains string
+}
+
+// Fact is one claim about controller behaviour with where it lives in each
+// modeled version. The file and the text that pins the cited line are stated
+// once, as the newest modeled release has them, since most facts keep both
+// across releases and only move; Lines has the line in every modeled version
+// and Except the older versions whose file or text differ. Use Loc to read
+// the location in one version.
 type Fact struct {
 	Key   Key
 	Claim string
-	Locs  map[Version]Loc
+	// File is relative to the module root; Contains is a short substring of
+	// the cited line (for an absent version: text that must appear nowhere in
+	// File).
+	File     string
+	Contains string
+	Lines    Lines
+	Except   map[Version]Override
+}
+
+// Loc resolves the fact's location in version v; ok is false when the table
+// has no line for v.
+func (f Fact) Loc(v Version) (l Loc, ok bool) {
+	line, ok := f.Lines[v]
+	if !ok {
+		return Loc{}, false
+	}
+	l = Loc{File: f.File, Line: line, Contains: f.Contains}
+	if o, ok := f.Except[v]; ok {
+		if o.File != "" {
+			l.File = o.File
+		}
+		if o.Contains != "" {
+			l.Contains = o.Contains
+		}
+	}
+	return l, true
 }
 
 // Cite is a resolved citation: a fact at one version.
@@ -99,7 +146,7 @@ func At(k Key, v Version) Cite {
 	if !ok {
 		panic("upstream: unknown fact " + string(k))
 	}
-	l, ok := f.Locs[v]
+	l, ok := f.Loc(v)
 	if !ok {
 		panic(fmt.Sprintf("upstream: fact %s has no location for %s", k, v))
 	}
