@@ -104,9 +104,21 @@ func TestFactsWellFormed(t *testing.T) {
 				t.Errorf("%s: line for %s, which is not a modeled version", f.Key, v)
 			}
 		}
-		for v := range f.Except {
+		for v, o := range f.Except {
 			if !modeled[v] {
 				t.Errorf("%s: Except for %s, which is not a modeled version", f.Key, v)
+			}
+			// The fact's own File and Contains are the newest release's, so
+			// that adding a release only adds lines; an exception for it
+			// would mean the table states an older reading.
+			if v == Newest() {
+				t.Errorf("%s: Except for the newest version %s: state its File and Contains on the fact instead", f.Key, v)
+			}
+			if o == (Override{}) {
+				t.Errorf("%s: empty Except for %s", f.Key, v)
+			}
+			if (o.File != "" && o.File == f.File) || (o.Contains != "" && o.Contains == f.Contains) {
+				t.Errorf("%s: Except for %s repeats the fact's own File or Contains", f.Key, v)
 			}
 		}
 		for _, v := range Modeled {
@@ -138,6 +150,35 @@ func TestFactsWellFormed(t *testing.T) {
 	}
 	if got := len(Facts()); got != len(facts) {
 		t.Errorf("Facts() returned %d facts, want %d", got, len(facts))
+	}
+}
+
+// TestLocOverride pins how Loc combines a fact with its exceptions: an
+// exception replaces only the fields it sets, and the line always comes from
+// Lines.
+func TestLocOverride(t *testing.T) {
+	f := Fact{
+		Key: "test.override", File: "a.go", Contains: "new text",
+		Lines:  Lines{"v1": 10, "v2": absent, "v3": 30},
+		Except: map[Version]Override{"v1": {Contains: "old text"}, "v2": {File: "b.go"}},
+	}
+	for _, tc := range []struct {
+		v    Version
+		want Loc
+		ok   bool
+	}{
+		{"v1", Loc{File: "a.go", Line: 10, Contains: "old text"}, true},
+		{"v2", Loc{File: "b.go", Line: 0, Contains: "new text"}, true},
+		{"v3", Loc{File: "a.go", Line: 30, Contains: "new text"}, true},
+		{"v4", Loc{}, false},
+	} {
+		got, ok := f.Loc(tc.v)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("Loc(%s) = %+v, %v; want %+v, %v", tc.v, got, ok, tc.want, tc.ok)
+		}
+	}
+	if l, _ := f.Loc("v2"); l.Present() {
+		t.Errorf("Loc(v2) is present; absent lines must resolve to not present")
 	}
 }
 
