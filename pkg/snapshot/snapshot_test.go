@@ -47,8 +47,13 @@ func TestWriteDecodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.ReplicaSets) != 2 || len(v.Services) != 2 || len(v.VirtualServices) != 1 || len(v.ScaledObjects) != 1 || len(v.Controllers) != 1 || len(v.Events) != 1 {
-		t.Fatalf("view: %d RS, %d svc, %d vs, %d keda, %d ctrl, %d events", len(v.ReplicaSets), len(v.Services), len(v.VirtualServices), len(v.ScaledObjects), len(v.Controllers), len(v.Events))
+	if len(v.ReplicaSets) != 2 || len(v.Workload.Services) != 2 || len(v.VirtualServices) != 1 || len(v.ScaledObjects) != 1 || len(v.Controllers) != 1 {
+		t.Fatalf("view: %d RS, %d svc, %d vs, %d keda, %d ctrl", len(v.ReplicaSets), len(v.Workload.Services), len(v.VirtualServices), len(v.ScaledObjects), len(v.Controllers))
+	}
+	// One selection: the Rollout checks and the pod checks see the same
+	// ReplicaSets.
+	if &v.ReplicaSets[0] != &v.Workload.ReplicaSets[0] {
+		t.Fatal("View and Workload select ReplicaSets separately")
 	}
 	if v.ReplicaSets[0].Name != "checkout-api-5f6c8d7b9a" {
 		t.Fatalf("ReplicaSets not oldest first: %s", v.ReplicaSets[0].Name)

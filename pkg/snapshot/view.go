@@ -2,20 +2,14 @@ package snapshot
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -28,8 +22,11 @@ const (
 	GroupKEDA    = "keda.sh"
 )
 
-// View is everything the snapshot holds about one Rollout, typed and indexed.
-// It is built once and only read afterwards.
+// View is what the Rollout checks, the controller model and escape read about
+// one Rollout, typed and indexed. It is built once and only read afterwards;
+// its objects are shared with the snapshot: read them, never modify them.
+// Its ReplicaSets and pods are the Workload's: one selection serves both the
+// Rollout checks and the pod checks.
 type View struct {
 	Header Header
 	// Now is the instant the analysis treats as "now": when the snapshot was
@@ -40,23 +37,12 @@ type View struct {
 	// WorkloadRef is the Deployment named by spec.workloadRef, if any.
 	WorkloadRef *appsv1.Deployment
 
-	ReplicaSets      []*appsv1.ReplicaSet // owned by the Rollout, oldest first
-	Pods             []*corev1.Pod        // owned by those ReplicaSets
-	Services         map[string]*corev1.Service
-	EndpointSlices   map[string][]*discoveryv1.EndpointSlice // by Service name
-	VirtualServices  map[string]*unstructured.Unstructured
-	DestinationRules map[string]*unstructured.Unstructured
-	Ingresses        map[string]*networkingv1.Ingress
-	TrafficSplits    map[string]*unstructured.Unstructured
-	HTTPRoutes       map[string]*unstructured.Unstructured
-	AnalysisRuns     []*v1alpha1.AnalysisRun
-	HPAs             []*autoscalingv2.HorizontalPodAutoscaler
-	ScaledObjects    []*unstructured.Unstructured
-	PDBs             []*policyv1.PodDisruptionBudget
-	Nodes            map[string]*corev1.Node
-	NodeLeases       map[string]*coordinationv1.Lease
-	Namespace        *corev1.Namespace
-	Events           []*corev1.Event // about the Rollout, newest last
+	ReplicaSets []*appsv1.ReplicaSet // owned by the Rollout, oldest first
+	// VirtualServices are the Istio VirtualServices the Rollout names, by name.
+	VirtualServices map[string]*unstructured.Unstructured
+	// HPAs and ScaledObjects scale the Rollout (what an autoscaler may set).
+	HPAs          []*autoscalingv2.HorizontalPodAutoscaler
+	ScaledObjects []*unstructured.Unstructured
 	// Controllers are argo-rollouts controller Deployments found in the cluster.
 	Controllers []*appsv1.Deployment
 	// Workload is the Rollout's pods and traffic path as the pod checks see them.
@@ -118,231 +104,71 @@ func (s *Snapshot) FindRollout(namespace, name string) (*v1alpha1.Rollout, error
 	return nil, fmt.Errorf("rollout %q not found in the input", name)
 }
 
-// View builds the typed view for one Rollout. Related objects are chosen the
-// way the controller relates them: ReplicaSets by owner reference, pods by
-// owner ReplicaSet, Services and traffic objects by the names in the spec.
+// View builds the typed view for one Rollout on top of its Workload (the same
+// ReplicaSets, pods and Services), adding what only the Rollout checks read:
+// the VirtualServices it names, its autoscalers and the controller
+// Deployments.
 func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
-	v := &View{
-		Header:           s.Header,
-		Now:              s.Header.TakenAt,
-		Rollout:          ro.DeepCopy(),
-		Services:         map[string]*corev1.Service{},
-		EndpointSlices:   map[string][]*discoveryv1.EndpointSlice{},
-		VirtualServices:  map[string]*unstructured.Unstructured{},
-		DestinationRules: map[string]*unstructured.Unstructured{},
-		Ingresses:        map[string]*networkingv1.Ingress{},
-		TrafficSplits:    map[string]*unstructured.Unstructured{},
-		HTTPRoutes:       map[string]*unstructured.Unstructured{},
-		Nodes:            map[string]*corev1.Node{},
-		NodeLeases:       map[string]*coordinationv1.Lease{},
+	w, err := s.RolloutWorkload(ro)
+	if err != nil {
+		return nil, err
 	}
-	if v.Now.IsZero() {
-		v.Now = latestTimestamp(s)
+	v := &View{
+		Header:          s.Header,
+		Now:             w.Now,
+		Rollout:         ro.DeepCopy(),
+		WorkloadRef:     w.Ref,
+		ReplicaSets:     w.ReplicaSets,
+		VirtualServices: map[string]*unstructured.Unstructured{},
+		Workload:        w,
 	}
 	ns := ro.Namespace
 	inNS := func(u *unstructured.Unstructured) bool { return u.GetNamespace() == ns || u.GetNamespace() == "" }
-
-	// ReplicaSets: owned by this Rollout (by UID when both have one, else by name).
-	rsNames := map[string]bool{}
-	for _, u := range s.byGroupKind("apps", "ReplicaSet") {
-		if !inNS(u) || !ownedBy(u.GetOwnerReferences(), "Rollout", ro.Name, string(ro.UID)) {
-			continue
-		}
-		rs := &appsv1.ReplicaSet{}
-		if err := convert(u, rs); err != nil {
-			return nil, err
-		}
-		v.ReplicaSets = append(v.ReplicaSets, rs)
-		rsNames[rs.Name] = true
-	}
-	sort.SliceStable(v.ReplicaSets, func(i, j int) bool {
-		a, b := v.ReplicaSets[i], v.ReplicaSets[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return a.Name < b.Name
-	})
-	nodeNames := map[string]bool{}
-	for _, u := range s.byGroupKind("", "Pod") {
-		if !inNS(u) {
-			continue
-		}
-		owned := false
-		for _, or := range u.GetOwnerReferences() {
-			if or.Kind == "ReplicaSet" && rsNames[or.Name] {
-				owned = true
-			}
-		}
-		if !owned {
-			continue
-		}
-		p := &corev1.Pod{}
-		if err := convert(u, p); err != nil {
-			return nil, err
-		}
-		v.Pods = append(v.Pods, p)
-		if p.Spec.NodeName != "" {
-			nodeNames[p.Spec.NodeName] = true
+	named := ReferencedNames(ro).VirtualServices
+	for _, u := range s.byGroupKind(GroupIstio, "VirtualService") {
+		if inNS(u) && named[u.GetName()] {
+			v.VirtualServices[u.GetName()] = u
 		}
 	}
-	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
-		for _, u := range s.byGroupKind("apps", "Deployment") {
-			if inNS(u) && u.GetName() == ref.Name {
-				d := &appsv1.Deployment{}
-				if err := convert(u, d); err != nil {
-					return nil, err
-				}
-				v.WorkloadRef = d
-			}
-		}
+	if err := s.autoscalers(v, inNS); err != nil {
+		return nil, err
 	}
-
-	refs := ReferencedNames(ro)
-	for _, u := range s.byGroupKind("", "Service") {
-		if inNS(u) && refs.Services[u.GetName()] {
-			svc := &corev1.Service{}
-			if err := convert(u, svc); err != nil {
-				return nil, err
-			}
-			v.Services[svc.Name] = svc
-		}
-	}
-	for _, u := range s.byGroupKind("discovery.k8s.io", "EndpointSlice") {
-		svc := u.GetLabels()[discoveryv1.LabelServiceName]
-		if inNS(u) && refs.Services[svc] {
-			es := &discoveryv1.EndpointSlice{}
-			if err := convert(u, es); err != nil {
-				return nil, err
-			}
-			v.EndpointSlices[svc] = append(v.EndpointSlices[svc], es)
-		}
-	}
-	pickNamed := func(group, kind string, names map[string]bool, into map[string]*unstructured.Unstructured) {
-		for _, u := range s.byGroupKind(group, kind) {
-			if inNS(u) && names[u.GetName()] {
-				into[u.GetName()] = u.DeepCopy()
-			}
-		}
-	}
-	pickNamed(GroupIstio, "VirtualService", refs.VirtualServices, v.VirtualServices)
-	pickNamed(GroupIstio, "DestinationRule", refs.DestinationRules, v.DestinationRules)
-	pickNamed(GroupSMI, "TrafficSplit", refs.TrafficSplits, v.TrafficSplits)
-	pickNamed(GroupGateway, "HTTPRoute", refs.HTTPRoutes, v.HTTPRoutes)
-	for _, u := range s.byGroupKind("networking.k8s.io", "Ingress") {
-		if inNS(u) && refs.Ingresses[u.GetName()] {
-			ing := &networkingv1.Ingress{}
-			if err := convert(u, ing); err != nil {
-				return nil, err
-			}
-			v.Ingresses[ing.Name] = ing
-		}
-	}
-	for _, u := range s.byGroupKind(GroupArgo, "AnalysisRun") {
-		if inNS(u) && ownedBy(u.GetOwnerReferences(), "Rollout", ro.Name, string(ro.UID)) {
-			ar := &v1alpha1.AnalysisRun{}
-			if err := convert(u, ar); err != nil {
-				return nil, err
-			}
-			v.AnalysisRuns = append(v.AnalysisRuns, ar)
-		}
-	}
-	sort.SliceStable(v.AnalysisRuns, func(i, j int) bool {
-		return v.AnalysisRuns[i].CreationTimestamp.Before(&v.AnalysisRuns[j].CreationTimestamp)
-	})
-	for _, u := range s.byGroupKind("autoscaling", "HorizontalPodAutoscaler") {
-		if !inNS(u) {
-			continue
-		}
-		kind, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
-		name, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
-		if kind != "Rollout" || name != ro.Name {
-			continue
-		}
-		h := &autoscalingv2.HorizontalPodAutoscaler{}
-		if err := convert(u, h); err != nil {
-			return nil, err
-		}
-		v.HPAs = append(v.HPAs, h)
-	}
-	for _, u := range s.byGroupKind(GroupKEDA, "ScaledObject") {
-		kind, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
-		name, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
-		if inNS(u) && kind == "Rollout" && name == ro.Name {
-			v.ScaledObjects = append(v.ScaledObjects, u.DeepCopy())
-		}
-	}
-	for _, u := range s.byGroupKind("policy", "PodDisruptionBudget") {
-		if !inNS(u) {
-			continue
-		}
-		pdb := &policyv1.PodDisruptionBudget{}
-		if err := convert(u, pdb); err != nil {
-			return nil, err
-		}
-		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err != nil || ro.Spec.Template.Labels == nil || !sel.Matches(labels.Set(ro.Spec.Template.Labels)) {
-			continue
-		}
-		v.PDBs = append(v.PDBs, pdb)
-	}
-	for _, u := range s.byGroupKind("", "Node") {
-		if nodeNames[u.GetName()] {
-			n := &corev1.Node{}
-			if err := convert(u, n); err != nil {
-				return nil, err
-			}
-			v.Nodes[n.Name] = n
-		}
-	}
-	for _, u := range s.byGroupKind("coordination.k8s.io", "Lease") {
-		if u.GetNamespace() == corev1.NamespaceNodeLease && nodeNames[u.GetName()] {
-			l := &coordinationv1.Lease{}
-			if err := convert(u, l); err != nil {
-				return nil, err
-			}
-			v.NodeLeases[l.Name] = l
-		}
-	}
-	for _, u := range s.byGroupKind("", "Namespace") {
-		if u.GetName() == ns {
-			n := &corev1.Namespace{}
-			if err := convert(u, n); err != nil {
-				return nil, err
-			}
-			v.Namespace = n
-		}
-	}
-	for _, u := range s.byGroupKind("", "Event") {
-		if !inNS(u) {
-			continue
-		}
-		kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
-		name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
-		if kind != "Rollout" || name != ro.Name {
-			continue
-		}
-		e := &corev1.Event{}
-		if err := convert(u, e); err != nil {
-			return nil, err
-		}
-		v.Events = append(v.Events, e)
-	}
-	sort.SliceStable(v.Events, func(i, j int) bool { return EventTime(v.Events[i]).Before(EventTime(v.Events[j])) })
 	for _, u := range s.byGroupKind("apps", "Deployment") {
 		if IsControllerDeployment(u) {
-			d := &appsv1.Deployment{}
-			if err := convert(u, d); err != nil {
+			d, err := typedOf[appsv1.Deployment](s, u)
+			if err != nil {
 				return nil, err
 			}
 			v.Controllers = append(v.Controllers, d)
 		}
 	}
-	w, err := s.RolloutWorkload(ro)
-	if err != nil {
-		return nil, err
-	}
-	v.Workload = w
 	return v, nil
+}
+
+// autoscalers adds the HPAs and KEDA ScaledObjects whose scaleTargetRef is
+// the Rollout.
+func (s *Snapshot) autoscalers(v *View, inNS func(*unstructured.Unstructured) bool) error {
+	targets := func(u *unstructured.Unstructured) bool {
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
+		return inNS(u) && kind == "Rollout" && name == v.Rollout.Name
+	}
+	for _, u := range s.byGroupKind("autoscaling", "HorizontalPodAutoscaler") {
+		if !targets(u) {
+			continue
+		}
+		h, err := typedOf[autoscalingv2.HorizontalPodAutoscaler](s, u)
+		if err != nil {
+			return err
+		}
+		v.HPAs = append(v.HPAs, h)
+	}
+	for _, u := range s.byGroupKind(GroupKEDA, "ScaledObject") {
+		if targets(u) {
+			v.ScaledObjects = append(v.ScaledObjects, u)
+		}
+	}
+	return nil
 }
 
 // EventTime is the most recent time an event was seen.

@@ -60,6 +60,9 @@ type Workload struct {
 	PreviewReplicas *int32
 	// Rollout is set when Kind is Rollout.
 	Rollout *v1alpha1.Rollout
+	// Ref is the Deployment a Rollout's spec.workloadRef names, when the
+	// snapshot holds it (its template is Template).
+	Ref *appsv1.Deployment
 
 	ReplicaSets []*appsv1.ReplicaSet
 	Pods        []*corev1.Pod
@@ -199,11 +202,11 @@ func (s *Snapshot) RolloutWorkload(ro *v1alpha1.Rollout) (*Workload, error) {
 	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
 		for _, u := range s.byGroupKind("apps", "Deployment") {
 			if u.GetName() == ref.Name && (u.GetNamespace() == ro.Namespace || u.GetNamespace() == "") {
-				d := &appsv1.Deployment{}
-				if err := convert(u, d); err != nil {
+				d, err := typedOf[appsv1.Deployment](s, u)
+				if err != nil {
 					return nil, err
 				}
-				w.Template = d.Spec.Template
+				w.Ref, w.Template = d, d.Spec.Template
 			}
 		}
 	}
@@ -255,8 +258,14 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		w.ReplicaSets = append(w.ReplicaSets, rs)
 		rsNames[rs.Name] = true
 	}
+	// Oldest first; the name breaks ties within a second, so the order does
+	// not depend on the input's.
 	sort.SliceStable(w.ReplicaSets, func(i, j int) bool {
-		return w.ReplicaSets[i].CreationTimestamp.Before(&w.ReplicaSets[j].CreationTimestamp)
+		a, b := w.ReplicaSets[i], w.ReplicaSets[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
 	})
 	for _, u := range s.byGroupKind("", "Pod") {
 		if !inNS(u) {
