@@ -5,7 +5,6 @@
 package snapshot
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -93,6 +92,22 @@ type Snapshot struct {
 	// made lint quadratic in a namespace. Values are shared and read-only.
 	mu    sync.Mutex
 	typed map[*unstructured.Unstructured]interface{}
+
+	// now is the "now" of input without a header (see Now), computed once:
+	// per view it made lint quadratic in the Rollouts of one namespace.
+	nowOnce sync.Once
+	now     time.Time
+}
+
+// Now is the instant the analysis treats as "now": when the snapshot was
+// taken, or, for input without a header, the newest timestamp any object
+// carries, so that the same file always gives the same report.
+func (s *Snapshot) Now() time.Time {
+	if !s.Header.TakenAt.IsZero() {
+		return s.Header.TakenAt
+	}
+	s.nowOnce.Do(func() { s.now = latestTimestamp(s) })
+	return s.now
 }
 
 // typedOf converts u once per snapshot and returns the shared typed copy.
@@ -255,9 +270,12 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ending in "List" with items) and rolloutdoctor's header item. It returns the
 // objects with their sources and the header if one was present.
 func Decode(name string, r io.Reader) ([]Located, *Header, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, int64(maxInput)+1))
 	if err != nil {
 		return nil, nil, &ParseError{File: name, Err: err}
+	}
+	if len(data) > maxInput {
+		return nil, nil, &ParseError{File: name, Err: fmt.Errorf("input is larger than %d MiB: split it (a snapshot of one Rollout is a few MB)", maxInput>>20)}
 	}
 	var out []Located
 	var hdr *Header
@@ -265,10 +283,20 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 		if len(bytes.TrimSpace(stripComments(doc.body))) == 0 {
 			continue
 		}
-		obj := map[string]interface{}{}
+		if err := checkAliases(doc.body); err != nil {
+			return out, hdr, &ParseError{File: name, Line: doc.line, Err: err}
+		}
+		var v interface{}
 		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(doc.body), 4096)
-		if err := dec.Decode(&obj); err != nil {
+		if err := dec.Decode(&v); err != nil {
 			return out, hdr, &ParseError{File: name, Line: doc.line + yamlErrLine(err) - 1, Err: cleanYAMLErr(err)}
+		}
+		obj, ok := v.(map[string]interface{})
+		if !ok {
+			if v == nil {
+				continue
+			}
+			return out, hdr, &ParseError{File: name, Line: doc.line + leadingNoise(doc.body), Err: fmt.Errorf("the document is %s, not a Kubernetes object (a mapping with apiVersion and kind)", shapeOf(v))}
 		}
 		if len(obj) == 0 {
 			continue
@@ -360,28 +388,53 @@ type document struct {
 	line int // 1-based line where the document's content starts
 }
 
+// MaxInputBytes bounds one input (a file or stdin): everything is held in
+// memory, and no snapshot or rendered chart comes near it.
+const MaxInputBytes = 1 << 30
+
+// maxInput is MaxInputBytes; tests lower it.
+var maxInput = MaxInputBytes
+
 // splitDocuments splits a YAML stream on "---" lines, remembering where each
-// document starts so errors and lint findings can point at file:line.
+// document starts so errors and lint findings can point at file:line. Lines
+// have no length limit (a one-line JSON List of any size is one line).
 func splitDocuments(data []byte) []document {
 	var docs []document
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	var cur bytes.Buffer
-	start, n := 1, 0
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if strings.HasPrefix(line, "---") && strings.TrimSpace(strings.TrimLeft(line, "-")) == "" || line == "---" {
-			docs = append(docs, document{body: append([]byte(nil), cur.Bytes()...), line: start})
-			cur.Reset()
-			start = n + 1
-			continue
+	docStart, start, n := 0, 1, 0
+	for pos := 0; pos < len(data); {
+		end := bytes.IndexByte(data[pos:], '\n')
+		next := len(data)
+		if end >= 0 {
+			end += pos
+			next = end + 1
+		} else {
+			end = len(data)
 		}
-		cur.WriteString(line)
-		cur.WriteByte('\n')
+		n++
+		line := bytes.TrimSuffix(data[pos:end], []byte("\r"))
+		if bytes.HasPrefix(line, []byte("---")) && len(bytes.TrimSpace(bytes.TrimLeft(line, "-"))) == 0 {
+			docs = append(docs, document{body: data[docStart:pos], line: start})
+			docStart, start = next, n+1
+		}
+		pos = next
 	}
-	docs = append(docs, document{body: cur.Bytes(), line: start})
+	docs = append(docs, document{body: data[docStart:], line: start})
 	return docs
+}
+
+// shapeOf names a decoded YAML value's shape for an error message.
+func shapeOf(v interface{}) string {
+	switch v.(type) {
+	case []interface{}:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, int64, int:
+		return "a number"
+	}
+	return fmt.Sprintf("a %T", v)
 }
 
 // leadingNoise counts the blank and comment lines before a document's first

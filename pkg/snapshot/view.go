@@ -115,7 +115,7 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 	}
 	v := &View{
 		Header:          s.Header,
-		Now:             w.Now,
+		Now:             s.Now(),
 		Rollout:         ro.DeepCopy(),
 		WorkloadRef:     w.Ref,
 		ReplicaSets:     w.ReplicaSets,

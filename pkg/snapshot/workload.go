@@ -227,10 +227,7 @@ func (s *Snapshot) RolloutWorkload(ro *v1alpha1.Rollout) (*Workload, error) {
 // snapshot. named are Services the owner names explicitly.
 func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map[string]bool) error {
 	ns := w.Namespace
-	w.Now = s.Header.TakenAt
-	if w.Now.IsZero() {
-		w.Now = latestTimestamp(s)
-	}
+	w.Now = s.Now()
 	w.Gaps = s.Header.Gaps
 	w.Offline = s.Header.Offline
 	_, gap := s.HasGap("endpointslices.discovery.k8s.io")
