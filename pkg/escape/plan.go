@@ -172,6 +172,11 @@ func Build(in Input) (*Plan, error) {
 	}
 	ver := in.Controller.Assumed
 	base := model.FromView(v, ver)
+	if i := base.Index0(); i < 0 {
+		// The controller never writes a negative index, and from one the
+		// model cannot say where any action leads: refuse rather than guess.
+		return nil, fmt.Errorf("rollout %s/%s has status.currentStepIndex %d, which the controller never writes: no way out can be predicted from it (check who edited the status: kubectl get rollout %s -n %s --show-managed-fields -o yaml)", ro.Namespace, ro.Name, i, ro.Name, ro.Namespace)
+	}
 	p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,
 		ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
 	names := rsNames(v.ReplicaSets)
@@ -490,7 +495,7 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 		e.Phase = "Degraded"
 	case last.StableHash != "" && last.StableHash == last.CanaryHash && last.CanaryAvailable >= in.Replicas:
 		e.Phase = "Healthy"
-	case int(e.FinalIndex) < len(in.Steps) && in.Steps[e.FinalIndex].Pause != nil:
+	case e.FinalIndex >= 0 && int(e.FinalIndex) < len(in.Steps) && in.Steps[e.FinalIndex].Pause != nil:
 		e.Phase = "Paused"
 	default:
 		e.Phase = "Progressing"
