@@ -16,7 +16,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
@@ -105,137 +104,12 @@ var known = map[string]bool{
 // Run lints the located objects. Parse errors from loading are passed in and
 // reported; they do not stop the other files from being linted.
 func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Report {
-	ns := opt.Namespace
-	if ns == "" {
-		ns = "default"
-	}
 	rep := &Report{APIVersion: ReportAPIVersion, Kind: "LintReport", Controller: opt.Controller, Files: files,
 		Errors: errs, Findings: []Finding{}, Skipped: map[string]int{}}
-	var objs []*unstructured.Unstructured
-	where := map[string]snapshot.Source{}
-	for _, d := range docs {
-		u := d.Object
-		rep.Objects++
-		if !known[u.GetKind()] {
-			rep.Skipped[u.GetKind()]++
-			continue
-		}
-		if u.GetNamespace() == "" && u.GetKind() != "Namespace" {
-			u = u.DeepCopy()
-			u.SetNamespace(ns)
-		}
-		objs = append(objs, u)
-		if u.GetKind() == "Rollout" || u.GetKind() == "Deployment" {
-			where[u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName()] = d.Source
-		}
-	}
-	if len(rep.Skipped) == 0 {
-		rep.Skipped = nil
-	}
-	// One snapshot per namespace: a Rollout only ever refers to objects in
-	// its own namespace, and a View scans its snapshot, so a large input
-	// stays linear in size instead of quadratic.
-	byNS := map[string][]*unstructured.Unstructured{}
-	var nsOrder []string
-	for _, u := range objs {
-		if _, ok := byNS[u.GetNamespace()]; !ok {
-			nsOrder = append(nsOrder, u.GetNamespace())
-		}
-		byNS[u.GetNamespace()] = append(byNS[u.GetNamespace()], u)
-	}
-	type item struct {
-		ro   *v1alpha1.Rollout
-		snap *snapshot.Snapshot
-	}
-	type depItem struct {
-		d    *appsv1.Deployment
-		snap *snapshot.Snapshot
-	}
-	var rollouts []item
-	var deployments []depItem
-	for _, n := range nsOrder {
-		snap := snapshot.New(snapshot.Header{Offline: true}, byNS[n])
-		ros, err := snap.Rollouts()
-		if err != nil {
-			rep.Errors = append(rep.Errors, FileError{Message: err.Error()})
-			continue
-		}
-		refd := map[string]bool{}
-		for _, ro := range ros {
-			rollouts = append(rollouts, item{ro, snap})
-			if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
-				refd[ref.Name] = true // its template is checked as the Rollout's
-			}
-		}
-		for _, u := range byNS[n] {
-			if u.GetKind() != "Deployment" || refd[u.GetName()] || snapshot.IsControllerDeployment(u) {
-				continue
-			}
-			d := &appsv1.Deployment{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
-				src := where["Deployment/"+u.GetNamespace()+"/"+u.GetName()]
-				rep.Errors = append(rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
-				continue
-			}
-			deployments = append(deployments, depItem{d, snap})
-		}
-	}
-	for _, it := range rollouts {
-		ro := it.ro
-		rep.Rollouts++
-		src := where["Rollout/"+ro.Namespace+"/"+ro.Name]
-		v, err := it.snap.View(ro)
-		if err != nil {
-			rep.Errors = append(rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
-			continue
-		}
-		if ro.Spec.Strategy.Canary == nil {
-			// The Rollout rules model canary Rollouts; the pod checks apply to all.
-			pr := diagnose.RunPods(v.Workload, opt.Controller, diagnose.PodOptions{StaticOnly: true})
-			rep.add(pr.Findings, src, "Rollout", ro.ObjectMeta, opt.Config)
-			continue
-		}
-		byVersion := map[upstream.Version]map[string]diagnose.Severity{}
-		for _, ver := range upstream.Modeled {
-			// The pod checks read Kubernetes objects only: the same on every
-			// controller version, so they are run once, below.
-			r := diagnose.Run(v, model.ControllerVersion{Assumed: ver, Exact: true, Source: model.SourceFlag}, diagnose.Options{StaticOnly: true, NoPods: true})
-			m := map[string]diagnose.Severity{}
-			for _, f := range r.Findings {
-				if m[f.ID] < f.Severity {
-					m[f.ID] = f.Severity
-				}
-			}
-			byVersion[ver] = m
-		}
-		r := diagnose.Run(v, opt.Controller, diagnose.Options{StaticOnly: true})
-		for _, f := range r.Findings {
-			lf := Finding{Finding: f, File: src.File, Line: src.Line, Object: "Rollout " + ro.Namespace + "/" + ro.Name}
-			for _, ver := range upstream.Modeled {
-				if ver == opt.Controller.Assumed || f.PodCheck() {
-					continue
-				}
-				switch s, ok := byVersion[ver][f.ID]; {
-				case !ok:
-					lf.Versions = append(lf.Versions, string(ver)+": not raised")
-				case s != f.Severity:
-					lf.Versions = append(lf.Versions, string(ver)+": "+s.String())
-				}
-			}
-			rep.keep(lf, ro.ObjectMeta, opt.Config)
-		}
-	}
-	for _, it := range deployments {
-		d := it.d
-		rep.Deployments++
-		src := where["Deployment/"+d.Namespace+"/"+d.Name]
-		w, err := it.snap.DeploymentWorkload(d)
-		if err != nil {
-			rep.Errors = append(rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
-			continue
-		}
-		pr := diagnose.RunPods(w, model.ControllerVersion{}, diagnose.PodOptions{StaticOnly: true})
-		rep.add(pr.Findings, src, "Deployment", d.ObjectMeta, opt.Config)
+	l := &linter{rep: rep, opt: opt, where: map[string]snapshot.Source{}}
+	byNS, order := l.partition(docs)
+	for _, n := range order {
+		l.namespace(byNS[n])
 	}
 	byPlace := func(a, b Finding) bool {
 		if a.File != b.File {
@@ -249,6 +123,146 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return byPlace(rep.Findings[i], rep.Findings[j]) })
 	sort.SliceStable(rep.Suppressed, func(i, j int) bool { return byPlace(rep.Suppressed[i].Finding, rep.Suppressed[j].Finding) })
 	return rep
+}
+
+// linter is one lint run: the report it fills and where each workload was
+// read from.
+type linter struct {
+	rep   *Report
+	opt   Options
+	where map[string]snapshot.Source // "Kind/namespace/name" → file:line
+}
+
+// partition counts the objects, sets aside kinds no rule reads, gives
+// namespaced objects without one the default namespace, and groups the rest
+// by namespace (in input order): a Rollout only ever refers to objects in its
+// own namespace, so one snapshot per namespace keeps a large input linear.
+func (l *linter) partition(docs []snapshot.Located) (map[string][]*unstructured.Unstructured, []string) {
+	ns := l.opt.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	byNS := map[string][]*unstructured.Unstructured{}
+	var order []string
+	for _, d := range docs {
+		u := d.Object
+		l.rep.Objects++
+		if !known[u.GetKind()] {
+			l.rep.Skipped[u.GetKind()]++
+			continue
+		}
+		if u.GetNamespace() == "" && u.GetKind() != "Namespace" {
+			u = u.DeepCopy()
+			u.SetNamespace(ns)
+		}
+		if u.GetKind() == "Rollout" || u.GetKind() == "Deployment" {
+			l.where[u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName()] = d.Source
+		}
+		if _, ok := byNS[u.GetNamespace()]; !ok {
+			order = append(order, u.GetNamespace())
+		}
+		byNS[u.GetNamespace()] = append(byNS[u.GetNamespace()], u)
+	}
+	if len(l.rep.Skipped) == 0 {
+		l.rep.Skipped = nil
+	}
+	return byNS, order
+}
+
+// fail records an object that could not be linted, at its file:line.
+func (l *linter) fail(kind string, u *unstructured.Unstructured, err error) {
+	src := l.where[kind+"/"+u.GetNamespace()+"/"+u.GetName()]
+	l.rep.Errors = append(l.rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
+}
+
+// namespace lints the Rollouts and Deployments of one namespace. A Rollout
+// or Deployment that does not convert (a wrong field type) is reported at
+// its own file:line and the others are still linted.
+func (l *linter) namespace(objs []*unstructured.Unstructured) {
+	snap := snapshot.New(snapshot.Header{Offline: true}, objs)
+	var deployments []*unstructured.Unstructured
+	refd := map[string]bool{}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "Rollout":
+			ro, err := snapshot.TypedRollout(u)
+			if err != nil {
+				l.fail("Rollout", u, err)
+				continue
+			}
+			if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
+				refd[ref.Name] = true // its template is checked as the Rollout's
+			}
+			l.rollout(snap, ro)
+		case "Deployment":
+			deployments = append(deployments, u)
+		}
+	}
+	for _, u := range deployments {
+		if refd[u.GetName()] || snapshot.IsControllerDeployment(u) {
+			continue
+		}
+		d := &appsv1.Deployment{}
+		if err := snapshot.Convert(u, d); err != nil {
+			l.fail("Deployment", u, err)
+			continue
+		}
+		l.rep.Deployments++
+		w, err := snap.DeploymentWorkload(d)
+		if err != nil {
+			l.fail("Deployment", u, err)
+			continue
+		}
+		pr := diagnose.RunPods(w, model.ControllerVersion{}, diagnose.PodOptions{StaticOnly: true})
+		l.rep.add(pr.Findings, l.where["Deployment/"+d.Namespace+"/"+d.Name], "Deployment", d.ObjectMeta, l.opt.Config)
+	}
+}
+
+// rollout runs the static rules on one Rollout for the assumed controller
+// version, and notes where the other modeled versions would differ.
+func (l *linter) rollout(snap *snapshot.Snapshot, ro *v1alpha1.Rollout) {
+	l.rep.Rollouts++
+	src := l.where["Rollout/"+ro.Namespace+"/"+ro.Name]
+	v, err := snap.View(ro)
+	if err != nil {
+		l.rep.Errors = append(l.rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
+		return
+	}
+	if ro.Spec.Strategy.Canary == nil {
+		// The Rollout rules model canary Rollouts; the pod checks apply to all.
+		pr := diagnose.RunPods(v.Workload, l.opt.Controller, diagnose.PodOptions{StaticOnly: true})
+		l.rep.add(pr.Findings, src, "Rollout", ro.ObjectMeta, l.opt.Config)
+		return
+	}
+	byVersion := map[upstream.Version]map[string]diagnose.Severity{}
+	for _, ver := range upstream.Modeled {
+		// The pod checks read Kubernetes objects only: the same on every
+		// controller version, so they are run once, below.
+		r := diagnose.Run(v, model.ControllerVersion{Assumed: ver, Exact: true, Source: model.SourceFlag}, diagnose.Options{StaticOnly: true, NoPods: true})
+		m := map[string]diagnose.Severity{}
+		for _, f := range r.Findings {
+			if m[f.ID] < f.Severity {
+				m[f.ID] = f.Severity
+			}
+		}
+		byVersion[ver] = m
+	}
+	r := diagnose.Run(v, l.opt.Controller, diagnose.Options{StaticOnly: true})
+	for _, f := range r.Findings {
+		lf := Finding{Finding: f, File: src.File, Line: src.Line, Object: "Rollout " + ro.Namespace + "/" + ro.Name}
+		for _, ver := range upstream.Modeled {
+			if ver == l.opt.Controller.Assumed || f.PodCheck() {
+				continue
+			}
+			switch s, ok := byVersion[ver][f.ID]; {
+			case !ok:
+				lf.Versions = append(lf.Versions, string(ver)+": not raised")
+			case s != f.Severity:
+				lf.Versions = append(lf.Versions, string(ver)+": "+s.String())
+			}
+		}
+		l.rep.keep(lf, ro.ObjectMeta, l.opt.Config)
+	}
 }
 
 // add records findings on one object, located at src.

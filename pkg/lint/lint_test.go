@@ -91,8 +91,12 @@ func FuzzLint(f *testing.F) {
 	})
 }
 
-// corpus renders n Rollouts with a Service and an HPA each, as helm template would.
-func corpus(n int) []byte {
+// corpus renders n Rollouts with a Service and an HPA each, as helm template
+// would, spread over 200 namespaces.
+func corpus(n int) []byte { return corpusIn(n, 200) }
+
+// corpusIn renders the corpus over nss namespaces.
+func corpusIn(n, nss int) []byte {
 	var b bytes.Buffer
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, `---
@@ -124,7 +128,7 @@ metadata: {name: app-%[1]d, namespace: ns-%[2]d}
 spec:
   scaleTargetRef: {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app-%[1]d}
   maxReplicas: %[5]d
-`, i, i%200, 2+i%40, []int{50, 100}[i%2], 10+i%300)
+`, i, i%nss, 2+i%40, []int{50, 100}[i%2], 10+i%300)
 	}
 	return b.Bytes()
 }
@@ -133,7 +137,13 @@ spec:
 // Rollouts (30,000 manifests) in manifests per second: load, snapshot,
 // static rules for every modeled version, and the report.
 func BenchmarkLint(b *testing.B) {
-	data := corpus(10000)
+	b.Run("200-namespaces", func(b *testing.B) { benchLint(b, corpusIn(10000, 200)) })
+	// One namespace: every Rollout's view shares one snapshot, which made
+	// lint quadratic before the snapshot computed its "now" once.
+	b.Run("1-namespace", func(b *testing.B) { benchLint(b, corpusIn(10000, 1)) })
+}
+
+func benchLint(b *testing.B, data []byte) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	var r *Report
@@ -210,5 +220,25 @@ spec:
 	}
 	if got["Deployment shop/referenced RD301"] || r.Deployments != 1 {
 		t.Errorf("the workloadRef Deployment was linted on its own (deployments %d): %v", r.Deployments, got)
+	}
+}
+
+// A Rollout with a field of the wrong type, or a number that overflows its
+// field, is reported at its own file:line with the field's path; the other
+// Rollouts of its namespace are still linted.
+func TestWrongFieldTypes(t *testing.T) {
+	good := "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: good, namespace: ns1}\nspec:\n  replicas: 20\n  rollbackWindow: {revisions: 3}\n  strategy: {canary: {steps: [{setWeight: 5}, {setWeight: 100}]}}\n"
+	for bad, want := range map[string]string{
+		`"abc"`:      "Rollout ns1/bad: spec.replicas: string where int32 is needed",
+		"5000000000": "Rollout ns1/bad: spec.replicas: number 5000000000 where int32 is needed",
+	} {
+		in := good + "---\napiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: bad, namespace: ns1}\nspec:\n  replicas: " + bad + "\n"
+		r := lintString(t, in, Options{Controller: cv("v1.10.2")})
+		if len(r.Errors) != 1 || r.Errors[0].File != "-" || r.Errors[0].Line != 9 || r.Errors[0].Message != want {
+			t.Errorf("replicas %s: errors %+v, want -:9 %q", bad, r.Errors, want)
+		}
+		if r.Rollouts != 1 || len(r.Findings) == 0 || r.Findings[0].Object != "Rollout ns1/good" {
+			t.Errorf("replicas %s: the good Rollout was not linted: %d Rollouts, findings %+v", bad, r.Rollouts, r.Findings)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package snapshot
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,19 +51,14 @@ type View struct {
 	Workload *Workload
 }
 
-func convert(u *unstructured.Unstructured, into interface{}) error {
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
-		return fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
-	}
-	return nil
-}
+func convert(u *unstructured.Unstructured, into interface{}) error { return Convert(u, into) }
 
 // Rollouts returns the Rollouts in the snapshot.
 func (s *Snapshot) Rollouts() ([]*v1alpha1.Rollout, error) {
 	var out []*v1alpha1.Rollout
 	for _, u := range s.byGroupKind(GroupArgo, "Rollout") {
-		ro := &v1alpha1.Rollout{}
-		if err := convert(u, ro); err != nil {
+		ro, err := TypedRollout(u)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, ro)
@@ -252,4 +249,45 @@ func latestTimestamp(s *Snapshot) time.Time {
 		}
 	}
 	return t
+}
+
+// Convert turns an object into its typed form. When a field has the wrong
+// type, the error names the field's path and the type it needs (the
+// converter's own message, "unrecognized type: int32", names neither).
+func Convert(u *unstructured.Unstructured, into interface{}) error {
+	err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+	if err == nil {
+		return nil
+	}
+	if jerr := decodeJSON(u, into); jerr != nil {
+		err = jerr
+	}
+	return fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+}
+
+// decodeJSON decodes through JSON, whose errors name the field and which,
+// unlike the unstructured converter, refuses numbers that overflow their
+// field.
+func decodeJSON(u *unstructured.Unstructured, into interface{}) error {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(b, into)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: %s where %s is needed", te.Field, te.Value, te.Type)
+	}
+	return err
+}
+
+// TypedRollout converts one Rollout. Numbers the API server would reject
+// because they overflow their field (replicas 5000000000 in an int32) are an
+// error here too: the converter would wrap them silently.
+func TypedRollout(u *unstructured.Unstructured) (*v1alpha1.Rollout, error) {
+	ro := &v1alpha1.Rollout{}
+	if err := decodeJSON(u, ro); err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return ro, nil
 }
