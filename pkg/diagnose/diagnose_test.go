@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules/rulestest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
@@ -171,6 +173,16 @@ var rolloutCases = []rolloutCase{
 	{name: "abort delay 900 s", id: "RD208", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(900))},
 }
 
+// TestEveryRuleHasCases fails for a Rollout rule without a firing and a
+// quiet case in rolloutCases.
+func TestEveryRuleHasCases(t *testing.T) {
+	var cases []rulestest.Case
+	for _, c := range rolloutCases {
+		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
+	}
+	rulestest.Coverage(t, rules.AreaRollout, cases)
+}
+
 func TestRulesFireAndStayQuiet(t *testing.T) {
 	for _, c := range rolloutCases {
 		t.Run(c.id+"/"+c.name, func(t *testing.T) {
@@ -202,10 +214,12 @@ func TestRPTIsInfoBeforeV19(t *testing.T) {
 	}
 }
 
+// TestRegistryWellFormed checks both areas' rules. Every rule has a check:
+// rules.Register refuses prose without one, and sets the area it registers.
 func TestRegistryWellFormed(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range Rules() {
-		if r.ID == "" || r.Name == "" || r.Title == "" || r.Why == "" || r.Remedy == "" || r.check == nil || r.Severity == 0 {
+	for _, r := range rules.All() {
+		if r.ID == "" || r.Name == "" || r.Title == "" || r.Why == "" || r.Remedy == "" || r.Area == "" || r.Severity == 0 {
 			t.Errorf("rule %s is incomplete", r.ID)
 		}
 		if seen[r.ID] || seen[r.Name] {
