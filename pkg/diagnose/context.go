@@ -103,4 +103,5 @@ func nestedInt(obj map[string]interface{}, fields ...string) (int64, bool, error
 	return 0, false, nil
 }
 
+// ev is rules.Observed, short for the checks' many evidence lines.
 func ev(object, field string, value any) rules.Evidence { return rules.Observed(object, field, value) }

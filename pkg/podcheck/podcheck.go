@@ -22,8 +22,7 @@ import (
 type Context struct {
 	// W is the workload: template, pods, Services, EndpointSlices, nodes…
 	W *snapshot.Workload
-	// Version is the controller version whose code the findings cite (for
-	// a Deployment, any: the cited Rollout facts only explain the shape).
+	// Version is the controller version whose code a Rollout's findings cite.
 	Version upstream.Version
 	// Grace holds the grace calculator's inputs (--p99, --lb-interval, …).
 	Grace GraceInput
@@ -69,4 +68,5 @@ func Findings(ctx *Context, staticOnly bool) []rules.Finding {
 	return out
 }
 
+// ev is rules.Observed, short for the checks' many evidence lines.
 func ev(object, field string, value any) rules.Evidence { return rules.Observed(object, field, value) }
