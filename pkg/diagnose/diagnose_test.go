@@ -7,12 +7,28 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules/rulestest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
-// load returns the example's objects, letting a case edit the Rollout first.
+// example is the seed-incident snapshot (examples/incident-rollback-window.yaml)
+// as a case changes it before diagnosing.
+type example struct {
+	header *snapshot.Header
+	cv     model.ControllerVersion
+}
+
+// diagnoseExample diagnoses the example, letting a case edit the Rollout first.
 func diagnoseExample(t *testing.T, ver upstream.Version, edit func(ro *unstructured.Unstructured)) *Report {
+	t.Helper()
+	return diagnoseEdited(t, ver, edit, nil)
+}
+
+// diagnoseEdited diagnoses the example after edit (on the Rollout) and more
+// (on the header and the controller version).
+func diagnoseEdited(t *testing.T, ver upstream.Version, edit func(ro *unstructured.Unstructured), more func(*example)) *Report {
 	t.Helper()
 	f, err := os.Open("../../examples/incident-rollback-window.yaml")
 	if err != nil {
@@ -30,7 +46,11 @@ func diagnoseExample(t *testing.T, ver upstream.Version, edit func(ro *unstructu
 		}
 		objs = append(objs, l.Object)
 	}
-	s := snapshot.New(*hdr, objs)
+	ex := &example{header: hdr, cv: model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}}
+	if more != nil {
+		more(ex)
+	}
+	s := snapshot.New(*ex.header, objs)
 	ro, err := s.FindRollout("", "")
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +59,7 @@ func diagnoseExample(t *testing.T, ver upstream.Version, edit func(ro *unstructu
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Run(v, model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}, Options{})
+	return Run(v, ex.cv, Options{})
 }
 
 func has(r *Report, id string) bool {
@@ -59,49 +79,124 @@ func set(path []string, v interface{}) func(*unstructured.Unstructured) {
 	}
 }
 
-func TestRulesFireAndStayQuiet(t *testing.T) {
-	canary := []string{"spec", "strategy", "canary"}
-	p := func(extra ...string) []string { return append(append([]string{}, canary...), extra...) }
-	cases := []struct {
-		name  string
-		id    string
-		edit  func(*unstructured.Unstructured)
-		fires bool
-	}{
-		{"incident: final 100", "RD201", nil, true},
-		{"fixed steps", "RD201", set(p("steps"), []interface{}{map[string]interface{}{"setWeight": int64(5)}, map[string]interface{}{"pause": map[string]interface{}{"duration": "10s"}}}), false},
-		{"no rollbackWindow", "RD201", func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, "spec", "rollbackWindow") }, false},
-		{"fixed steps vs KEDA 360", "RD202", set(p("steps"), []interface{}{map[string]interface{}{"setWeight": int64(5)}}), true},
-		{"incident: over capacity", "RD101", nil, true},
-		{"incident: within window", "RD103", nil, true},
-		{"not aborted", "RD104", nil, false},
-		{"aborted", "RD104", set([]string{"status", "abort"}, true), true},
-		{"abort not acted on", "RD112", func(u *unstructured.Unstructured) {
-			set([]string{"status", "abort"}, true)(u)
-			unstructured.RemoveNestedField(u.Object, "spec", "rollbackWindow")
-		}, true},
-		{"abort acted on", "RD112", func(u *unstructured.Unstructured) {
-			set([]string{"status", "abort"}, true)(u)
-			set([]string{"status", "phase"}, "Degraded")(u)
-			unstructured.RemoveNestedField(u.Object, "spec", "rollbackWindow")
-		}, false},
-		{"abort within the window (cleared by the controller)", "RD112", set([]string{"status", "abort"}, true), false},
-		{"minPods 30 > replicas 20", "RD203", set(p("minPodsPerReplicaSet"), int64(30)), true},
-		{"minPods 2", "RD203", nil, false},
-		{"dss", "RD204", set(p("dynamicStableScale"), true), true},
-		{"abort delay 0", "RD205", set(p("abortScaleDownDelaySeconds"), int64(0)), true},
-		{"abort delay 30", "RD205", set(p("abortScaleDownDelaySeconds"), int64(30)), false},
-		{"rpt pods", "RD206", set(p("replicaProgressThreshold"), map[string]interface{}{"type": "Pods", "value": int64(2)}), true},
-		{"maxTrafficWeight with istio", "RD207", set(p("trafficRouting", "maxTrafficWeight"), int64(1000)), true},
-		{"paused", "RD106", set([]string{"spec", "paused"}, true), true},
-		{"router agrees", "RD107", nil, false},
-		{"router disagrees", "RD107", set([]string{"status", "canary", "weights", "canary", "weight"}, int64(5)), true},
+func remove(path ...string) func(*unstructured.Unstructured) {
+	return func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, path...) }
+}
+
+func both(edits ...func(*unstructured.Unstructured)) func(*unstructured.Unstructured) {
+	return func(u *unstructured.Unstructured) {
+		for _, e := range edits {
+			e(u)
+		}
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := diagnoseExample(t, "v1.8.2", c.edit)
+}
+
+// rolloutCase is one row of the Rollout rules' table: a state made from the
+// seed-incident example and whether rule id fires on it (with says, the
+// finding's exact message, when set).
+type rolloutCase struct {
+	name  string
+	id    string
+	edit  func(*unstructured.Unstructured) // on the Rollout
+	more  func(*example)                   // on the header or the controller version
+	fires bool
+	says  string
+}
+
+var canaryPath = []string{"spec", "strategy", "canary"}
+
+func canaryField(extra ...string) []string {
+	return append(append([]string{}, canaryPath...), extra...)
+}
+
+// progressing replaces the Progressing condition.
+func progressing(reason, message string) func(*unstructured.Unstructured) {
+	return set([]string{"status", "conditions"}, []interface{}{
+		map[string]interface{}{"type": "Progressing", "status": "False", "reason": reason, "message": message,
+			"lastTransitionTime": "2026-08-11T03:02:30Z", "lastUpdateTime": "2026-08-11T03:12:30Z"},
+	})
+}
+
+// rolloutCases is the Rollout rules' table: every rule of the area has a row
+// that fires and one that does not (TestEveryRuleHasCases).
+var rolloutCases = []rolloutCase{
+	{name: "incident: over capacity", id: "RD101", fires: true},
+	{name: "canary weight 5 on 2 pods", id: "RD101", edit: set([]string{"status", "canary", "weights", "canary", "weight"}, int64(5))},
+	{name: "incident: 100% already set", id: "RD102"},
+	{name: "weight 5 now, 100 on the next pass", id: "RD102", edit: set([]string{"status", "canary", "weights", "canary", "weight"}, int64(5)), fires: true},
+	{name: "incident: within window", id: "RD103", fires: true},
+	{name: "no rollbackWindow", id: "RD103", edit: remove("spec", "rollbackWindow")},
+	{name: "not aborted", id: "RD104"},
+	{name: "aborted", id: "RD104", edit: set([]string{"status", "abort"}, true), fires: true},
+	{name: "progressing", id: "RD105"},
+	{name: "progress deadline exceeded", id: "RD105", edit: progressing("ProgressDeadlineExceeded", `ReplicaSet "checkout-api-5f6c8d7b9a" has timed out progressing.`), fires: true,
+		says: `progress deadline exceeded since 2026-08-11T03:02:30Z: ReplicaSet "checkout-api-5f6c8d7b9a" has timed out progressing. (clears by itself when progress resumes)`},
+	{name: "paused", id: "RD106", edit: set([]string{"spec", "paused"}, true), fires: true},
+	{name: "not paused", id: "RD106"},
+	{name: "router agrees", id: "RD107"},
+	{name: "router disagrees", id: "RD107", edit: set([]string{"status", "canary", "weights", "canary", "weight"}, int64(5)), fires: true},
+	{name: "canary and stable Services: no subset gate", id: "RD108"},
+	{name: "Istio subset-only with the canary 2/20 available", id: "RD108", edit: both(remove(canaryField("canaryService")...), remove(canaryField("stableService")...)), fires: true,
+		says: `Istio subset-only mode: ReplicaSet checkout-api-5f6c8d7b9a is 2/20 available, so UpdateHash errors ("delaying destination rule switch") before the weight is written; the pass ends there`},
+	{name: "stable 20 available for 40 replicas at step 0", id: "RD108", fires: true,
+		edit: both(remove("spec", "rollbackWindow"), set([]string{"spec", "replicas"}, int64(40)), set([]string{"status", "currentStepIndex"}, int64(0))),
+		says: "stable checkout-api-6d8f7c9b5d has 20 available, fewer than the 40 that 100% of traffic needs: the weight change is skipped silently"},
+	{name: "version given exactly", id: "RD109"},
+	{name: "version assumed", id: "RD109", more: func(e *example) { e.cv = model.ControllerVersion{Assumed: "v1.8.2", Source: model.SourceUnknown} }, fires: true,
+		says: "controller version approximated as v1.8.2"},
+	{name: "everything read", id: "RD110"},
+	{name: "VirtualServices not readable", id: "RD110", more: func(e *example) {
+		e.header.Gaps = []snapshot.Gap{{Resource: "virtualservices.networking.istio.io", Namespace: "shop", Reason: snapshot.GapForbidden, Message: "virtualservices.networking.istio.io is forbidden"}}
+	}, fires: true, says: "could not read virtualservices.networking.istio.io in shop: Forbidden (virtualservices.networking.istio.io is forbidden)"},
+	{name: "generation observed", id: "RD111"},
+	{name: "generation 10 not yet observed", id: "RD111", edit: func(u *unstructured.Unstructured) { u.SetGeneration(10) }, fires: true,
+		says: "the controller last observed generation 9, the spec is at generation 10; its next pass resets the status (index → 3)"},
+	{name: "abort not acted on", id: "RD112", edit: both(set([]string{"status", "abort"}, true), remove("spec", "rollbackWindow")), fires: true},
+	{name: "abort acted on", id: "RD112", edit: both(set([]string{"status", "abort"}, true), set([]string{"status", "phase"}, "Degraded"), remove("spec", "rollbackWindow"))},
+	{name: "abort within the window (cleared by the controller)", id: "RD112", edit: set([]string{"status", "abort"}, true)},
+	{name: "incident: final 100", id: "RD201", fires: true},
+	{name: "fixed steps", id: "RD201", edit: set(canaryField("steps"), []interface{}{map[string]interface{}{"setWeight": int64(5)}, map[string]interface{}{"pause": map[string]interface{}{"duration": "10s"}}})},
+	{name: "no rollbackWindow", id: "RD201", edit: remove("spec", "rollbackWindow")},
+	{name: "fixed steps vs KEDA 360", id: "RD202", edit: set(canaryField("steps"), []interface{}{map[string]interface{}{"setWeight": int64(5)}}), fires: true},
+	{name: "incident: last rung 100 (RD201's)", id: "RD202"},
+	{name: "minPods 30 > replicas 20", id: "RD203", edit: set(canaryField("minPodsPerReplicaSet"), int64(30)), fires: true},
+	{name: "minPods 2", id: "RD203"},
+	{name: "dss", id: "RD204", edit: set(canaryField("dynamicStableScale"), true), fires: true},
+	{name: "no dss", id: "RD204"},
+	{name: "abort delay 0", id: "RD205", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(0)), fires: true},
+	{name: "abort delay 30", id: "RD205", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(30))},
+	{name: "rpt pods", id: "RD206", edit: set(canaryField("replicaProgressThreshold"), map[string]interface{}{"type": "Pods", "value": int64(2)}), fires: true},
+	{name: "rpt percent", id: "RD206", edit: set(canaryField("replicaProgressThreshold"), map[string]interface{}{"type": "Percent", "value": int64(90)})},
+	{name: "maxTrafficWeight with istio", id: "RD207", edit: set(canaryField("trafficRouting", "maxTrafficWeight"), int64(1000)), fires: true},
+	{name: "no maxTrafficWeight", id: "RD207"},
+	{name: "abort delay 1000 s", id: "RD208", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(1000)), fires: true},
+	{name: "abort delay 900 s", id: "RD208", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(900))},
+}
+
+// TestEveryRuleHasCases fails for a Rollout rule without a firing and a
+// quiet case in rolloutCases.
+func TestEveryRuleHasCases(t *testing.T) {
+	var cases []rulestest.Case
+	for _, c := range rolloutCases {
+		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
+	}
+	rulestest.Coverage(t, rules.AreaRollout, cases)
+}
+
+func TestRulesFireAndStayQuiet(t *testing.T) {
+	for _, c := range rolloutCases {
+		t.Run(c.id+"/"+c.name, func(t *testing.T) {
+			r := diagnoseEdited(t, "v1.8.2", c.edit, c.more)
 			if has(r, c.id) != c.fires {
 				t.Fatalf("%s fires=%v, want %v; findings: %+v", c.id, has(r, c.id), c.fires, r.Findings)
+			}
+			if c.says == "" {
+				return
+			}
+			for _, f := range r.Findings {
+				if f.ID == c.id && f.Message != c.says {
+					t.Errorf("%s says\n  %s\nwant\n  %s", c.id, f.Message, c.says)
+				}
 			}
 		})
 	}
@@ -119,10 +214,12 @@ func TestRPTIsInfoBeforeV19(t *testing.T) {
 	}
 }
 
+// TestRegistryWellFormed checks both areas' rules. Every rule has a check:
+// rules.Register refuses prose without one, and sets the area it registers.
 func TestRegistryWellFormed(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range Rules() {
-		if r.ID == "" || r.Name == "" || r.Title == "" || r.Why == "" || r.Remedy == "" || r.check == nil || r.Severity == 0 {
+	for _, r := range rules.All() {
+		if r.ID == "" || r.Name == "" || r.Title == "" || r.Why == "" || r.Remedy == "" || r.Area == "" || r.Severity == 0 {
 			t.Errorf("rule %s is incomplete", r.ID)
 		}
 		if seen[r.ID] || seen[r.Name] {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/podcheck"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
@@ -44,7 +45,7 @@ func FuzzDiagnoseFile(f *testing.F) {
 		snap := snapshot.New(h, objs)
 		// The pod checks, on whatever workload the input holds.
 		if w, err := snap.FindWorkload("", "", ""); err == nil {
-			_ = RunPods(w, model.ControllerVersion{}, PodOptions{Grace: GraceInput{P99: 40 * time.Second, LBInterval: 2 * time.Second, LBFall: 2, Margin: 30 * time.Second}}).Worst()
+			_ = podcheck.Run(w, model.ControllerVersion{}, podcheck.Options{Grace: podcheck.GraceInput{P99: 40 * time.Second, LBInterval: 2 * time.Second, LBFall: 2, Margin: 30 * time.Second}}).Worst()
 		}
 		rollouts, err := snap.Rollouts()
 		if err != nil {

@@ -7,12 +7,10 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/podcheck"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
-
-// ReportAPIVersion versions the JSON/YAML document; fields are only added
-// within a version.
-const ReportAPIVersion = "rolloutdoctor.io/v1alpha1"
 
 // Report is the result of diagnose: one document, rendered as human text,
 // JSON or YAML.
@@ -32,7 +30,7 @@ type Report struct {
 	State    State            `json:"state"`
 	Traffic  *Traffic         `json:"traffic,omitempty"`
 	Sets     []ReplicaSetView `json:"replicaSets"`
-	Findings []Finding        `json:"findings"`
+	Findings []rules.Finding  `json:"findings"`
 	Gaps     []snapshot.Gap   `json:"gaps,omitempty"`
 	Model    *model.Analysis  `json:"model,omitempty"`
 }
@@ -82,7 +80,7 @@ type Options struct {
 	// StaticOnly runs only the rules that need manifests alone (lint).
 	StaticOnly bool
 	// Pods holds the grace calculator's inputs for the pod checks.
-	Pods GraceInput
+	Pods podcheck.GraceInput
 	// NoPods skips the pod checks: scan reads no pods or Services, and a
 	// fleet view ranks Rollout state, not template hygiene.
 	NoPods bool
@@ -91,12 +89,12 @@ type Options struct {
 // Run diagnoses one Rollout view. It is pure: same view, same version, same report.
 func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	a := model.Analyze(v, cv.Assumed)
-	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout, W: v.Workload, Pods: opt.Pods}
+	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout}
 	rep := &Report{
-		APIVersion: ReportAPIVersion, Kind: "Diagnosis",
+		APIVersion: rules.ReportAPIVersion, Kind: "Diagnosis",
 		Namespace: v.Rollout.Namespace, Name: v.Rollout.Name,
 		TakenAt: v.Now, Source: opt.Source, Controller: cv,
-		Gaps: v.Header.Gaps, Model: &a, Findings: []Finding{},
+		Gaps: v.Header.Gaps, Model: &a,
 	}
 	if !cv.Known() || !cv.Exact {
 		rep.VersionDifferences = model.Differences(v, cv.Assumed)
@@ -106,31 +104,20 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	if a.Inputs.TrafficRouted {
 		rep.Traffic = traffic(v.Rollout, a)
 	}
-	for _, r := range Rules() {
-		if r.Scope == Live && (opt.StaticOnly || v.Header.Offline && r.ID == "RD110") {
-			continue
-		}
-		if r.Area == AreaPods && (ctx.W == nil || opt.NoPods) {
-			continue
-		}
-		rep.Findings = append(rep.Findings, r.check(ctx, r)...)
+	rep.Findings = checks.Run(ctx, func(r *rules.Rule) bool {
+		// An offline file has no record of what could not be read.
+		return r.Scope == rules.Live && (opt.StaticOnly || v.Header.Offline && r.ID == "RD110")
+	})
+	if v.Workload != nil && !opt.NoPods {
+		pods := &podcheck.Context{W: v.Workload, Version: cv.Assumed, Grace: opt.Pods}
+		rep.Findings = append(rep.Findings, podcheck.Findings(pods, opt.StaticOnly)...)
 	}
-	sortFindings(rep.Findings)
+	rules.Sort(rep.Findings)
 	return rep
 }
 
 // Worst is the highest severity among the findings (0 when none).
-func (r *Report) Worst() Severity { return worst(r.Findings) }
-
-func worst(fs []Finding) Severity {
-	var w Severity
-	for _, f := range fs {
-		if f.Severity > w {
-			w = f.Severity
-		}
-	}
-	return w
-}
+func (r *Report) Worst() rules.Severity { return rules.Worst(r.Findings) }
 
 func state(ro *v1alpha1.Rollout, a model.Analysis) State {
 	in := a.Inputs

@@ -20,7 +20,7 @@ import (
 // podsWorld is the good Deployment fixture of the pod checks as a cluster,
 // plus objects that must not end up in its snapshot.
 func podsWorld(t *testing.T) []runtime.Object {
-	f, err := os.Open("../diagnose/testdata/pods/deployment-good.yaml")
+	f, err := os.Open("../podcheck/testdata/pods/deployment-good.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

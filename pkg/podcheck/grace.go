@@ -1,9 +1,11 @@
-package diagnose
+package podcheck
 
 import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // GraceInput is what the grace-period calculator needs. Only P99 is truly
@@ -113,4 +115,12 @@ func lbText(in GraceInput) string {
 		return fmt.Sprintf("interval %s × fall %d", in.LBInterval, in.LBFall)
 	}
 	return "not given"
+}
+
+// GraceFor runs the calculator with the workload's Istio drain.
+func GraceFor(w *snapshot.Workload, in GraceInput) Grace {
+	if ok, _ := istioSidecar(w); ok {
+		in.IstioDrain, _ = istioDrain(w)
+	}
+	return CalcGrace(in)
 }

@@ -1,4 +1,4 @@
-package diagnose
+package podcheck
 
 import (
 	"os"
@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules/rulestest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
@@ -67,16 +69,16 @@ func overlay(t *testing.T, base, over string) *snapshot.Snapshot {
 	return snapshot.New(b.Header, objs)
 }
 
-func podFindings(t *testing.T, s *snapshot.Snapshot, g GraceInput) *PodReport {
+func podFindings(t *testing.T, s *snapshot.Snapshot, g GraceInput) *Report {
 	t.Helper()
 	w, err := s.FindWorkload(s.Header.TargetKind, s.Header.TargetNamespace, s.Header.TargetName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return RunPods(w, model.ControllerVersion{}, PodOptions{Grace: g})
+	return Run(w, model.ControllerVersion{}, Options{Grace: g})
 }
 
-func ids(fs []Finding) []string {
+func ids(fs []rules.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.ID+"/"+f.Severity.String())
@@ -84,7 +86,7 @@ func ids(fs []Finding) []string {
 	return out
 }
 
-func findingByID(fs []Finding, id string) *Finding {
+func findingByID(fs []rules.Finding, id string) *rules.Finding {
 	for i := range fs {
 		if fs[i].ID == id {
 			return &fs[i]
@@ -93,40 +95,54 @@ func findingByID(fs []Finding, id string) *Finding {
 	return nil
 }
 
+// podCase is one row of the pod rules' table: rule id stays quiet on the
+// good fixture base and fires on base with the overlay over (and grace), with
+// severity sev and a message containing says. Each row is so both a quiet
+// and a firing case of the rule.
+type podCase struct {
+	id, base, over string
+	grace          GraceInput
+	sev            rules.Severity
+	says           []string
+}
+
+var p99 = GraceInput{P99: 40 * time.Second, LBInterval: 2 * time.Second, LBFall: 2, Margin: 30 * time.Second}
+
+// podCases is the pod rules' table (TestEveryRuleHasCases keeps it complete).
+var podCases = []podCase{
+	{"RD301", "deployment-good.yaml", "RD301.yaml", GraceInput{}, rules.Warning, []string{"container app has no readiness probe", "502"}},
+	{"RD302", "deployment-good.yaml", "RD302.yaml", GraceInput{}, rules.Warning, []string{"http :8080/healthz", "restarts pods"}},
+	{"RD303", "deployment-good.yaml", "RD303.yaml", GraceInput{}, rules.Warning, []string{"behind Service web, Ingress web", "502s"}},
+	{"RD304", "deployment-good.yaml", "RD304.yaml", GraceInput{}, rules.Critical, []string{"preStop sleeps 30 s", "terminationGracePeriodSeconds is 30 s"}},
+	// Same template as the good fixture (grace 60, preStop 10) but with a
+	// measured p99 of 40 s: DRAIN_TIMEOUT 48 s; the recommended 5 s preStop
+	// would need 83 s, the current 10 s one needs 48 + 10 + 30 = 88 s.
+	{"RD304", "deployment-good.yaml", "", p99, rules.Warning, []string{"60 s is 28 s short of the 88 s", "the current preStop 10 s", "after the 10 s preStop the application has 50 s"}},
+	{"RD305", "deployment-good.yaml", "RD305.yaml", GraceInput{}, rules.Warning, []string{"drains for 1m30s", "terminationGracePeriodSeconds is 60 s"}},
+	{"RD306", "deployment-good.yaml", "RD306.yaml", GraceInput{}, rules.Critical, []string{"lacks elbv2.k8s.aws/pod-readiness-gate-inject=enabled", "~30 s", "IL-0188"}},
+	{"RD307", "deployment-good.yaml", "RD307.yaml", GraceInput{}, rules.Info, []string{"instance targets", "conntrack"}},
+	{"RD308", "deployment-good.yaml", "RD308.yaml", GraceInput{}, rules.Warning, []string{"NodePort with externalTrafficPolicy Cluster (default)"}},
+	{"RD309", "deployment-good.yaml", "RD309.yaml", GraceInput{}, rules.Critical, []string{"3 replicas and only 3 schedulable", "maxUnavailable 25% (default) resolves to 0"}},
+	{"RD310", "deployment-good.yaml", "RD310.yaml", GraceInput{}, rules.Warning, []string{"no PodDisruptionBudget selects the 3 pods"}},
+	{"RD311", "deployment-good.yaml", "RD311.yaml", GraceInput{}, rules.Warning, []string{"minAvailable 3 for 3 replicas"}},
+	{"RD321", "deployment-good.yaml", "RD321.yaml", GraceInput{}, rules.Warning, []string{"target-health.elbv2.k8s.aws/k8s-shop-web-0f1e2d3c4b", "stuck"}},
+	{"RD322", "deployment-good.yaml", "RD322.yaml", GraceInput{}, rules.Critical, []string{"node node-2 still reads Ready", "1m0s ago", "ready endpoints"}},
+	{"RD323", "deployment-good.yaml", "RD323.yaml", GraceInput{}, rules.Warning, []string{"1 Ready pod(s) are not ready endpoints"}},
+	{"RD324", "deployment-good.yaml", "RD324.yaml", GraceInput{}, rules.Critical, []string{"Service web has no ready endpoints"}},
+	{"RD325", "rollout-good.yaml", "RD325.yaml", GraceInput{}, rules.Critical, []string{"50% of traffic on 1 ready endpoint", "5.0×"}},
+	{"RD326", "deployment-good.yaml", "RD326.yaml", GraceInput{}, rules.Warning, []string{"1 pod is still Terminating up to 3m5s after", "1 still serving"}},
+}
+
+// cases is the table in the shape every area's reduces to.
+func (tc podCase) cases() []rulestest.Case {
+	return []rulestest.Case{{ID: tc.id, State: tc.base}, {ID: tc.id, State: tc.base + " + " + valueOr(tc.over, "--p99"), Fire: true}}
+}
+
 // TestPodChecks runs every pod check on a good fixture (it must not fire)
 // and on the fixture its RD*.yaml overlay breaks (it must fire, with the
 // severity and the words a person needs to see).
 func TestPodChecks(t *testing.T) {
-	p99 := GraceInput{P99: 40 * time.Second, LBInterval: 2 * time.Second, LBFall: 2, Margin: 30 * time.Second}
-	cases := []struct {
-		id, base, over string
-		grace          GraceInput
-		sev            Severity
-		says           []string
-	}{
-		{"RD301", "deployment-good.yaml", "RD301.yaml", GraceInput{}, Warning, []string{"container app has no readiness probe", "502"}},
-		{"RD302", "deployment-good.yaml", "RD302.yaml", GraceInput{}, Warning, []string{"http :8080/healthz", "restarts pods"}},
-		{"RD303", "deployment-good.yaml", "RD303.yaml", GraceInput{}, Warning, []string{"behind Service web, Ingress web", "502s"}},
-		{"RD304", "deployment-good.yaml", "RD304.yaml", GraceInput{}, Critical, []string{"preStop sleeps 30 s", "terminationGracePeriodSeconds is 30 s"}},
-		// Same template as the good fixture (grace 60, preStop 10) but with a
-		// measured p99 of 40 s: DRAIN_TIMEOUT 48 s; the recommended 5 s preStop
-		// would need 83 s, the current 10 s one needs 48 + 10 + 30 = 88 s.
-		{"RD304", "deployment-good.yaml", "", p99, Warning, []string{"60 s is 28 s short of the 88 s", "the current preStop 10 s", "after the 10 s preStop the application has 50 s"}},
-		{"RD305", "deployment-good.yaml", "RD305.yaml", GraceInput{}, Warning, []string{"drains for 1m30s", "terminationGracePeriodSeconds is 60 s"}},
-		{"RD306", "deployment-good.yaml", "RD306.yaml", GraceInput{}, Critical, []string{"lacks elbv2.k8s.aws/pod-readiness-gate-inject=enabled", "~30 s", "IL-0188"}},
-		{"RD307", "deployment-good.yaml", "RD307.yaml", GraceInput{}, Info, []string{"instance targets", "conntrack"}},
-		{"RD308", "deployment-good.yaml", "RD308.yaml", GraceInput{}, Warning, []string{"NodePort with externalTrafficPolicy Cluster (default)"}},
-		{"RD309", "deployment-good.yaml", "RD309.yaml", GraceInput{}, Critical, []string{"3 replicas and only 3 schedulable", "maxUnavailable 25% (default) resolves to 0"}},
-		{"RD310", "deployment-good.yaml", "RD310.yaml", GraceInput{}, Warning, []string{"no PodDisruptionBudget selects the 3 pods"}},
-		{"RD311", "deployment-good.yaml", "RD311.yaml", GraceInput{}, Warning, []string{"minAvailable 3 for 3 replicas"}},
-		{"RD321", "deployment-good.yaml", "RD321.yaml", GraceInput{}, Warning, []string{"target-health.elbv2.k8s.aws/k8s-shop-web-0f1e2d3c4b", "stuck"}},
-		{"RD322", "deployment-good.yaml", "RD322.yaml", GraceInput{}, Critical, []string{"node node-2 still reads Ready", "1m0s ago", "ready endpoints"}},
-		{"RD323", "deployment-good.yaml", "RD323.yaml", GraceInput{}, Warning, []string{"1 Ready pod(s) are not ready endpoints"}},
-		{"RD324", "deployment-good.yaml", "RD324.yaml", GraceInput{}, Critical, []string{"Service web has no ready endpoints"}},
-		{"RD325", "rollout-good.yaml", "RD325.yaml", GraceInput{}, Critical, []string{"50% of traffic on 1 ready endpoint", "5.0×"}},
-		{"RD326", "deployment-good.yaml", "RD326.yaml", GraceInput{}, Warning, []string{"1 pod is still Terminating up to 3m5s after", "1 still serving"}},
-	}
-	for _, tc := range cases {
+	for _, tc := range podCases {
 		t.Run(tc.id+"/"+strings.TrimSuffix(tc.over, ".yaml"), func(t *testing.T) {
 			good := podFindings(t, readFixture(t, tc.base), GraceInput{Margin: 30 * time.Second})
 			if f := findingByID(good.Findings, tc.id); f != nil {
@@ -165,10 +181,20 @@ func TestGoodFixturesAreClean(t *testing.T) {
 	}
 }
 
+// TestEveryRuleHasCases fails for a pod rule without a firing and a quiet
+// case in podCases.
+func TestEveryRuleHasCases(t *testing.T) {
+	var cases []rulestest.Case
+	for _, tc := range podCases {
+		cases = append(cases, tc.cases()...)
+	}
+	rulestest.Coverage(t, rules.AreaPods, cases)
+}
+
 // TestEveryPodRuleHasACase keeps the table complete as rules are added.
 func TestEveryPodRuleHasACase(t *testing.T) {
-	for _, r := range Rules() {
-		if r.Area != AreaPods {
+	for _, r := range rules.All() {
+		if r.Area != rules.AreaPods {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join("testdata", "pods", r.ID+".yaml")); err != nil {
@@ -295,7 +321,7 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := findingByID(RunPods(w, model.ControllerVersion{}, PodOptions{}).Findings, "RD309")
+		f := findingByID(Run(w, model.ControllerVersion{}, Options{}).Findings, "RD309")
 		if f == nil || !strings.Contains(f.Message, tc.says) || len(f.Cites) != 1 || string(f.Cites[0].Key) != tc.cite {
 			t.Errorf("preview %q: %+v", tc.preview, f)
 		}

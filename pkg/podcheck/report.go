@@ -1,4 +1,4 @@
-package diagnose
+package podcheck
 
 import (
 	"fmt"
@@ -9,14 +9,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
-// PodReport is the result of the pods command: the template's readiness
+// This file is the pods command's report: the template, each pod, each
+// Service, the grace arithmetic and the findings.
+
+// Report is the result of the pods command: the template's readiness
 // and termination settings, each pod against its node and endpoints, the
 // Services on the traffic path, the grace-period arithmetic, and findings.
-type PodReport struct {
+type Report struct {
 	APIVersion   string    `json:"apiVersion"`
 	Kind         string    `json:"kind"`
 	WorkloadKind string    `json:"workloadKind"`
@@ -25,15 +29,15 @@ type PodReport struct {
 	TakenAt      time.Time `json:"takenAt"`
 	Source       string    `json:"source"`
 
-	Template TemplateView   `json:"template"`
-	Pods     []PodRow       `json:"pods"`
-	Services []ServiceRow   `json:"services"`
-	Grace    Grace          `json:"grace"`
-	Findings []Finding      `json:"findings"`
-	Gaps     []snapshot.Gap `json:"gaps,omitempty"`
-	Replicas int32          `json:"replicas"`
-	Strategy string         `json:"strategy"`
-	Assumed  string         `json:"controllerAssumed,omitempty"`
+	Template TemplateView    `json:"template"`
+	Pods     []PodRow        `json:"pods"`
+	Services []ServiceRow    `json:"services"`
+	Grace    Grace           `json:"grace"`
+	Findings []rules.Finding `json:"findings"`
+	Gaps     []snapshot.Gap  `json:"gaps,omitempty"`
+	Replicas int32           `json:"replicas"`
+	Strategy string          `json:"strategy"`
+	Assumed  string          `json:"controllerAssumed,omitempty"`
 }
 
 // TemplateView summarises what the pod template says about readiness and
@@ -85,22 +89,25 @@ type ServiceRow struct {
 	Ingresses     []string `json:"ingresses,omitempty"`
 }
 
-// PodOptions tune a pods run.
-type PodOptions struct {
-	Source     string
+// Options tune a pods run.
+type Options struct {
+	// Source describes where the snapshot came from, for the header.
+	Source string
+	// StaticOnly runs only the checks that need manifests alone (lint).
 	StaticOnly bool
-	Grace      GraceInput
+	// Grace holds the grace calculator's inputs (--p99, --lb-interval, …).
+	Grace GraceInput
 }
 
-// RunPods checks one workload's pods. For a Rollout, cv picks the versioned
+// Run checks one workload's pods. For a Rollout, cv picks the versioned
 // citations; pass the zero value for a Deployment.
-func RunPods(w *snapshot.Workload, cv model.ControllerVersion, opt PodOptions) *PodReport {
+func Run(w *snapshot.Workload, cv model.ControllerVersion, opt Options) *Report {
 	if cv.Assumed == "" {
 		cv.Assumed = upstream.Newest()
 	}
-	ctx := &Context{Version: cv, W: w, Pods: opt.Grace, ro: w.Rollout}
-	rep := &PodReport{APIVersion: ReportAPIVersion, Kind: "PodCheck", WorkloadKind: w.Kind, Namespace: w.Namespace, Name: w.Name,
-		TakenAt: w.Now, Source: opt.Source, Gaps: w.Gaps, Findings: []Finding{}, Replicas: w.Replicas, Strategy: w.Strategy}
+	ctx := &Context{W: w, Version: cv.Assumed, Grace: opt.Grace}
+	rep := &Report{APIVersion: rules.ReportAPIVersion, Kind: "PodCheck", WorkloadKind: w.Kind, Namespace: w.Namespace, Name: w.Name,
+		TakenAt: w.Now, Source: opt.Source, Gaps: w.Gaps, Findings: []rules.Finding{}, Replicas: w.Replicas, Strategy: w.Strategy}
 	if w.Kind == snapshot.KindRollout {
 		rep.Assumed = string(cv.Assumed)
 	}
@@ -108,34 +115,12 @@ func RunPods(w *snapshot.Workload, cv model.ControllerVersion, opt PodOptions) *
 	rep.Pods = podRows(w)
 	rep.Services = serviceRows(w)
 	rep.Grace = GraceFor(w, opt.Grace)
-	rep.Findings = runArea(ctx, AreaPods, opt.StaticOnly)
+	rep.Findings = Findings(ctx, opt.StaticOnly)
 	return rep
 }
 
-// runArea runs one area's rules, worst first.
-func runArea(ctx *Context, area Area, staticOnly bool) []Finding {
-	out := []Finding{}
-	for _, r := range Rules() {
-		if r.Area != area || r.Scope == Live && staticOnly {
-			continue
-		}
-		out = append(out, r.check(ctx, r)...)
-	}
-	sortFindings(out)
-	return out
-}
-
-func sortFindings(fs []Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		if fs[i].Severity != fs[j].Severity {
-			return fs[i].Severity > fs[j].Severity
-		}
-		return fs[i].ID < fs[j].ID
-	})
-}
-
 // Worst is the highest severity among the findings (0 when none).
-func (r *PodReport) Worst() Severity { return worst(r.Findings) }
+func (r *Report) Worst() rules.Severity { return rules.Worst(r.Findings) }
 
 func probeText(c *corev1.Container, p *corev1.Probe) string {
 	if p == nil {

@@ -1,0 +1,310 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// The live Rollout checks, RD101–RD112: they read the Rollout's status, its
+// ReplicaSets and the model's next pass.
+
+func checkCanaryOverCapacity(c *Context, r *rules.Rule) []rules.Finding {
+	in := c.Analysis.Inputs
+	if !in.TrafficRouted || in.Weights == nil || in.Weights.Canary.Weight == 0 {
+		return nil
+	}
+	w := in.Weights.Canary.Weight
+	var canary *model.RS
+	for _, r := range in.All {
+		if r.Hash == in.Weights.Canary.PodTemplateHash {
+			canary = r
+		}
+	}
+	if canary == nil || (in.Stable != nil && canary.Hash == in.Stable.Hash) {
+		return nil
+	}
+	need := model.WeightToReplicas(in.Replicas, w, in.MaxWeight)
+	if canary.Available >= need {
+		return nil
+	}
+	f := r.NewFinding(fmt.Sprintf("%s of traffic on %d of %d pods: canary %s has %d available, the weight needs %d",
+		pct(w*100/in.MaxWeight), canary.Available, in.Replicas, canary.Name, canary.Available, need))
+	f.Evidence = []rules.Evidence{
+		ev(c.obj(), "status.canary.weights.canary.weight", w),
+		ev("ReplicaSet "+canary.Name, "status.availableReplicas", canary.Available),
+		ev(c.obj(), "spec.replicas", in.Replicas),
+	}
+	f.Cites = c.cites("tr.stable-check-call", "sv.partial-availability")
+	return []rules.Finding{f}
+}
+
+func checkCanaryOverCapacityNext(c *Context, r *rules.Rule) []rules.Finding {
+	e := c.Analysis.Exposure
+	if e == nil {
+		return nil
+	}
+	in := c.Analysis.Inputs
+	if in.Weights != nil && in.Weights.Canary.Weight == e.Weight && e.When == "on the next pass" {
+		return nil // RD101 already reports it as current
+	}
+	name := ""
+	if in.New != nil {
+		name = in.New.Name
+	}
+	f := r.NewFinding(fmt.Sprintf("%s of traffic will go to %d of %d pods %s (canary %s; %d needed)", pct(e.Weight*100/in.MaxWeight), e.CanaryAvailable, e.Replicas, e.When, name, e.PodsNeeded))
+	f.Evidence = []rules.Evidence{
+		ev(c.obj(), "status.currentStepIndex", fmt.Sprintf("%d → %d of %d steps", in.Index0(), e.Pass.Index, len(in.Steps))),
+		ev(c.obj(), "predicted weight ("+string(e.Pass.Decision.Branch)+")", e.Weight),
+	}
+	if in.New != nil {
+		f.Evidence = append(f.Evidence, ev("ReplicaSet "+in.New.Name, "status.availableReplicas", in.New.Available))
+	}
+	f.Cites = e.Pass.Decision.Cites
+	return []rules.Finding{f}
+}
+
+func checkWindow(c *Context, r *rules.Rule) []rules.Finding {
+	w := c.Analysis.Window
+	if !w.WithinWindow {
+		return nil
+	}
+	f := r.NewFinding("rollback within rollbackWindow: " + w.Why + "; steps and analysis are skipped")
+	in := c.Analysis.Inputs
+	f.Evidence = []rules.Evidence{
+		ev(c.obj(), "spec.rollbackWindow.revisions", w.Revisions),
+		ev("ReplicaSet "+in.New.Name, "metadata.creationTimestamp", in.New.Created.UTC().Format(time.RFC3339)),
+		ev("ReplicaSet "+in.Stable.Name, "metadata.creationTimestamp", in.Stable.Created.UTC().Format(time.RFC3339)),
+	}
+	f.Cites = c.cites("sy.within-window-created-before", "sy.within-window-compare", "rc.every-pass-window", "an.cancel-on-window")
+	return []rules.Finding{f}
+}
+
+func condition(ro *v1alpha1.Rollout, t v1alpha1.RolloutConditionType) *v1alpha1.RolloutCondition {
+	for i := range ro.Status.Conditions {
+		if ro.Status.Conditions[i].Type == t {
+			return &ro.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
+	if !c.ro.Status.Abort {
+		return nil
+	}
+	msg := "aborted: traffic is back on stable and the index is held at 0; it will not recover by itself"
+	if c.Analysis.Window.WithinWindow {
+		msg = "aborted during a rollback within rollbackWindow: the controller clears this abort on its next pass and the rollback resumes"
+	}
+	f := r.NewFinding(msg)
+	f.Evidence = []rules.Evidence{ev(c.obj(), "status.abort", true)}
+	if m := c.ro.Status.Message; m != "" {
+		f.Evidence = append(f.Evidence, ev(c.obj(), "status.message", m))
+	}
+	if at := c.ro.Status.AbortedAt; at != nil {
+		f.Evidence = append(f.Evidence, ev(c.obj(), "status.abortedAt", at.UTC().Format(time.RFC3339)))
+	}
+	f.Cites = c.cites("tr.branch-aborted", "rc.abort-idx", "ct.fully-promoted-remove-abort")
+	if c.Analysis.Window.WithinWindow {
+		f.Cites = append(f.Cites, c.cites("rc.every-pass-remove-abort")...)
+	}
+	return []rules.Finding{f}
+}
+
+func checkProgressDeadline(c *Context, r *rules.Rule) []rules.Finding {
+	cond := condition(c.ro, v1alpha1.RolloutProgressing)
+	if cond == nil || cond.Reason != "ProgressDeadlineExceeded" {
+		return nil
+	}
+	f := r.NewFinding("progress deadline exceeded since " + cond.LastTransitionTime.UTC().Format(time.RFC3339) + ": " + cond.Message + " (clears by itself when progress resumes)")
+	f.Evidence = []rules.Evidence{ev(c.obj(), "status.conditions[Progressing].reason", cond.Reason)}
+	f.Cites = c.cites("co.timed-out-reason")
+	return []rules.Finding{f}
+}
+
+func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
+	st := c.ro.Status
+	if !c.ro.Spec.Paused && len(st.PauseConditions) == 0 && !st.ControllerPause {
+		return nil
+	}
+	var parts []string
+	var evs []rules.Evidence
+	if c.ro.Spec.Paused {
+		parts = append(parts, "spec.paused is true (manual pause)")
+		evs = append(evs, ev(c.obj(), "spec.paused", true))
+	}
+	for _, pc := range st.PauseConditions {
+		s := fmt.Sprintf("%s since %s (%s ago)", pc.Reason, pc.StartTime.UTC().Format(time.RFC3339), c.View.Now.Sub(pc.StartTime.Time).Round(time.Second))
+		if pc.Reason == v1alpha1.PauseReasonCanaryPauseStep {
+			idx := c.Analysis.Inputs.Index0()
+			steps := c.Analysis.Inputs.Steps
+			if int(idx) < len(steps) && steps[idx].Pause != nil {
+				if d := steps[idx].Pause.DurationSeconds(); d > 0 {
+					end := pc.StartTime.Add(time.Duration(d) * time.Second)
+					s += fmt.Sprintf(", ends %s", end.UTC().Format(time.RFC3339))
+				} else {
+					s += ", indefinite: needs promote"
+				}
+			}
+		}
+		parts = append(parts, s)
+		evs = append(evs, ev(c.obj(), "status.pauseConditions", pc.Reason))
+	}
+	if st.ControllerPause {
+		parts = append(parts, "paused by the controller (controllerPause)")
+		evs = append(evs, ev(c.obj(), "status.controllerPause", true))
+	}
+	f := r.NewFinding("paused: " + strings.Join(parts, "; "))
+	f.Evidence = evs
+	return []rules.Finding{f}
+}
+
+// routerWeights reads the canary and stable weights the VirtualService routes
+// enforce, for the destinations the Rollout names.
+func routerWeights(c *Context) (canary, stable int64, where string, ok bool) {
+	tr := c.canary().TrafficRouting
+	if tr == nil || tr.Istio == nil {
+		return 0, 0, "", false
+	}
+	hosts := map[string]string{}
+	if cs := c.canary().CanaryService; cs != "" {
+		hosts[cs] = "canary"
+	}
+	if ss := c.canary().StableService; ss != "" {
+		hosts[ss] = "stable"
+	}
+	subsets := map[string]string{}
+	if dr := tr.Istio.DestinationRule; dr != nil {
+		subsets[dr.CanarySubsetName] = "canary"
+		subsets[dr.StableSubsetName] = "stable"
+	}
+	for name, vs := range c.View.VirtualServices {
+		routes, _, _ := unstructured.NestedSlice(vs.Object, "spec", "http")
+		for _, rt := range routes {
+			rm, _ := rt.(map[string]interface{})
+			dests, _ := rm["route"].([]interface{})
+			found := false
+			for _, d := range dests {
+				dm, _ := d.(map[string]interface{})
+				dest, _ := dm["destination"].(map[string]interface{})
+				host, _ := dest["host"].(string)
+				subset, _ := dest["subset"].(string)
+				role := hosts[strings.Split(host, ".")[0]]
+				if subset != "" && len(subsets) > 0 {
+					role = subsets[subset]
+				}
+				w, _, _ := nestedInt(dm, "weight")
+				switch role {
+				case "canary":
+					canary, found = w, true
+				case "stable":
+					stable, found = w, true
+				}
+			}
+			if found {
+				return canary, stable, "VirtualService " + name, true
+			}
+		}
+	}
+	return 0, 0, "", false
+}
+
+func checkRouterMismatch(c *Context, r *rules.Rule) []rules.Finding {
+	if !c.trafficRouted() || c.ro.Status.Canary.Weights == nil {
+		return nil
+	}
+	cw, sw, where, ok := routerWeights(c)
+	if !ok {
+		return nil
+	}
+	st := c.ro.Status.Canary.Weights
+	if int64(st.Canary.Weight) == cw && int64(st.Stable.Weight) == sw {
+		return nil
+	}
+	f := r.NewFinding(fmt.Sprintf("%s sends canary %d%% / stable %d%%, the Rollout status says canary %d%% / stable %d%%", where, cw, sw, st.Canary.Weight, st.Stable.Weight))
+	f.Evidence = []rules.Evidence{ev(where, "spec.http[].route[].weight", fmt.Sprintf("%d/%d", cw, sw)), ev(c.obj(), "status.canary.weights", fmt.Sprintf("%d/%d", st.Canary.Weight, st.Stable.Weight))}
+	f.Cites = c.cites("tr.set-weight-call")
+	return []rules.Finding{f}
+}
+
+func checkGates(c *Context, r *rules.Rule) []rules.Finding {
+	var out []rules.Finding
+	for _, g := range c.Analysis.Next.Gates {
+		if !g.Holds {
+			continue
+		}
+		f := r.NewFinding(g.Why)
+		f.Evidence = []rules.Evidence{ev(c.obj(), "predicted weight", fmt.Sprintf("%d (held at %d)", c.Analysis.Next.Decision.Weight, c.Analysis.Next.Weight))}
+		f.Cites = g.Cites
+		if g.Effect == model.EffectReconcileError {
+			f.Severity = rules.Critical
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func checkVersion(c *Context, r *rules.Rule) []rules.Finding {
+	if c.Version.Known() && c.Version.Exact {
+		return nil
+	}
+	msg := c.Version.Note
+	if msg == "" {
+		msg = "controller version approximated as " + string(c.Version.Assumed)
+	}
+	f := r.NewFinding(msg)
+	if !c.Version.Known() {
+		f.Severity = rules.Warning
+	}
+	if c.Version.Detected != "" {
+		f.Evidence = []rules.Evidence{ev("Deployment "+c.Version.From, "image tag", c.Version.Detected)}
+	}
+	return []rules.Finding{f}
+}
+
+func checkGaps(c *Context, r *rules.Rule) []rules.Finding {
+	var out []rules.Finding
+	for _, g := range c.View.Header.Gaps {
+		f := r.NewFinding("could not read " + g.String())
+		if g.Reason == "NotInstalled" {
+			f.Severity = rules.Info
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func checkUnobserved(c *Context, r *rules.Rule) []rules.Finding {
+	if !c.Analysis.Inputs.Unobserved {
+		return nil
+	}
+	f := r.NewFinding(fmt.Sprintf("the controller last observed generation %s, the spec is at generation %d; its next pass resets the status (index → %d)", c.ro.Status.ObservedGeneration, c.ro.Generation, c.Analysis.Next.NextIndex))
+	f.Cites = c.Analysis.Next.IndexCites
+	return []rules.Finding{f}
+}
+
+func checkAbortNotActedOn(c *Context, r *rules.Rule) []rules.Finding {
+	st := c.ro.Status
+	if !st.Abort || st.Phase == v1alpha1.RolloutPhaseDegraded || c.Analysis.Window.WithinWindow {
+		return nil
+	}
+	if cond := condition(c.ro, v1alpha1.RolloutProgressing); cond != nil && cond.Reason == "RolloutAborted" {
+		return nil
+	}
+	msg := fmt.Sprintf("status.abort is true but the phase is %s, not Degraded: the controller has not acted on the abort yet", st.Phase)
+	if !upstream.At("ct.write-back-informer", c.Version.Assumed).Absent {
+		msg += fmt.Sprintf("; on %s it can miss an abort that lands while it writes back its own copy of the Rollout, until the next change to the Rollout", c.Version.Assumed)
+	}
+	f := r.NewFinding(msg)
+	f.Evidence = []rules.Evidence{ev(c.obj(), "status.abort", true), ev(c.obj(), "status.phase", st.Phase)}
+	f.Cites = c.cites("ct.write-back-informer", "tr.branch-aborted")
+	return []rules.Finding{f}
+}

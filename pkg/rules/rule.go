@@ -1,0 +1,63 @@
+// Package rules is the vocabulary every check shares — severities, findings,
+// evidence — and the one registry of rules. Each area (the Rollout checks in
+// pkg/diagnose, the pod checks in pkg/podcheck) registers its rules' prose,
+// an embedded rules.yaml, together with its check functions keyed by rule ID;
+// explain, docs/rules.md, lint's SARIF rule list and every finding's
+// remediation read the same registry.
+package rules
+
+import (
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// Scope says what a rule needs to run.
+type Scope string
+
+// Scopes.
+const (
+	// Live rules need the Rollout's status and its ReplicaSets, or running pods.
+	Live Scope = "live"
+	// Static rules need only manifests; lint runs them too.
+	Static Scope = "static"
+)
+
+// Area says what a rule looks at, and so which package checks it.
+type Area string
+
+// Areas.
+const (
+	// AreaRollout rules read the Rollout's steps, status and ReplicaSets
+	// (pkg/diagnose).
+	AreaRollout Area = "rollout"
+	// AreaPods rules read the pod template, pods and traffic path; they run
+	// for Deployments too, through the pods command (pkg/podcheck).
+	AreaPods Area = "pods"
+)
+
+// Rule is one check's metadata, read from its area's rules.yaml. IDs and
+// names are permanent: they are what users suppress and search for, so a rule
+// may be reworded but never renumbered.
+type Rule struct {
+	ID       string   `json:"id"`
+	Name     string   `json:"name"` // short kebab-case name, also permanent
+	Title    string   `json:"title"`
+	Severity Severity `json:"severity"` // the usual severity; a finding may lower or raise it
+	Scope    Scope    `json:"scope"`
+	// Area is set by the registering package, not by rules.yaml.
+	Area Area `json:"-"`
+	// Why is the long explanation (markdown), what to do in Remedy.
+	Why    string `json:"why"`
+	Remedy string `json:"remedy"`
+	// Escape names the way out that applies when this fires during an incident.
+	Escape string `json:"escape,omitempty"`
+	// Facts are the controller facts the rule rests on, cited per version by explain.
+	Facts []upstream.Key `json:"facts,omitempty"`
+	// Sources are the incidents and documents the rule comes from.
+	Sources []string `json:"sources,omitempty"`
+}
+
+// NewFinding is a finding of this rule with its usual severity, remediation
+// and escape; the check adds evidence and citations.
+func (r *Rule) NewFinding(msg string) Finding {
+	return Finding{ID: r.ID, Name: r.Name, Severity: r.Severity, Message: msg, Remediation: r.Remedy, Escape: r.Escape}
+}
