@@ -97,6 +97,9 @@ type Snapshot struct {
 	// per view it made lint quadratic in the Rollouts of one namespace.
 	nowOnce sync.Once
 	now     time.Time
+
+	idxOnce sync.Once
+	index   *index
 }
 
 // Now is the instant the analysis treats as "now": when the snapshot was

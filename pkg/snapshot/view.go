@@ -119,53 +119,32 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 		VirtualServices: map[string]*unstructured.Unstructured{},
 		Workload:        w,
 	}
-	ns := ro.Namespace
-	inNS := func(u *unstructured.Unstructured) bool { return u.GetNamespace() == ns || u.GetNamespace() == "" }
-	named := ReferencedNames(ro).VirtualServices
-	for _, u := range s.byGroupKind(GroupIstio, "VirtualService") {
-		if inNS(u) && named[u.GetName()] {
-			v.VirtualServices[u.GetName()] = u
+	ix := s.idx()
+	for name := range ReferencedNames(ro).VirtualServices {
+		if u := ix.named(GroupIstio, "VirtualService", ro.Namespace, name); u != nil {
+			v.VirtualServices[name] = u
 		}
 	}
-	if err := s.autoscalers(v, inNS); err != nil {
-		return nil, err
-	}
-	for _, u := range s.byGroupKind("apps", "Deployment") {
-		if IsControllerDeployment(u) {
-			d, err := typedOf[appsv1.Deployment](s, u)
+	for _, u := range in(ix.scalers, ro.Namespace, "Rollout/"+ro.Name) {
+		switch u.GetKind() {
+		case "HorizontalPodAutoscaler":
+			h, err := typedOf[autoscalingv2.HorizontalPodAutoscaler](s, u)
 			if err != nil {
 				return nil, err
 			}
-			v.Controllers = append(v.Controllers, d)
-		}
-	}
-	return v, nil
-}
-
-// autoscalers adds the HPAs and KEDA ScaledObjects whose scaleTargetRef is
-// the Rollout.
-func (s *Snapshot) autoscalers(v *View, inNS func(*unstructured.Unstructured) bool) error {
-	targets := func(u *unstructured.Unstructured) bool {
-		kind, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
-		name, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
-		return inNS(u) && kind == "Rollout" && name == v.Rollout.Name
-	}
-	for _, u := range s.byGroupKind("autoscaling", "HorizontalPodAutoscaler") {
-		if !targets(u) {
-			continue
-		}
-		h, err := typedOf[autoscalingv2.HorizontalPodAutoscaler](s, u)
-		if err != nil {
-			return err
-		}
-		v.HPAs = append(v.HPAs, h)
-	}
-	for _, u := range s.byGroupKind(GroupKEDA, "ScaledObject") {
-		if targets(u) {
+			v.HPAs = append(v.HPAs, h)
+		case "ScaledObject":
 			v.ScaledObjects = append(v.ScaledObjects, u)
 		}
 	}
-	return nil
+	for _, u := range ix.controllers {
+		d, err := typedOf[appsv1.Deployment](s, u)
+		if err != nil {
+			return nil, err
+		}
+		v.Controllers = append(v.Controllers, d)
+	}
+	return v, nil
 }
 
 // EventTime is the most recent time an event was seen.

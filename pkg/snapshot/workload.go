@@ -200,14 +200,12 @@ func (s *Snapshot) RolloutWorkload(ro *v1alpha1.Rollout) (*Workload, error) {
 		w.Replicas = *ro.Spec.Replicas
 	}
 	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
-		for _, u := range s.byGroupKind("apps", "Deployment") {
-			if u.GetName() == ref.Name && (u.GetNamespace() == ro.Namespace || u.GetNamespace() == "") {
-				d, err := typedOf[appsv1.Deployment](s, u)
-				if err != nil {
-					return nil, err
-				}
-				w.Ref, w.Template = d, d.Spec.Template
+		if u := s.idx().named("apps", "Deployment", ro.Namespace, ref.Name); u != nil {
+			d, err := typedOf[appsv1.Deployment](s, u)
+			if err != nil {
+				return nil, err
 			}
+			w.Ref, w.Template = d, d.Spec.Template
 		}
 	}
 	switch c, b := ro.Spec.Strategy.Canary, ro.Spec.Strategy.BlueGreen; {
@@ -238,95 +236,17 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 	w.SlicesRead = len(s.byGroupKind("discovery.k8s.io", "EndpointSlice")) > 0 || live
 	_, pdbGap := s.HasGap("poddisruptionbudgets.policy")
 	w.PDBsRead = s.Header.Offline || single && !pdbGap || len(s.byGroupKind("policy", "PodDisruptionBudget")) > 0
-	inNS := func(u *unstructured.Unstructured) bool { return u.GetNamespace() == ns || u.GetNamespace() == "" }
 	w.EndpointSlices = map[string][]*discoveryv1.EndpointSlice{}
 	w.Nodes = map[string]*corev1.Node{}
 	w.NodeLeases = map[string]*coordinationv1.Lease{}
-
-	rsNames := map[string]bool{}
-	for _, u := range s.byGroupKind("apps", "ReplicaSet") {
-		if !inNS(u) || !ownedBy(u.GetOwnerReferences(), ownerKind, ownerName, uid) {
-			continue
-		}
-		rs, err := typedOf[appsv1.ReplicaSet](s, u)
-		if err != nil {
-			return err
-		}
-		w.ReplicaSets = append(w.ReplicaSets, rs)
-		rsNames[rs.Name] = true
+	ix := s.idx()
+	if err := s.fillPods(w, ix, ownerKind, ownerName, uid); err != nil {
+		return err
 	}
-	// Oldest first; the name breaks ties within a second, so the order does
-	// not depend on the input's.
-	sort.SliceStable(w.ReplicaSets, func(i, j int) bool {
-		a, b := w.ReplicaSets[i], w.ReplicaSets[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return a.Name < b.Name
-	})
-	for _, u := range s.byGroupKind("", "Pod") {
-		if !inNS(u) {
-			continue
-		}
-		owned := false
-		for _, or := range u.GetOwnerReferences() {
-			owned = owned || or.Kind == "ReplicaSet" && rsNames[or.Name]
-		}
-		if !owned {
-			continue
-		}
-		p, err := typedOf[corev1.Pod](s, u)
-		if err != nil {
-			return err
-		}
-		w.Pods = append(w.Pods, p)
+	if err := s.fillServices(w, ix, named); err != nil {
+		return err
 	}
-	sort.SliceStable(w.Pods, func(i, j int) bool { return w.Pods[i].Name < w.Pods[j].Name })
-
-	svcNames := map[string]bool{}
-	for _, u := range s.byGroupKind("", "Service") {
-		if !inNS(u) {
-			continue
-		}
-		svc, err := typedOf[corev1.Service](s, u)
-		if err != nil {
-			return err
-		}
-		if named[svc.Name] || ServiceSelects(svc, w.Template.Labels) {
-			w.Services = append(w.Services, svc)
-			svcNames[svc.Name] = true
-		}
-	}
-	sort.SliceStable(w.Services, func(i, j int) bool { return w.Services[i].Name < w.Services[j].Name })
-	for _, u := range s.byGroupKind("discovery.k8s.io", "EndpointSlice") {
-		svc := u.GetLabels()[discoveryv1.LabelServiceName]
-		if inNS(u) && svcNames[svc] {
-			es, err := typedOf[discoveryv1.EndpointSlice](s, u)
-			if err != nil {
-				return err
-			}
-			w.EndpointSlices[svc] = append(w.EndpointSlices[svc], es)
-		}
-	}
-	for _, u := range s.byGroupKind("networking.k8s.io", "Ingress") {
-		if !inNS(u) {
-			continue
-		}
-		ing, err := typedOf[networkingv1.Ingress](s, u)
-		if err != nil {
-			return err
-		}
-		for _, name := range IngressServices(ing) {
-			if svcNames[name] {
-				w.Ingresses = append(w.Ingresses, ing)
-				break
-			}
-		}
-	}
-	for _, u := range s.byGroupKind("policy", "PodDisruptionBudget") {
-		if !inNS(u) {
-			continue
-		}
+	for _, u := range ix.candidatePDBs(ns, w.Template.Labels) {
 		pdb, err := typedOf[policyv1.PodDisruptionBudget](s, u)
 		if err != nil {
 			return err
@@ -337,6 +257,104 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 		}
 		w.PDBs = append(w.PDBs, pdb)
 	}
+	sort.SliceStable(w.PDBs, func(i, j int) bool { return w.PDBs[i].Name < w.PDBs[j].Name })
+	return s.fillCluster(w, ix)
+}
+
+// fillPods collects the ReplicaSets the owner owns (by UID when both have
+// one, else by name), oldest first, and their pods, by name.
+func (s *Snapshot) fillPods(w *Workload, ix *index, ownerKind, ownerName, uid string) error {
+	for _, u := range in(ix.owned, w.Namespace, ownerKind+"/"+ownerName) {
+		if u.GetKind() != "ReplicaSet" || !ownedBy(u.GetOwnerReferences(), ownerKind, ownerName, uid) {
+			continue
+		}
+		rs, err := typedOf[appsv1.ReplicaSet](s, u)
+		if err != nil {
+			return err
+		}
+		w.ReplicaSets = append(w.ReplicaSets, rs)
+		for _, p := range in(ix.owned, w.Namespace, "ReplicaSet/"+rs.Name) {
+			if p.GetKind() != "Pod" || p.GetNamespace() != rs.Namespace && p.GetNamespace() != "" {
+				continue
+			}
+			pod, err := typedOf[corev1.Pod](s, p)
+			if err != nil {
+				return err
+			}
+			w.Pods = append(w.Pods, pod)
+		}
+	}
+	// Oldest first; the name breaks ties within a second, so the order does
+	// not depend on the input's.
+	sort.SliceStable(w.ReplicaSets, func(i, j int) bool {
+		a, b := w.ReplicaSets[i], w.ReplicaSets[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+	sort.SliceStable(w.Pods, func(i, j int) bool { return w.Pods[i].Name < w.Pods[j].Name })
+	return nil
+}
+
+// fillServices collects the Services that select the pods or that the
+// owner names, their EndpointSlices and the Ingresses in front of them.
+func (s *Snapshot) fillServices(w *Workload, ix *index, named map[string]bool) error {
+	seen := map[*unstructured.Unstructured]bool{}
+	add := func(u *unstructured.Unstructured, force bool) error {
+		if u == nil || seen[u] {
+			return nil
+		}
+		svc, err := typedOf[corev1.Service](s, u)
+		if err != nil {
+			return err
+		}
+		if force || ServiceSelects(svc, w.Template.Labels) {
+			seen[u] = true
+			w.Services = append(w.Services, svc)
+		}
+		return nil
+	}
+	for _, u := range ix.candidateServices(w.Namespace, w.Template.Labels) {
+		if err := add(u, false); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedNames(named) {
+		if err := add(ix.named("", "Service", w.Namespace, name), true); err != nil {
+			return err
+		}
+	}
+	sort.SliceStable(w.Services, func(i, j int) bool { return w.Services[i].Name < w.Services[j].Name })
+	ings := map[*unstructured.Unstructured]bool{}
+	for _, svc := range w.Services {
+		for _, u := range in(ix.slices, w.Namespace, svc.Name) {
+			es, err := typedOf[discoveryv1.EndpointSlice](s, u)
+			if err != nil {
+				return err
+			}
+			w.EndpointSlices[svc.Name] = append(w.EndpointSlices[svc.Name], es)
+		}
+		for _, u := range in(ix.ingresses, w.Namespace, svc.Name) {
+			if ings[u] {
+				continue
+			}
+			ings[u] = true
+			ing, err := typedOf[networkingv1.Ingress](s, u)
+			if err != nil {
+				return err
+			}
+			w.Ingresses = append(w.Ingresses, ing)
+		}
+	}
+	sort.SliceStable(w.Ingresses, func(i, j int) bool { return w.Ingresses[i].Name < w.Ingresses[j].Name })
+	return nil
+}
+
+// fillCluster adds the nodes and node Leases (all the snapshot holds: the
+// pod checks count schedulable nodes), the namespace and Istio's mesh
+// ConfigMap.
+func (s *Snapshot) fillCluster(w *Workload, ix *index) error {
 	for _, u := range s.byGroupKind("", "Node") {
 		n, err := typedOf[corev1.Node](s, u)
 		if err != nil {
@@ -353,25 +371,30 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 			w.NodeLeases[l.Name] = l
 		}
 	}
-	for _, u := range s.byGroupKind("", "Namespace") {
-		if u.GetName() == ns {
-			n, err := typedOf[corev1.Namespace](s, u)
-			if err != nil {
-				return err
-			}
-			w.NamespaceObj = n
+	if u := ix.byName["/Namespace//"+w.Namespace]; u != nil {
+		n, err := typedOf[corev1.Namespace](s, u)
+		if err != nil {
+			return err
 		}
+		w.NamespaceObj = n
 	}
-	for _, u := range s.byGroupKind("", "ConfigMap") {
-		if u.GetNamespace() == IstioNamespace && u.GetName() == IstioMeshConfig {
-			cm := &corev1.ConfigMap{}
-			if err := convert(u, cm); err != nil {
-				return err
-			}
-			w.MeshConfig = cm
+	if u := ix.byName["/ConfigMap/"+IstioNamespace+"/"+IstioMeshConfig]; u != nil {
+		cm, err := typedOf[corev1.ConfigMap](s, u)
+		if err != nil {
+			return err
 		}
+		w.MeshConfig = cm
 	}
 	return nil
+}
+
+func sortedNames(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // PodHash is the pod's ReplicaSet hash label (Rollout or Deployment).
