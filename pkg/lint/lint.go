@@ -12,11 +12,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -175,52 +175,75 @@ func (l *linter) fail(kind string, u *unstructured.Unstructured, err error) {
 	l.rep.Errors = append(l.rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
 }
 
-// namespace lints the Rollouts and Deployments of one namespace. A Rollout
-// or Deployment that does not convert (a wrong field type) is reported at
-// its own file:line and the others are still linted.
+// namespace lints the Rollouts and Deployments of one namespace, each on its
+// own (in parallel: they only read the shared snapshot), and merges their
+// results in input order. A Rollout or Deployment that does not convert (a
+// wrong field type) is reported at its own file:line and the others are
+// still linted.
 func (l *linter) namespace(objs []*unstructured.Unstructured) {
 	snap := snapshot.New(snapshot.Header{Offline: true}, objs)
-	var deployments []*unstructured.Unstructured
-	refd := map[string]bool{}
+	refd := map[string]bool{} // Deployments a Rollout's workloadRef names
+	var rollouts, deployments []*unstructured.Unstructured
 	for _, u := range objs {
-		switch u.GetKind() {
-		case "Rollout":
-			ro, err := snapshot.TypedRollout(u)
-			if err != nil {
-				l.fail("Rollout", u, err)
-				continue
+		if u.GetKind() == "Rollout" {
+			rollouts = append(rollouts, u)
+			kind, _, _ := unstructured.NestedString(u.Object, "spec", "workloadRef", "kind")
+			name, _, _ := unstructured.NestedString(u.Object, "spec", "workloadRef", "name")
+			if kind == "Deployment" {
+				refd[name] = true // its template is checked as the Rollout's
 			}
-			if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
-				refd[ref.Name] = true // its template is checked as the Rollout's
-			}
-			l.rollout(snap, ro)
-		case "Deployment":
+		}
+	}
+	for _, u := range objs {
+		if u.GetKind() == "Deployment" && !refd[u.GetName()] && !snapshot.IsControllerDeployment(u) {
 			deployments = append(deployments, u)
 		}
 	}
-	for _, u := range deployments {
-		if refd[u.GetName()] || snapshot.IsControllerDeployment(u) {
-			continue
+	work := append(rollouts, deployments...)
+	parts := make([]*Report, len(work))
+	par.Do(len(work), func(i int) {
+		part := &linter{rep: &Report{}, opt: l.opt, where: l.where}
+		if i < len(rollouts) {
+			part.rollout(snap, work[i])
+		} else {
+			part.deployment(snap, work[i])
 		}
-		d := &appsv1.Deployment{}
-		if err := snapshot.Convert(u, d); err != nil {
-			l.fail("Deployment", u, err)
-			continue
-		}
-		l.rep.Deployments++
-		w, err := snap.DeploymentWorkload(d)
-		if err != nil {
-			l.fail("Deployment", u, err)
-			continue
-		}
-		pr := diagnose.RunPods(w, model.ControllerVersion{}, diagnose.PodOptions{StaticOnly: true})
-		l.rep.add(pr.Findings, l.where["Deployment/"+d.Namespace+"/"+d.Name], "Deployment", d.ObjectMeta, l.opt.Config)
+		parts[i] = part.rep
+	})
+	for _, p := range parts {
+		l.rep.Rollouts += p.Rollouts
+		l.rep.Deployments += p.Deployments
+		l.rep.Errors = append(l.rep.Errors, p.Errors...)
+		l.rep.Findings = append(l.rep.Findings, p.Findings...)
+		l.rep.Suppressed = append(l.rep.Suppressed, p.Suppressed...)
 	}
+}
+
+// deployment runs the static pod checks on one Deployment.
+func (l *linter) deployment(snap *snapshot.Snapshot, u *unstructured.Unstructured) {
+	d := &appsv1.Deployment{}
+	if err := snapshot.Convert(u, d); err != nil {
+		l.fail("Deployment", u, err)
+		return
+	}
+	l.rep.Deployments++
+	w, err := snap.DeploymentWorkload(d)
+	if err != nil {
+		l.fail("Deployment", u, err)
+		return
+	}
+	pr := diagnose.RunPods(w, model.ControllerVersion{}, diagnose.PodOptions{StaticOnly: true})
+	l.rep.add(pr.Findings, l.where["Deployment/"+d.Namespace+"/"+d.Name], "Deployment", d.ObjectMeta, l.opt.Config)
 }
 
 // rollout runs the static rules on one Rollout for the assumed controller
 // version, and notes where the other modeled versions would differ.
-func (l *linter) rollout(snap *snapshot.Snapshot, ro *v1alpha1.Rollout) {
+func (l *linter) rollout(snap *snapshot.Snapshot, u *unstructured.Unstructured) {
+	ro, err := snapshot.TypedRollout(u)
+	if err != nil {
+		l.fail("Rollout", u, err)
+		return
+	}
 	l.rep.Rollouts++
 	src := l.where["Rollout/"+ro.Namespace+"/"+ro.Name]
 	v, err := snap.View(ro)

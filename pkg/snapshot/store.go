@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
 )
 
 // HeaderAPIVersion and HeaderKind identify the header item that `snapshot`
@@ -280,39 +282,62 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 	if len(data) > maxInput {
 		return nil, nil, &ParseError{File: name, Err: fmt.Errorf("input is larger than %d MiB: split it (a snapshot of one Rollout is a few MB)", maxInput>>20)}
 	}
+	docs := splitDocuments(data)
+	decoded := make([]decodedDoc, len(docs))
+	par.Do(len(docs), func(i int) { decoded[i] = decodeDocument(name, docs[i]) })
 	var out []Located
 	var hdr *Header
-	for _, doc := range splitDocuments(data) {
-		if len(bytes.TrimSpace(stripComments(doc.body))) == 0 {
+	for _, d := range decoded {
+		if d.err != nil {
+			return out, hdr, d.err
+		}
+		if d.obj == nil {
 			continue
 		}
-		if err := checkAliases(doc.body); err != nil {
-			return out, hdr, &ParseError{File: name, Line: doc.line, Err: err}
-		}
-		var v interface{}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(doc.body), 4096)
-		if err := dec.Decode(&v); err != nil {
-			return out, hdr, &ParseError{File: name, Line: doc.line + yamlErrLine(err) - 1, Err: cleanYAMLErr(err)}
-		}
-		obj, ok := v.(map[string]interface{})
-		if !ok {
-			if v == nil {
-				continue
-			}
-			return out, hdr, &ParseError{File: name, Line: doc.line + leadingNoise(doc.body), Err: fmt.Errorf("the document is %s, not a Kubernetes object (a mapping with apiVersion and kind)", shapeOf(v))}
-		}
-		if len(obj) == 0 {
-			continue
-		}
-		var lines []int
-		if _, ok := obj["items"]; ok {
-			lines = itemLines(doc.body, doc.line)
-		}
-		if err := collect(name, doc.line+leadingNoise(doc.body), lines, obj, &out, &hdr); err != nil {
+		if err := collect(name, d.line, d.lines, d.obj, &out, &hdr); err != nil {
 			return out, hdr, err
 		}
 	}
 	return out, hdr, nil
+}
+
+// decodedDoc is one document of a stream, decoded.
+type decodedDoc struct {
+	obj   map[string]interface{} // nil: nothing in it
+	line  int                    // where its content starts
+	lines []int                  // a List's items' lines
+	err   error
+}
+
+// decodeDocument decodes one document of a stream. Documents are decoded
+// independently (and in parallel: YAML parsing is most of lint's time).
+func decodeDocument(name string, doc document) decodedDoc {
+	if len(bytes.TrimSpace(stripComments(doc.body))) == 0 {
+		return decodedDoc{}
+	}
+	if err := checkAliases(doc.body); err != nil {
+		return decodedDoc{err: &ParseError{File: name, Line: doc.line, Err: err}}
+	}
+	var v interface{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(doc.body), 4096)
+	if err := dec.Decode(&v); err != nil {
+		return decodedDoc{err: &ParseError{File: name, Line: doc.line + yamlErrLine(err) - 1, Err: cleanYAMLErr(err)}}
+	}
+	obj, ok := v.(map[string]interface{})
+	if !ok {
+		if v == nil {
+			return decodedDoc{}
+		}
+		return decodedDoc{err: &ParseError{File: name, Line: doc.line + leadingNoise(doc.body), Err: fmt.Errorf("the document is %s, not a Kubernetes object (a mapping with apiVersion and kind)", shapeOf(v))}}
+	}
+	if len(obj) == 0 {
+		return decodedDoc{}
+	}
+	d := decodedDoc{obj: obj, line: doc.line + leadingNoise(doc.body)}
+	if _, ok := obj["items"]; ok {
+		d.lines = itemLines(doc.body, doc.line)
+	}
+	return d
 }
 
 // itemLines finds the line of each item of a List document, so that an
