@@ -43,6 +43,30 @@ func TestRuleTextCitesNothingInternal(t *testing.T) {
 	}
 }
 
+// TestDocsCiteNothingInternal: README.md, every file in docs/ and every
+// example cite no document users do not have.
+func TestDocsCiteNothingInternal(t *testing.T) {
+	files := []string{"README.md"}
+	for _, dir := range []string{"docs", "examples"} {
+		es, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if !e.IsDir() {
+				files = append(files, dir+"/"+e.Name())
+			}
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rulestest.NoInternalRefs(t, f, string(b))
+	}
+}
+
 // TestSourcesResolve: every source a rule cites opens. A docs page exists
 // in docs/ and has the anchor named (computed from its headings as GitHub
 // does) and a title in docTitles equal to that heading; a URL is an https URL
