@@ -8,7 +8,7 @@ GO ?= go
 build:
 	$(GO) build -o bin/kubectl-rolloutdoctor ./cmd/kubectl-rolloutdoctor
 
-# Diagnose the bundled seed-incident snapshot (no cluster needed). Exit 1 means
+# Diagnose the bundled rollback-incident snapshot (no cluster needed). Exit 1 means
 # "findings at or above --fail-on", which is the point of the example.
 example:
 	$(GO) run ./cmd/kubectl-rolloutdoctor diagnose -f examples/incident-rollback-window.yaml || test $$? -eq 1

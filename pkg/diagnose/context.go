@@ -54,8 +54,9 @@ func setWeights(steps []v1alpha1.CanaryStep) []int32 {
 	return out
 }
 
-// SafePods is the seed-000 limit: the largest Rollout whose minPods canary
-// pods can carry weight w% — minPods ÷ (w/100) — (0 when w is 0 or no minPods).
+// SafePods is the safe-pods limit (docs/incidents.md, "The fix: drop the
+// final setWeight 100"): the largest Rollout whose minPods canary pods can
+// carry weight w% — minPods ÷ (w/100) — (0 when w is 0 or no minPods).
 func SafePods(minPods, weight int32) int32 {
 	if weight <= 0 || minPods <= 0 {
 		return 0

@@ -13,7 +13,7 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
-// example is the seed-incident snapshot (examples/incident-rollback-window.yaml)
+// example is the rollback-incident snapshot (examples/incident-rollback-window.yaml)
 // as a case changes it before diagnosing.
 type example struct {
 	header *snapshot.Header
@@ -92,7 +92,7 @@ func both(edits ...func(*unstructured.Unstructured)) func(*unstructured.Unstruct
 }
 
 // rolloutCase is one row of the Rollout rules' table: a state made from the
-// seed-incident example and whether rule id fires on it (with says, the
+// rollback-incident example and whether rule id fires on it (with says, the
 // finding's exact message, when set).
 type rolloutCase struct {
 	name  string
@@ -189,6 +189,9 @@ func TestRulesFireAndStayQuiet(t *testing.T) {
 			r := diagnoseEdited(t, "v1.8.2", c.edit, c.more)
 			if has(r, c.id) != c.fires {
 				t.Fatalf("%s fires=%v, want %v; findings: %+v", c.id, has(r, c.id), c.fires, r.Findings)
+			}
+			for _, f := range r.Findings {
+				rulestest.NoInternalRefs(t, f.ID+" message", f.Message)
 			}
 			if c.says == "" {
 				return

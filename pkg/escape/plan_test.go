@@ -66,7 +66,8 @@ func subsetOnly(v *snapshot.View) {
 	c.TrafficRouting.Istio.DestinationRule = &v1alpha1.IstioDestinationRule{Name: "checkout-api", CanarySubsetName: "canary", StableSubsetName: "stable"}
 }
 
-// TestEscapesStuckAt100 is ORACLE.md §3's escape table: the rollback within
+// TestEscapesStuckAt100 is the escape table of the controller's behaviour per
+// version, replayed pass by pass (docs/incidents.md): the rollback within
 // the window holds 100% on 2 of 20 canary pods; what does each action do?
 func TestEscapesStuckAt100(t *testing.T) {
 	bad := []Verdict{NoEffect, Harmful} // "does not get you out"
@@ -106,7 +107,7 @@ func TestEscapesStuckAt100(t *testing.T) {
 				t.Errorf("%s %s: recommended %s (%s), want %s", ver, mode, p.Recommended, p.Reason, wantRec)
 			}
 			if wantRec == "" && p.Recommended == Undo {
-				t.Errorf("%s %s: recommended undo, which ORACLE shows stuck at 100%%", ver, mode)
+				t.Errorf("%s %s: recommended undo, which the controller replay shows stuck at 100%%", ver, mode)
 			}
 			// undo restores the second-highest revision: the stable one here.
 			if o, _ := p.Option(Undo); o.TargetRevision != "6" {
@@ -116,7 +117,7 @@ func TestEscapesStuckAt100(t *testing.T) {
 	}
 }
 
-// abortedUpdate turns the example into ORACLE §4's state: a normal update
+// abortedUpdate turns the example into an aborted Rollout: a normal update
 // (the canary is newer than the stable) aborted at step 0; weight 0, the
 // canary at 2/2 kept by abortScaleDownDelaySeconds.
 func abortedUpdate(v *snapshot.View) {
@@ -140,7 +141,8 @@ func abortedUpdate(v *snapshot.View) {
 	})
 }
 
-// TestEscapesAborted is ORACLE.md §4: each action on an aborted Rollout.
+// TestEscapesAborted is the controller's behaviour per version, replayed pass
+// by pass, for each action on an aborted Rollout.
 func TestEscapesAborted(t *testing.T) {
 	want := map[Action]Verdict{Retry: SafeWithCost, Promote: NoEffect, PromoteFull: SafeWithCost, Undo: Safe, Abort: NoEffect, Wait: Safe}
 	for _, ver := range upstream.Modeled {

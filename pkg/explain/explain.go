@@ -29,7 +29,8 @@ const (
 
 // Long writes the long form of one rule in format f: title, severity and
 // scope; why; the controller code it rests on, per version; what to do; the
-// escape during an incident; sources.
+// escape during an incident; sources, as links (absolute in text, relative to
+// docs/ in markdown: see DocsURL).
 func Long(w io.Writer, r *rules.Rule, f Format) error {
 	_, err := io.WriteString(w, strings.Join(blocks(r, f), "\n\n")+"\n")
 	return err
@@ -87,6 +88,8 @@ type style struct {
 	labelled func(label, body string) string
 	// facts is the blocks citing the controller code per version.
 	facts func(keys []upstream.Key) []string
+	// sources writes the rule's sources as links a reader can open.
+	sources func(srcs []string) string
 }
 
 var styles = map[Format]style{
@@ -97,6 +100,7 @@ var styles = map[Format]style{
 		labels:   [4]string{why: "Why", remedy: "What to do", escape: "Escape during an incident", sources: "Sources"},
 		labelled: func(label, body string) string { return label + "\n  " + body },
 		facts:    textFacts,
+		sources:  func(srcs []string) string { return strings.Join(mapStrings(srcs, textSource), "\n  ") },
 	},
 	FormatMarkdown: {
 		heading: func(r *rules.Rule) []string {
@@ -105,6 +109,7 @@ var styles = map[Format]style{
 		labels:   [4]string{remedy: "What to do", escape: "Escape", sources: "Sources"},
 		labelled: func(label, body string) string { return "**" + label + ":** " + body },
 		facts:    markdownFacts,
+		sources:  func(srcs []string) string { return strings.Join(mapStrings(srcs, markdownSource), "; ") },
 	},
 }
 
@@ -126,7 +131,16 @@ func blocks(r *rules.Rule, f Format) []string {
 		out = put(out, escape, r.Escape)
 	}
 	if len(r.Sources) > 0 {
-		out = put(out, sources, strings.Join(r.Sources, "; "))
+		out = put(out, sources, s.sources(r.Sources))
+	}
+	return out
+}
+
+// mapStrings applies f to each of ss.
+func mapStrings(ss []string, f func(string) string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = f(s)
 	}
 	return out
 }

@@ -20,7 +20,10 @@ func TestOneLongFormTwoFormats(t *testing.T) {
 		for _, k := range r.Facts {
 			parts = append(parts, string(k))
 		}
-		parts = append(parts, r.Remedy, r.Escape, strings.Join(r.Sources, "; "))
+		parts = append(parts, r.Remedy, r.Escape)
+		// A source is a docs page (incidents.md#anchor) or a URL: both
+		// forms link it with the reference itself in the target.
+		parts = append(parts, r.Sources...)
 		for _, f := range []Format{FormatText, FormatMarkdown} {
 			var b strings.Builder
 			if err := Long(&b, r, f); err != nil {

@@ -11,11 +11,13 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
-// The scenarios below are ORACLE.md §3 and §4: a canary Rollout with Istio,
+// The scenarios below are the rollback within the window and the actions on
+// an aborted Rollout (docs/incidents.md): a canary Rollout with Istio,
 // replicas 20, minPodsPerReplicaSet 2, rollbackWindow.revisions 3. They drive
 // Evaluate/Apply pass by pass while emulating the ReplicaSet controller (one
-// more pod available per pass), and compare with what ORACLE.md recorded from
-// running each version's real syncHandler.
+// more pod available per pass), and compare with the controller's behaviour
+// per version, replayed pass by pass by running each version's real
+// syncHandler.
 
 func i32(v int32) *int32 { return &v }
 
@@ -263,7 +265,8 @@ func TestAbortDuringWindowRollback(t *testing.T) {
 }
 
 func TestAbortedRolloutActions(t *testing.T) {
-	// ORACLE §4: a normal update (B -> C, C newer) aborted at step 0.
+	// The controller's behaviour per version on an aborted Rollout: a normal
+	// update (B -> C, C newer) aborted at step 0.
 	for _, v := range upstream.Modeled {
 		base := func() Inputs {
 			b := &RS{Name: "app-b", Hash: "b", Created: t0, Spec: 20, Replicas: 20, Available: 20}

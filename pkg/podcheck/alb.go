@@ -105,12 +105,12 @@ func checkALBGate(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	switch {
 	case ns == nil && len(w.Pods) == 0:
-		f := r.NewFinding(fmt.Sprintf("%s uses ALB ip targets; namespace %s is not in the input, so its %s label cannot be checked: without it every rolling update serves 502s for ~30 s (IL-0188)", strings.Join(ip, ", "), w.Namespace, snapshot.ALBGateLabel))
+		f := r.NewFinding(fmt.Sprintf("%s uses ALB ip targets; namespace %s is not in the input, so its %s label cannot be checked: without it every rolling update serves 502s for ~30 s", strings.Join(ip, ", "), w.Namespace, snapshot.ALBGateLabel))
 		f.Severity = rules.Info
 		f.Evidence = evs
 		return []rules.Finding{f}
 	case !labelled && (ns != nil || len(noGate) > 0):
-		msg := fmt.Sprintf("%s uses ALB ip targets but namespace %s lacks %s=enabled: pods turn Ready before the ALB marks them healthy, old pods are deleted, and every rolling update serves 502s for ~30 s while all pods look Ready (IL-0188)", strings.Join(ip, ", "), w.Namespace, snapshot.ALBGateLabel)
+		msg := fmt.Sprintf("%s uses ALB ip targets but namespace %s lacks %s=enabled: pods turn Ready before the ALB marks them healthy, old pods are deleted, and every rolling update serves 502s for ~30 s while all pods look Ready", strings.Join(ip, ", "), w.Namespace, snapshot.ALBGateLabel)
 		f := r.NewFinding(msg)
 		if ns != nil {
 			f.Evidence = append(evs, ev("Namespace "+ns.Name, "metadata.labels["+snapshot.ALBGateLabel+"]", valueOr(ns.Labels[snapshot.ALBGateLabel], "absent")))
@@ -144,7 +144,7 @@ func checkALBInstance(c *Context, r *rules.Rule) []rules.Finding {
 	if len(inst) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("%s uses ALB instance targets: the ALB targets nodes, so readiness gates cannot tie pod readiness to ALB health, and after a switch or scale-in established connections can reach deleted pods through conntrack (IL-0178)", strings.Join(inst, ", "))
+	msg := fmt.Sprintf("%s uses ALB instance targets: the ALB targets nodes, so readiness gates cannot tie pod readiness to ALB health, and after a switch or scale-in established connections can reach deleted pods through conntrack", strings.Join(inst, ", "))
 	if ns := w.NamespaceObj; ns != nil && ns.Labels[snapshot.ALBGateLabel] == "enabled" {
 		msg += fmt.Sprintf("; namespace %s has %s=enabled, which does nothing for instance targets", ns.Name, snapshot.ALBGateLabel)
 	}
@@ -190,7 +190,7 @@ func checkGatesUnsatisfied(c *Context, r *rules.Rule) []rules.Finding {
 		s := byGate[corev1.PodConditionType(g)]
 		msg := fmt.Sprintf("%d running pod(s) wait on readiness gate %s: they take no traffic until it is set", len(s.pods), g)
 		if strings.HasPrefix(g, snapshot.ALBGateCondPrefix) {
-			msg += " by the AWS Load Balancer Controller once the ALB target is healthy (IL-0188)"
+			msg += " by the AWS Load Balancer Controller once the ALB target is healthy"
 		}
 		f := r.NewFinding(msg)
 		if s.stuck == 0 {

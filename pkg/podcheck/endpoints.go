@@ -99,12 +99,12 @@ func checkEndpointMismatch(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	var out []rules.Finding
 	if len(readyNoTraffic) > 0 {
-		f := r.NewFinding(fmt.Sprintf("%d Ready pod(s) are not ready endpoints of a Service that selects them, for over %s: they get no traffic and the others carry their share (seed 004)", len(readyNoTraffic), settle))
+		f := r.NewFinding(fmt.Sprintf("%d Ready pod(s) are not ready endpoints of a Service that selects them, for over %s: they get no traffic and the others carry their share", len(readyNoTraffic), settle))
 		f.Evidence = []rules.Evidence{ev(w.Obj(), "Ready pods missing from EndpointSlices", strings.Join(firstN(readyNoTraffic, 5), ", "))}
 		out = append(out, f)
 	}
 	if len(unreadyServed) > 0 {
-		f := r.NewFinding(fmt.Sprintf("%d pod(s) are not Ready but still ready endpoints, for over %s: requests keep going to pods that failed readiness (seed 004)", len(unreadyServed), settle))
+		f := r.NewFinding(fmt.Sprintf("%d pod(s) are not Ready but still ready endpoints, for over %s: requests keep going to pods that failed readiness", len(unreadyServed), settle))
 		f.Severity = rules.Critical
 		f.Evidence = []rules.Evidence{ev(w.Obj(), "unready pods still ready endpoints", strings.Join(firstN(unreadyServed, 5), ", "))}
 		out = append(out, f)
@@ -146,7 +146,7 @@ func checkNoReadyEndpoints(c *Context, r *rules.Rule) []rules.Finding {
 		if serving > 0 {
 			msg += fmt.Sprintf("; %d terminating endpoint(s) still serve, which only kube-proxy falls back to", serving)
 		}
-		f := r.NewFinding(msg + " (BRIEF §3)")
+		f := r.NewFinding(msg)
 		f.Evidence = []rules.Evidence{ev("Service "+s.Namespace+"/"+s.Name, "EndpointSlices ready endpoints", 0), ev("Service "+s.Namespace+"/"+s.Name, "EndpointSlices", len(slices))}
 		out = append(out, f)
 	}
@@ -176,7 +176,7 @@ func checkEndpointShare(c *Context, r *rules.Rule) []rules.Finding {
 		if ratio < 2 {
 			continue
 		}
-		f := r.NewFinding(fmt.Sprintf("Service %s carries %d%% of traffic on %d ready endpoint(s): each takes %.1f%% of all traffic, %.1f× what a pod takes at full size (%d replicas) — seed 000's incident shape",
+		f := r.NewFinding(fmt.Sprintf("Service %s carries %d%% of traffic on %d ready endpoint(s): each takes %.1f%% of all traffic, %.1f× what a pod takes at full size (%d replicas) — the shape of a rollback within the window: the weight lands on the first ready pods",
 			name, wt*100/maxW, n, float64(wt)*100/float64(maxW)/float64(n), ratio, w.Replicas))
 		if ratio >= 4 {
 			f.Severity = rules.Critical

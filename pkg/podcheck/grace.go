@@ -19,13 +19,13 @@ type GraceInput struct {
 	LBInterval time.Duration
 	LBFall     int
 	// Margin covers the kubelet's SIGTERM delay and measurement error (30 s
-	// in seed 003 §3-4).
+	// in docs/incidents.md#grace-period-budget).
 	Margin time.Duration
 	// IstioDrain is the sidecar's terminationDrainDuration (0: no sidecar).
 	IstioDrain time.Duration
 }
 
-// Grace is the calculator's result: seed 003 §3-4,
+// Grace is the calculator's result (docs/incidents.md#grace-period-budget):
 //
 //	DRAIN_TIMEOUT = p99 × 1.2
 //	LB_BUFFER     = LB health interval × fall count

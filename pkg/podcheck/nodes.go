@@ -111,7 +111,7 @@ func checkReadyOnDeadNode(c *Context, r *rules.Rule) []rules.Finding {
 			}
 			msg += fmt.Sprintf("; %s (of %d ready endpoints in the workload's Services) and get%s a share of traffic — timeouts and connection errors while every dashboard shows Ready", plural(inSvc, "is still a ready endpoint", "are still ready endpoints"), total, map[bool]string{true: "s", false: ""}[inSvc == 1])
 		}
-		f := r.NewFinding(msg + " (seed 004)")
+		f := r.NewFinding(msg)
 		f.Severity = sev
 		f.Evidence = append(evs, ev(w.Obj(), "pods Ready=True on "+name, strings.Join(firstN(pods, 5), ", ")))
 		out = append(out, f)
@@ -151,7 +151,7 @@ func checkStuckTerminating(c *Context, r *rules.Rule) []rules.Finding {
 	if len(stuck) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("%s still Terminating up to %s after the grace period ended: the kubelet cannot finish them (node down, sandbox/CNI teardown failing — IL-0139)", plural(len(stuck), "pod is", "pods are"), worst.Round(time.Second))
+	msg := fmt.Sprintf("%s still Terminating up to %s after the grace period ended: the kubelet cannot finish them (node down, sandbox/CNI teardown failing)", plural(len(stuck), "pod is", "pods are"), worst.Round(time.Second))
 	if serving > 0 {
 		msg += fmt.Sprintf("; %d still serving in an EndpointSlice", serving)
 	}

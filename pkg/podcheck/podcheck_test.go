@@ -119,7 +119,7 @@ var podCases = []podCase{
 	// would need 83 s, the current 10 s one needs 48 + 10 + 30 = 88 s.
 	{"RD304", "deployment-good.yaml", "", p99, rules.Warning, []string{"60 s is 28 s short of the 88 s", "the current preStop 10 s", "after the 10 s preStop the application has 50 s"}},
 	{"RD305", "deployment-good.yaml", "RD305.yaml", GraceInput{}, rules.Warning, []string{"drains for 1m30s", "terminationGracePeriodSeconds is 60 s"}},
-	{"RD306", "deployment-good.yaml", "RD306.yaml", GraceInput{}, rules.Critical, []string{"lacks elbv2.k8s.aws/pod-readiness-gate-inject=enabled", "~30 s", "IL-0188"}},
+	{"RD306", "deployment-good.yaml", "RD306.yaml", GraceInput{}, rules.Critical, []string{"lacks elbv2.k8s.aws/pod-readiness-gate-inject=enabled", "~30 s", "while all pods look Ready"}},
 	{"RD307", "deployment-good.yaml", "RD307.yaml", GraceInput{}, rules.Info, []string{"instance targets", "conntrack"}},
 	{"RD308", "deployment-good.yaml", "RD308.yaml", GraceInput{}, rules.Warning, []string{"NodePort with externalTrafficPolicy Cluster (default)"}},
 	{"RD309", "deployment-good.yaml", "RD309.yaml", GraceInput{}, rules.Critical, []string{"3 replicas and only 3 schedulable", "maxUnavailable 25% (default) resolves to 0"}},
@@ -164,6 +164,9 @@ func TestPodChecks(t *testing.T) {
 			if len(f.Evidence) == 0 || f.Remediation == "" {
 				t.Errorf("finding without evidence or remediation: %+v", f)
 			}
+			for _, f := range bad.Findings {
+				rulestest.NoInternalRefs(t, f.ID+" message", f.Message)
+			}
 		})
 	}
 }
@@ -203,7 +206,7 @@ func TestEveryPodRuleHasACase(t *testing.T) {
 	}
 }
 
-// TestGraceCalculator checks seed 003 §3-4's worked example: p99 100 s
+// TestGraceCalculator checks the worked example of docs/incidents.md#grace-period-budget: p99 100 s
 // (DRAIN_TIMEOUT 120 s), HAProxy inter 2 s × fall 2 padded to a 10 s buffer
 // here as interval 5 s × fall 2, Envoy drain 150 s: max(120+10, 150) + 30 = 180.
 func TestGraceCalculator(t *testing.T) {

@@ -24,7 +24,7 @@ func checkReadinessMissing(c *Context, r *rules.Rule) []rules.Finding {
 	if len(names) == 0 {
 		return nil
 	}
-	f := r.NewFinding(fmt.Sprintf("container %s has no readiness probe: each new pod takes traffic the moment it starts, before it listens — connection refused/502 during every rollout and scale-out (BRIEF §3)", strings.Join(names, ", ")))
+	f := r.NewFinding(fmt.Sprintf("container %s has no readiness probe: each new pod takes traffic the moment it starts, before it listens — connection refused/502 during every rollout and scale-out", strings.Join(names, ", ")))
 	for _, n := range names {
 		f.Evidence = append(f.Evidence, ev(w.Obj(), "spec.template.spec.containers["+n+"].readinessProbe", "absent"))
 	}
@@ -42,7 +42,7 @@ func checkReadinessIsLiveness(c *Context, r *rules.Rule) []rules.Finding {
 		if rk == "" || rk != lk {
 			continue
 		}
-		f := r.NewFinding(fmt.Sprintf("container %s: readiness and liveness both probe %s — a slow dependency restarts pods instead of taking them out of rotation, and a drain cannot fail readiness without being killed (seed 003 §3-3)", ct.Name, rk))
+		f := r.NewFinding(fmt.Sprintf("container %s: readiness and liveness both probe %s — a slow dependency restarts pods instead of taking them out of rotation, and a drain cannot fail readiness without being killed", ct.Name, rk))
 		f.Evidence = []rules.Evidence{ev(w.Obj(), "spec.template.spec.containers["+ct.Name+"].readinessProbe", rk), ev(w.Obj(), "spec.template.spec.containers["+ct.Name+"].livenessProbe", lk)}
 		out = append(out, f)
 	}

@@ -62,7 +62,7 @@ func checkAntiAffinity(c *Context, r *rules.Rule) []rules.Finding {
 	aEv := ev(w.Obj(), "spec.template.spec.affinity.podAntiAffinity.required…topologyKey", key)
 	rEv := ev(w.Obj(), "spec.replicas", w.Replicas)
 	if len(w.Nodes) == 0 {
-		f := r.NewFinding(fmt.Sprintf("required anti-affinity on %s and %s: on a cluster with fewer than %d schedulable %s domains the update deadlocks (new pods Pending, old pods never removed; seed 003 §4-2)", key, why, w.Replicas+extra, key))
+		f := r.NewFinding(fmt.Sprintf("required anti-affinity on %s and %s: on a cluster with fewer than %d schedulable %s domains the update deadlocks (new pods Pending, old pods never removed)", key, why, w.Replicas+extra, key))
 		f.Severity = rules.Warning
 		f.Evidence = []rules.Evidence{aEv, rEv}
 		f.Cites = cites
@@ -72,7 +72,7 @@ func checkAntiAffinity(c *Context, r *rules.Rule) []rules.Finding {
 	if w.Replicas+extra <= int32(domains) {
 		return nil
 	}
-	f := r.NewFinding(fmt.Sprintf("required anti-affinity on %s with %d replicas and only %d schedulable %s domains (%d nodes): %s, and it can never schedule — the next update stays Pending and never finishes (seed 003 §4-2)", key, w.Replicas, domains, key, nodes, why))
+	f := r.NewFinding(fmt.Sprintf("required anti-affinity on %s with %d replicas and only %d schedulable %s domains (%d nodes): %s, and it can never schedule — the next update stays Pending and never finishes", key, w.Replicas, domains, key, nodes, why))
 	f.Evidence = []rules.Evidence{aEv, rEv, ev("cluster", "schedulable domains for "+key+" (Ready, not cordoned, nodeSelector and taints honoured)", domains)}
 	var pending []string
 	for _, p := range w.Pods {
@@ -203,7 +203,7 @@ func checkNoPDB(c *Context, r *rules.Rule) []rules.Finding {
 	if w.Offline {
 		where = " in the input"
 	}
-	f := r.NewFinding(fmt.Sprintf("no PodDisruptionBudget%s selects the %d pods: a node drain or cluster upgrade can evict every pod on the drained nodes at once, even mid-rollout (BRIEF §3)", where, w.Replicas))
+	f := r.NewFinding(fmt.Sprintf("no PodDisruptionBudget%s selects the %d pods: a node drain or cluster upgrade can evict every pod on the drained nodes at once, even mid-rollout", where, w.Replicas))
 	f.Evidence = []rules.Evidence{ev(w.Obj(), "PodDisruptionBudgets selecting spec.template.metadata.labels", 0)}
 	return []rules.Finding{f}
 }
@@ -216,7 +216,7 @@ func checkPDBBlocks(c *Context, r *rules.Rule) []rules.Finding {
 		if why == "" {
 			continue
 		}
-		f := r.NewFinding(fmt.Sprintf("PodDisruptionBudget %s %s: node drains and upgrades hang on these pods until someone deletes them by hand (BRIEF §3)", p.Name, why))
+		f := r.NewFinding(fmt.Sprintf("PodDisruptionBudget %s %s: node drains and upgrades hang on these pods until someone deletes them by hand", p.Name, why))
 		obj := "PodDisruptionBudget " + p.Namespace + "/" + p.Name
 		switch {
 		case p.Spec.MaxUnavailable != nil:

@@ -29,7 +29,7 @@ func checkTrafficPolicy(c *Context, r *rules.Rule) []rules.Finding {
 		if pol == "" {
 			pol = "Cluster (default)"
 		}
-		f := r.NewFinding(fmt.Sprintf("Service %s is %s with externalTrafficPolicy %s: a load balancer's health check on node:port is answered by whichever pod kube-proxy picks, on any node, so a draining or dead pod is never taken out of the pool (seed 003 §3-2)", s.Name, s.Spec.Type, pol))
+		f := r.NewFinding(fmt.Sprintf("Service %s is %s with externalTrafficPolicy %s: a load balancer's health check on node:port is answered by whichever pod kube-proxy picks, on any node, so a draining or dead pod is never taken out of the pool", s.Name, s.Spec.Type, pol))
 		f.Evidence = []rules.Evidence{ev("Service "+s.Namespace+"/"+s.Name, "spec.externalTrafficPolicy", pol), ev("Service "+s.Namespace+"/"+s.Name, "spec.type", s.Spec.Type)}
 		out = append(out, f)
 	}

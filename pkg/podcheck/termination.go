@@ -47,7 +47,7 @@ func checkNoPreStop(c *Context, r *rules.Rule) []rules.Finding {
 	if len(without) == 0 {
 		return nil
 	}
-	f := r.NewFinding(fmt.Sprintf("container %s behind %s has no preStop: on every scale-in and rollout the pod gets SIGTERM while load balancers still send to it — 502s and resets for the seconds endpoint removal takes to propagate (IL-0178, IL-0062)",
+	f := r.NewFinding(fmt.Sprintf("container %s behind %s has no preStop: on every scale-in and rollout the pod gets SIGTERM while load balancers still send to it — 502s and resets for the seconds endpoint removal takes to propagate",
 		strings.Join(without, ", "), path))
 	for _, n := range without {
 		f.Evidence = append(f.Evidence, ev(w.Obj(), "spec.template.spec.containers["+n+"].lifecycle.preStop", "absent"))
@@ -117,7 +117,7 @@ func checkGrace(c *Context, r *rules.Rule) []rules.Finding {
 		graceEv.Value += " (default)"
 	}
 	if known && pre >= float64(grace) {
-		f := r.NewFinding(fmt.Sprintf("preStop sleeps %g s in container %s but terminationGracePeriodSeconds is %d s: the kubelet kills the container right after preStop (+2 s), so the application never gets time to finish in-flight requests — resets/502 at every pod deletion (IL-0178; seed 003 §3-4)", pre, name, grace))
+		f := r.NewFinding(fmt.Sprintf("preStop sleeps %g s in container %s but terminationGracePeriodSeconds is %d s: the kubelet kills the container right after preStop (+2 s), so the application never gets time to finish in-flight requests — resets/502 at every pod deletion", pre, name, grace))
 		f.Evidence = []rules.Evidence{ev(w.Obj(), "spec.template.spec.containers["+name+"].lifecycle.preStop", fmt.Sprintf("%g s", pre)), graceEv}
 		return []rules.Finding{f}
 	}
@@ -142,7 +142,7 @@ func checkGrace(c *Context, r *rules.Rule) []rules.Finding {
 	if pre == 0 {
 		after = fmt.Sprintf("the application has %d s from SIGTERM", grace)
 	}
-	f := r.NewFinding(fmt.Sprintf("terminationGracePeriodSeconds %d s is %d s short of the %d s the drain needs (p99 %d s → %s + margin %d s): %s before SIGKILL, so requests longer than that are cut at every pod deletion (seed 003 §3-4)",
+	f := r.NewFinding(fmt.Sprintf("terminationGracePeriodSeconds %d s is %d s short of the %d s the drain needs (p99 %d s → %s + margin %d s): %s before SIGKILL, so requests longer than that are cut at every pod deletion",
 		grace, need-grace, need, g.P99, budget, g.Margin, after))
 	f.Severity = rules.Warning
 	f.Evidence = []rules.Evidence{graceEv, ev("input", "--p99", fmt.Sprintf("%d s", g.P99))}
@@ -164,14 +164,14 @@ func checkIstioDrain(c *Context, r *rules.Rule) []rules.Finding {
 	gEv := ev(w.Obj(), "spec.template.spec.terminationGracePeriodSeconds", fmt.Sprintf("%d s", grace))
 	sEv := ev(w.Obj(), "istio sidecar", why)
 	if d > time.Duration(grace)*time.Second {
-		f := r.NewFinding(fmt.Sprintf("the istio-proxy sidecar drains for %s but terminationGracePeriodSeconds is %d s: Envoy is killed mid-drain and requests still passing through it are reset at every pod deletion (seed 003 §3-4)", d, grace))
+		f := r.NewFinding(fmt.Sprintf("the istio-proxy sidecar drains for %s but terminationGracePeriodSeconds is %d s: Envoy is killed mid-drain and requests still passing through it are reset at every pod deletion", d, grace))
 		f.Evidence = []rules.Evidence{dEv, gEv, sEv}
 		return []rules.Finding{f}
 	}
 	if c.Grace.P99 > 0 {
 		g := CalcGrace(c.Grace)
 		if d < time.Duration(g.DrainTimeout)*time.Second {
-			f := r.NewFinding(fmt.Sprintf("the istio-proxy sidecar drains for %s, less than DRAIN_TIMEOUT %d s (p99 %d s × 1.2): Envoy exits before the application's long requests finish and their responses are lost (seed 003 §3-4 step 4)", d, g.DrainTimeout, g.P99))
+			f := r.NewFinding(fmt.Sprintf("the istio-proxy sidecar drains for %s, less than DRAIN_TIMEOUT %d s (p99 %d s × 1.2): Envoy exits before the application's long requests finish and their responses are lost", d, g.DrainTimeout, g.P99))
 			f.Evidence = []rules.Evidence{dEv, ev("input", "--p99", fmt.Sprintf("%d s", g.P99)), sEv}
 			return []rules.Finding{f}
 		}

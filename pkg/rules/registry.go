@@ -127,6 +127,11 @@ func newSet[C any](area Area, prose []byte, checks map[string]Check[C]) (*Set[C]
 var (
 	idRE   = regexp.MustCompile(`^RD[0-9]{3}$`)
 	nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	// sourceRE is what a source may be: a project document relative to
+	// docs/, with or without an anchor (incidents.md#grace-period-budget), or
+	// a public https URL. pkg/explain's tests check the document and its
+	// anchor exist.
+	sourceRE = regexp.MustCompile(`^([a-z0-9-]+\.md(#[a-z0-9_-]+)?|https://[^\s]+)$`)
 )
 
 // decode reads a rules.yaml strictly and checks every entry is complete.
@@ -158,6 +163,11 @@ func decode(prose []byte) ([]*Rule, error) {
 			return nil, fmt.Errorf("%s: scope %q is neither live nor static", r.ID, r.Scope)
 		case len(missing) > 0:
 			return nil, fmt.Errorf("%s: no %s", r.ID, strings.Join(missing, ", "))
+		}
+		for _, src := range r.Sources {
+			if !sourceRE.MatchString(src) {
+				return nil, fmt.Errorf("%s: source %q is neither a page of docs/ (incidents.md#anchor) nor an https URL", r.ID, src)
+			}
 		}
 	}
 	return rs, nil

@@ -33,7 +33,7 @@ const twoRules = `
   remedy: Fix it.
   escape: undo
   facts: [tr.reverse-loop]
-  sources: [seed 000 §1]
+  sources: [incidents.md#rollback-within-the-window, 'https://github.com/argoproj/argo-rollouts/issues/3941']
 `
 
 func TestNewSetReadsProseAndRunsInIDOrder(t *testing.T) {
@@ -43,7 +43,7 @@ func TestNewSetReadsProseAndRunsInIDOrder(t *testing.T) {
 	}
 	rs := s.Rules()
 	if len(rs) != 2 || rs[0].ID != "RD901" || rs[0].Area != AreaPods || rs[0].Why != "Folded prose." || rs[0].Severity != Critical ||
-		rs[0].Scope != Live || rs[0].Escape != "undo" || len(rs[0].Facts) != 1 || rs[0].Sources[0] != "seed 000 §1" {
+		rs[0].Scope != Live || rs[0].Escape != "undo" || len(rs[0].Facts) != 1 || len(rs[0].Sources) != 2 || rs[0].Sources[0] != "incidents.md#rollback-within-the-window" {
 		t.Fatalf("%+v", rs)
 	}
 	c := &ctx{}
@@ -81,6 +81,9 @@ func TestRegistrationFailsLoudly(t *testing.T) {
 		{"bad ID", strings.Replace(twoRules, "RD902", "RD9002", 1), map[string]Check[ctx]{"RD901": check("RD901"), "RD9002": check("RD9002")}, `id "RD9002"`},
 		{"bad name", strings.Replace(twoRules, "second-rule", "Second rule", 1), both, "not kebab-case"},
 		{"empty", "", nil, "no rule"},
+		{"source users cannot open", strings.Replace(twoRules, "[incidents.md#rollback-within-the-window,", "[seed 000 §1,", 1), both, `RD901: source "seed 000 §1" is neither`},
+		{"source with a path", strings.Replace(twoRules, "[incidents.md#", "[docs/incidents.md#", 1), both, `source "docs/incidents.md#rollback-within-the-window"`},
+		{"plain http source", strings.Replace(twoRules, "'https://", "'http://", 1), both, `source "http://github.com`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := newSet(AreaRollout, []byte(tc.prose), tc.checks)

@@ -52,7 +52,9 @@ type Rule struct {
 	Escape string `json:"escape,omitempty"`
 	// Facts are the controller facts the rule rests on, cited per version by explain.
 	Facts []upstream.Key `json:"facts,omitempty"`
-	// Sources are the incidents and documents the rule comes from.
+	// Sources are the incidents and documents the rule comes from, as
+	// references a user can open: a page of the project's docs/, relative to
+	// it (incidents.md#anchor), or a public https URL.
 	Sources []string `json:"sources,omitempty"`
 }
 

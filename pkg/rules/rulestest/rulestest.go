@@ -1,8 +1,11 @@
 // Package rulestest holds what the rule tests of every area share: the shape
-// their tables reduce to, and the check that the tables cover the registry.
+// their tables reduce to, the check that the tables cover the registry, and
+// the check that text users read cites nothing they cannot open.
 package rulestest
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
@@ -47,5 +50,23 @@ func Coverage(t testing.TB, area rules.Area, cases []Case) {
 	}
 	if n == 0 {
 		t.Errorf("no %s rule is registered", area)
+	}
+}
+
+// InternalRef matches a citation of a document users do not have: the
+// project's internal incident write-ups ("seed 003 §3-4", "seed-000", "the
+// seed incident"), incident log entries ("IL-0188"), the brief and the
+// oracle notes. What users read cites docs/incidents.md or public URLs
+// instead. ("seed corpora", the fuzzing term, does not match.)
+var InternalRef = regexp.MustCompile(`(?i:seed)[ -]?[0-9]|(?i:seed)[ -]incident|IL-[0-9]|BRIEF|ORACLE`)
+
+// NoInternalRefs fails t for each line of text that cites an internal
+// document; where names the text (a file, a rule field, a finding).
+func NoInternalRefs(t testing.TB, where, text string) {
+	t.Helper()
+	for i, line := range strings.Split(text, "\n") {
+		if m := InternalRef.FindString(line); m != "" {
+			t.Errorf("%s:%d cites an internal document (%q): %s", where, i+1, m, strings.TrimSpace(line))
+		}
 	}
 }

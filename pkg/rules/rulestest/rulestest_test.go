@@ -41,3 +41,23 @@ func TestCoverageNamesWhatIsMissing(t *testing.T) {
 		t.Fatalf("an area with no rule: %q", rec.errs)
 	}
 }
+
+func TestInternalRefs(t *testing.T) {
+	for _, s := range []string{"seed 003 §3-4", "Seed 003 splits", "the seed-000 incident", "seed 000's incident shape",
+		"the seed incident", "a seed-incident snapshot", "(IL-0188)", "BRIEF §3", "ORACLE.md C9, §2", "ORACLE §4"} {
+		if !InternalRef.MatchString(s) {
+			t.Errorf("%q is not caught", s)
+		}
+	}
+	for _, s := range []string{"their seed corpora run with make test", "pkg/model/oracle_test.go", "a brief pause",
+		"incidents.md#grace-period-budget", "https://github.com/argoproj/argo-rollouts/issues/3941", "RD306 (IL mode)"} {
+		if InternalRef.MatchString(s) {
+			t.Errorf("%q is caught", s)
+		}
+	}
+	rec := &recorder{TB: t}
+	NoInternalRefs(rec, "README.md", "fine\nnot fine (IL-0139)\nfine")
+	if len(rec.errs) != 1 || !strings.HasPrefix(rec.errs[0], "README.md:2 cites an internal document (\"IL-0\")") {
+		t.Fatalf("%q", rec.errs)
+	}
+}
