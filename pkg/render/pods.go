@@ -95,7 +95,7 @@ func Pods(w io.Writer, rep *diagnose.PodReport, s Styles) error {
 	}
 
 	g := rep.Grace
-	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Grace period (seed 003 §3-4)"))
+	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Grace period"))
 	fmt.Fprintf(&b, "  %s\n", s.Dim.Render(g.Formula))
 	for _, st := range g.Steps {
 		fmt.Fprintf(&b, "  %s\n", st)
