@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -31,7 +33,7 @@ func errString(err error) string {
 	return err.Error()
 }
 
-const example = "../../examples/incident-rollback-window.yaml"
+var example = exampletest.Path(exampletest.Incident)
 
 func TestDiagnoseExampleHuman(t *testing.T) {
 	out, errOut, code := runCLI(t, "", "diagnose", "-f", example, "--color", "never")
@@ -174,7 +176,7 @@ func TestGoldenHuman(t *testing.T) {
 		"lint-human":       lintArgs,
 		"lint-json":        append(append([]string{}, lintArgs...), "-o", "json"),
 		"lint-sarif":       append(append([]string{}, lintArgs...), "-o", "sarif"),
-		"pods-example":     {"pods", "deployment/web", "-f", "../../examples/pods-web.yaml", "--p99", "40s", "--lb-interval", "2s", "--lb-fall", "2", "--color", "never"},
+		"pods-example":     {"pods", "deployment/web", "-f", exampletest.Path(exampletest.PodsWeb), "--p99", "40s", "--lb-interval", "2s", "--lb-fall", "2", "--color", "never"},
 		"pods-rollout":     {"pods", "-f", example, "--color", "never"},
 	} {
 		out, errOut, _ := runCLI(t, "", args...)
@@ -245,7 +247,7 @@ func TestLintExitCodesAndStdin(t *testing.T) {
 }
 
 func TestPodsCommand(t *testing.T) {
-	const web = "../../examples/pods-web.yaml"
+	web := exampletest.Path(exampletest.PodsWeb)
 	out, _, code := runCLI(t, "", "pods", "-f", web, "-o", "json")
 	if code != ExitFindings || !strings.Contains(out, `"kind": "PodCheck"`) || !strings.Contains(out, `"id": "RD322"`) || !strings.Contains(out, `"workloadKind": "Deployment"`) {
 		t.Fatalf("pods -f (the header names the Deployment): exit %d\n%s", code, out)

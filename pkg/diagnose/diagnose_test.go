@@ -1,7 +1,8 @@
 package diagnose
 
 import (
-	"os"
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,21 +31,11 @@ func diagnoseExample(t *testing.T, ver upstream.Version, edit func(ro *unstructu
 // (on the header and the controller version).
 func diagnoseEdited(t *testing.T, ver upstream.Version, edit func(ro *unstructured.Unstructured), more func(*example)) *Report {
 	t.Helper()
-	f, err := os.Open("../../examples/incident-rollback-window.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	located, hdr, err := snapshot.Decode("example", f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, l := range located {
-		if l.Object.GetKind() == "Rollout" && edit != nil {
-			edit(l.Object)
+	objs, hdr := exampletest.Decode(t, exampletest.Incident)
+	for _, o := range objs {
+		if o.GetKind() == "Rollout" && edit != nil {
+			edit(o)
 		}
-		objs = append(objs, l.Object)
 	}
 	ex := &example{header: hdr, cv: model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}}
 	if more != nil {

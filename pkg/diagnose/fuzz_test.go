@@ -1,8 +1,9 @@
 package diagnose
 
 import (
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"bytes"
-	"os"
 	"testing"
 	"time"
 
@@ -18,17 +19,11 @@ import (
 // the file loader, the snapshot view, the model for every modeled version and
 // the rules — and requires that nothing panics: bad input is an error.
 func FuzzDiagnoseFile(f *testing.F) {
-	example, err := os.ReadFile("../../examples/incident-rollback-window.yaml")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(example)
+	f.Add(exampletest.Read(f, exampletest.Incident))
 	f.Add([]byte("apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: a, namespace: b}\nspec:\n  replicas: -3\n  strategy: {canary: {steps: [{setWeight: 250}, {setWeight: -1}]}}\nstatus: {currentStepIndex: 9}\n"))
 	f.Add([]byte("apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: a}\nspec: {strategy: {canary: {minPodsPerReplicaSet: 0, trafficRouting: {maxTrafficWeight: 0}}}}\nstatus: {currentStepIndex: -1}\n"))
 	f.Add([]byte("---\n---\nkind: List\nitems: [1, 2]\n"))
-	if pods, err := os.ReadFile("../../examples/pods-web.yaml"); err == nil {
-		f.Add(pods)
-	}
+	f.Add(exampletest.Read(f, exampletest.PodsWeb))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		located, hdr, err := snapshot.Decode("fuzz", bytes.NewReader(data))
 		if err != nil {

@@ -1,8 +1,9 @@
 package escape
 
 import (
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"bytes"
-	"os"
 	"testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
@@ -15,10 +16,7 @@ import (
 // action target — and requires that nothing panics: a state the model cannot
 // plan from is an error.
 func FuzzBuild(f *testing.F) {
-	example, err := os.ReadFile("../../examples/incident-rollback-window.yaml")
-	if err != nil {
-		f.Fatal(err)
-	}
+	example := exampletest.Read(f, exampletest.Incident)
 	f.Add(example, int64(0), int32(-1))
 	f.Add(bytes.Replace(example, []byte("currentStepIndex: 3"), []byte("currentStepIndex: -2"), 1), int64(1), int32(0))
 	f.Add(bytes.Replace(example, []byte("currentStepIndex: 3"), []byte("currentStepIndex: 99"), 1), int64(7), int32(5))

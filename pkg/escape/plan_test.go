@@ -1,7 +1,13 @@
 package escape
 
 import (
+	"flag"
+	"fmt"
 	"os"
+	"strings"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"sort"
 	"testing"
 	"time"
@@ -15,37 +21,39 @@ import (
 
 func exampleView(t *testing.T) *snapshot.View {
 	t.Helper()
-	f, err := os.Open("../../examples/incident-rollback-window.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	snap, err := snapshot.Read("example", f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ro, err := snap.FindRollout("shop", "checkout-api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := snap.View(ro)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return exampletest.View(t, exampletest.Incident)
 }
 
-func TestPlanExampleDump(t *testing.T) {
+var update = flag.Bool("update", false, "rewrite golden files (then read every changed line before committing)")
+
+// TestPlanExampleGolden pins every option's verdict, reason and predicted
+// effect on the rollback-incident example, per modeled version, in
+// testdata/plan-example.golden (read it line by line when it changes).
+func TestPlanExampleGolden(t *testing.T) {
 	v := exampleView(t)
+	var b strings.Builder
 	for _, ver := range upstream.Modeled {
-		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver}})
-		if err != nil {
+		p := plan(t, v, ver)
+		fmt.Fprintf(&b, "== %s: recommended %s: %s\n", ver, p.Recommended, p.Reason)
+		for _, o := range p.Options {
+			fmt.Fprintf(&b, "  %-13s %-15s %s\n", o.Action, o.Verdict, o.Why)
+			if o.Effect.Summary != "" {
+				fmt.Fprintf(&b, "  %13s %s\n", "", o.Effect.Summary)
+			}
+		}
+	}
+	const path = "testdata/plan-example.golden"
+	if *update {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("== %s: recommended %s: %s", ver, p.Recommended, p.Reason)
-		for _, o := range p.Options {
-			t.Logf("  %-13s %-15s %s | %s", o.Action, o.Verdict, o.Why, o.Effect.Summary)
-		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./pkg/escape -run Golden -update to create it)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("the plans differ from %s; if intended, run go test ./pkg/escape -run Golden -update and read the diff\ngot:\n%s", path, b.String())
 	}
 }
 

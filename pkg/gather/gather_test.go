@@ -1,8 +1,9 @@
 package gather
 
 import (
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,18 +18,10 @@ import (
 
 // exampleObjects loads the bundled example as the cluster's content.
 func exampleObjects(t testing.TB) []runtime.Object {
-	f, err := os.Open("../../examples/incident-rollback-window.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	located, _, err := snapshot.Decode("example", f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []runtime.Object
-	for _, l := range located {
-		out = append(out, l.Object)
+	objs, _ := exampletest.Decode(t, exampletest.Incident)
+	out := make([]runtime.Object, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o)
 	}
 	return out
 }

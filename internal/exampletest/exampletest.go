@@ -1,0 +1,86 @@
+// Package exampletest loads the bundled examples (examples/ at the module
+// root) for tests, from any package's directory: one loader instead of a
+// copy per package.
+package exampletest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// Incident is the rollback-incident snapshot (a Rollout within its
+// rollbackWindow, 100% on the first canary pods).
+const Incident = "incident-rollback-window.yaml"
+
+// PodsWeb is a Deployment behind an ALB Ingress with pod-check findings.
+const PodsWeb = "pods-web.yaml"
+
+// Path is the path of examples/name, relative to the test's directory when
+// it can be (reports print it, and goldens must not depend on the checkout).
+func Path(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	abs := filepath.Join(filepath.Dir(file), "..", "..", "examples", name)
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, abs); err == nil {
+			return rel
+		}
+	}
+	return abs
+}
+
+// Read returns the bytes of examples/name.
+func Read(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(Path(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Decode returns the objects of examples/name (fresh copies, free to edit)
+// and its snapshot header, if it has one.
+func Decode(t testing.TB, name string) ([]*unstructured.Unstructured, *snapshot.Header) {
+	t.Helper()
+	located, hdr, err := snapshot.Decode(name, bytes.NewReader(Read(t, name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]*unstructured.Unstructured, 0, len(located))
+	for _, l := range located {
+		objs = append(objs, l.Object)
+	}
+	return objs, hdr
+}
+
+// Snapshot returns examples/name as a snapshot.
+func Snapshot(t testing.TB, name string) *snapshot.Snapshot {
+	t.Helper()
+	s, err := snapshot.Read(name, bytes.NewReader(Read(t, name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// View returns the view of the only Rollout of examples/name.
+func View(t testing.TB, name string) *snapshot.View {
+	t.Helper()
+	s := Snapshot(t, name)
+	ro, err := s.FindRollout("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.View(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
