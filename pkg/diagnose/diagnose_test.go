@@ -162,6 +162,16 @@ var rolloutCases = []rolloutCase{
 	{name: "no maxTrafficWeight", id: "RD207"},
 	{name: "abort delay 1000 s", id: "RD208", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(1000)), fires: true},
 	{name: "abort delay 900 s", id: "RD208", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(900))},
+	{name: "a valid spec", id: "RD113"},
+	{name: "negative replicas, setWeight 250, pause abc", id: "RD113", fires: true,
+		edit: both(set([]string{"spec", "replicas"}, int64(-3)),
+			set(canaryField("steps"), []interface{}{
+				map[string]interface{}{"setWeight": int64(250)},
+				map[string]interface{}{"pause": map[string]interface{}{"duration": "abc"}},
+			})),
+		says: `the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.replicas -3: must not be negative; spec.strategy.canary.steps[0].setWeight 250: must be between 0 and 100; spec.strategy.canary.steps[1].pause.duration "abc": is not a duration (a number of seconds, or 30s, 5m, 1h): the controller reads it as -1 and rejects it`},
+	{name: "no spec at all", id: "RD113", fires: true, edit: remove("spec"),
+		says: "the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.selector absent: is required (unless spec.workloadRef is set); spec.strategy absent: needs canary or blueGreen"},
 }
 
 // TestEveryRuleHasCases fails for a Rollout rule without a firing and a

@@ -37,4 +37,5 @@ var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Con
 	"RD206": checkRPT,
 	"RD207": checkMaxWeight,
 	"RD208": checkAbortDelayResync,
+	"RD113": checkInvalidSpec,
 })

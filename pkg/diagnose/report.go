@@ -132,6 +132,8 @@ func state(ro *v1alpha1.Rollout, a model.Analysis) State {
 		s.Strategy = "canary"
 	case ro.Spec.Strategy.BlueGreen != nil:
 		s.Strategy = "blueGreen"
+	default:
+		s.Strategy = "no strategy"
 	}
 	if s.Phase == "" {
 		s.Phase = "Unknown"
@@ -140,6 +142,8 @@ func state(ro *v1alpha1.Rollout, a model.Analysis) State {
 		s.CurrentStep = "invalid (negative index)"
 	} else if int(s.StepIndex) < len(in.Steps) {
 		s.CurrentStep = model.StepString(in.Steps[s.StepIndex])
+	} else if int(s.StepIndex) > len(in.Steps) {
+		s.CurrentStep = fmt.Sprintf("past the end of the %d steps: the controller treats every step as done", len(in.Steps))
 	} else if len(in.Steps) > 0 {
 		s.CurrentStep = "after the last step"
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // The static Rollout checks, RD201–RD208: they read the spec and the objects
@@ -188,5 +189,27 @@ func checkAbortDelayResync(c *Context, r *rules.Rule) []rules.Finding {
 	f := r.NewFinding(fmt.Sprintf("abortScaleDownDelaySeconds %d exceeds the default 900 s resync: an aborted canary is scaled down on the second pass after the abort, not after the delay", *c.canary().AbortScaleDownDelaySeconds))
 	f.Evidence = []rules.Evidence{ev(c.obj(), "spec.strategy.canary.abortScaleDownDelaySeconds", *c.canary().AbortScaleDownDelaySeconds)}
 	f.Cites = c.cites("rs.abort-delay-fallthrough")
+	return []rules.Finding{f}
+}
+
+// checkInvalidSpec reports what the controller's validation rejects: a
+// Rollout with any of it is not reconciled at all, so every other prediction
+// about it is moot until it is fixed.
+func checkInvalidSpec(c *Context, r *rules.Rule) []rules.Finding {
+	bad := c.Analysis.Inputs.Invalid
+	if len(bad) == 0 {
+		return nil
+	}
+	parts := make([]string, len(bad))
+	keys := []upstream.Key{"ct.invalid-spec"}
+	var evs []rules.Evidence
+	for i, b := range bad {
+		parts[i] = b.String()
+		keys = append(keys, b.Fact)
+		evs = append(evs, ev(c.obj(), b.Field, b.Value))
+	}
+	f := r.NewFinding("the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: " + strings.Join(parts, "; "))
+	f.Evidence = evs
+	f.Cites = c.cites(keys...)
 	return []rules.Finding{f}
 }

@@ -167,11 +167,15 @@ const maxPasses = 400
 func Build(in Input) (*Plan, error) {
 	v := in.View
 	ro := v.Rollout
+	ver := in.Controller.Assumed
+	base := model.FromView(v, ver)
+	if len(base.Invalid) > 0 {
+		// No verb of the controller acts on a Rollout it does not reconcile.
+		return nil, fmt.Errorf("rollout %s/%s has a spec the controller rejects (InvalidSpec: %s): it does nothing until the spec is fixed, so no way out applies — fix the field and apply again (kubectl rolloutdoctor diagnose shows every rejected value)", ro.Namespace, ro.Name, base.Invalid[0])
+	}
 	if ro.Spec.Strategy.Canary == nil {
 		return nil, fmt.Errorf("rollout %s/%s is not a canary Rollout: escape plans canary strategies only", ro.Namespace, ro.Name)
 	}
-	ver := in.Controller.Assumed
-	base := model.FromView(v, ver)
 	if i := base.Index0(); i < 0 {
 		// The controller never writes a negative index, and from one the
 		// model cannot say where any action leads: refuse rather than guess.

@@ -45,7 +45,7 @@ func RSFrom(rs *appsv1.ReplicaSet) *RS {
 // controller version.
 func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 	ro := v.Rollout
-	in := Inputs{Version: ver, Replicas: 1, MaxWeight: 100}
+	in := Inputs{Version: ver, Replicas: 1, MaxWeight: 100, Invalid: Validate(ro)}
 	if ro.Spec.Replicas != nil {
 		in.Replicas = *ro.Spec.Replicas
 	}

@@ -63,6 +63,10 @@ type Inputs struct {
 	New    *RS
 	Stable *RS
 	All    []*RS
+
+	// Invalid lists the spec values the controller's validation rejects:
+	// it then does not reconcile the Rollout at all.
+	Invalid []Invalid
 }
 
 func (in Inputs) stepCount() int32 { return int32(len(in.Steps)) }

@@ -18,6 +18,14 @@ func Evaluate(in Inputs) Pass {
 		p.IndexWhy = fmt.Sprintf("status.currentStepIndex is %d, which the controller never writes: no prediction (was status edited by hand?)", p.Index)
 		return p
 	}
+	if len(in.Invalid) > 0 {
+		// The controller validates before it reconciles: an invalid spec
+		// gets the InvalidSpec condition and nothing else happens.
+		p.Errored, p.NextIndex = true, p.Index
+		p.IndexWhy = fmt.Sprintf("the controller rejects the spec (InvalidSpec: %s) and does not reconcile this Rollout until it is fixed: no weight, scaling or step change", in.Invalid[0])
+		p.IndexCites = in.cites("ct.invalid-spec", in.Invalid[0].Fact)
+		return p
+	}
 	if in.Unobserved {
 		return resetPass(in, p)
 	}

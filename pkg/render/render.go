@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -98,11 +99,20 @@ func YAML(w io.Writer, v interface{}) error {
 	return err
 }
 
+// when is a snapshot's time, or says there is none (input whose objects carry
+// no timestamp).
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "time unknown"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
 // Human writes the report for a person at a terminal.
 func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 	var b strings.Builder
 	st := rep.State
-	fmt.Fprintf(&b, "%s %s\n", s.Title.Render("Rollout "+rep.Namespace+"/"+rep.Name), s.Dim.Render("("+rep.Source+", "+rep.TakenAt.UTC().Format("2006-01-02 15:04:05Z")+")"))
+	fmt.Fprintf(&b, "%s %s\n", s.Title.Render("Rollout "+rep.Namespace+"/"+rep.Name), s.Dim.Render("("+rep.Source+", "+when(rep.TakenAt)+")"))
 	phase := st.Phase
 	if st.Message != "" {
 		phase += ": " + st.Message

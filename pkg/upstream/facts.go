@@ -25,6 +25,8 @@ const (
 	srcSV      = `rollout/service.go`
 	srcCT      = `rollout/controller.go`
 	srcAN      = `rollout/analysis.go`
+	srcCX      = `rollout/context.go`
+	srcTypes   = `pkg/apis/rollouts/v1alpha1/types.go`
 	srcAbort   = `pkg/kubectl-argo-rollouts/cmd/abort/abort.go`
 	srcRetry   = `pkg/kubectl-argo-rollouts/cmd/retry/retry.go`
 	srcPromote = `pkg/kubectl-argo-rollouts/cmd/promote/promote.go`
@@ -775,5 +777,87 @@ var facts = []Fact{
 		File:     srcUR,
 		Contains: `return *rollout.Spec.Strategy.BlueGreen.PreviewReplicaCount, nil`,
 		Lines:    Lines{"v1.7.2": 266, "v1.8.2": 267, "v1.8.3": 267, "v1.9.3": 267, "v1.10.2": 267},
+	},
+
+	// Spec validation: what the controller refuses to reconcile.
+	{
+		Key:      "ct.invalid-spec",
+		Claim:    `Before reconciling, the controller validates the spec; an invalid spec sets the InvalidSpec condition (Degraded) and the Rollout is not reconciled — no scaling, no traffic change — until the spec is fixed (it retries every 20 s).`,
+		File:     srcCT,
+		Contains: `err = roCtx.getRolloutValidationErrors()`,
+		Lines:    Lines{"v1.7.2": 56, "v1.8.2": 549, "v1.8.3": 549, "v1.9.3": 573, "v1.10.2": 571},
+		Except: map[Version]Override{
+			"v1.7.2": {File: srcCX, Contains: `err := c.getRolloutValidationErrors()`},
+		},
+	},
+	{
+		Key:      "va.replicas-nonnegative",
+		Claim:    `spec.replicas must not be negative.`,
+		File:     srcVA,
+		Contains: `apivalidation.ValidateNonnegativeField(int64(replicas), fldPath.Child("replicas"))`,
+		Lines:    Lines{"v1.7.2": 113, "v1.8.2": 113, "v1.8.3": 113, "v1.9.3": 113, "v1.10.2": 133},
+	},
+	{
+		Key:      "va.selector-required",
+		Claim:    `spec.selector is required unless spec.workloadRef is set.`,
+		File:     srcVA,
+		Contains: `message := fmt.Sprintf(MissingFieldMessage, ".spec.selector")`,
+		Lines:    Lines{"v1.7.2": 117, "v1.8.2": 117, "v1.8.3": 117, "v1.9.3": 117, "v1.10.2": 137},
+	},
+	{
+		Key:      "va.selector-empty",
+		Claim:    `An empty spec.selector (no matchLabels, no matchExpressions) is invalid.`,
+		File:     srcVA,
+		Contains: `"empty selector is invalid for deployment"`,
+		Lines:    Lines{"v1.7.2": 122, "v1.8.2": 122, "v1.8.3": 122, "v1.9.3": 122, "v1.10.2": 142},
+	},
+	{
+		Key:      "va.progress-deadline",
+		Claim:    `progressDeadlineSeconds (default 600) must be greater than minReadySeconds.`,
+		File:     srcVA,
+		Contains: `"must be greater than minReadySeconds"`,
+		Lines:    Lines{"v1.7.2": 175, "v1.8.2": 175, "v1.8.3": 175, "v1.9.3": 175, "v1.10.2": 195},
+	},
+	{
+		Key:      "va.strategy-required",
+		Claim:    `A Rollout needs spec.strategy.canary or spec.strategy.blueGreen.`,
+		File:     srcVA,
+		Contains: `MissingFieldMessage, ".spec.strategy.canary or .spec.strategy.blueGreen")`,
+		Lines:    Lines{"v1.7.2": 204, "v1.8.2": 204, "v1.8.3": 204, "v1.9.3": 204, "v1.10.2": 207},
+	},
+	{
+		Key:      "va.strategy-one",
+		Claim:    `canary and blueGreen cannot both be set.`,
+		File:     srcVA,
+		Contains: `field.Invalid(fldPath.Child("strategy"), errVal, InvalidStrategyMessage)`,
+		Lines:    Lines{"v1.7.2": 208, "v1.8.2": 208, "v1.8.3": 208, "v1.9.3": 208, "v1.10.2": 211},
+	},
+	{
+		Key:      "va.step-type",
+		Claim:    `Every canary step must set one of its kinds (setWeight, pause, analysis, experiment, setCanaryScale, …).`,
+		File:     srcVA,
+		Contains: `allErrs = append(allErrs, field.Invalid(stepFldPath, errVal, InvalidStepMessage))`,
+		Lines:    Lines{"v1.7.2": 314, "v1.8.2": 314, "v1.8.3": 314, "v1.9.3": 319, "v1.10.2": 322},
+	},
+	{
+		Key:      "va.set-weight-range",
+		Claim:    `A setWeight step must be between 0 and maxTrafficWeight (default 100).`,
+		File:     srcVA,
+		Contains: `fmt.Sprintf(InvalidSetWeightMessage, maxTrafficWeight)`,
+		Lines:    Lines{"v1.7.2": 320, "v1.8.2": 320, "v1.8.3": 320, "v1.9.3": 325, "v1.10.2": 328},
+	},
+	{
+		Key:      "va.pause-duration",
+		Claim:    `A pause duration must not be negative; a duration that does not parse counts as -1 and is rejected.`,
+		File:     srcVA,
+		Contains: `step.Pause.DurationSeconds(), InvalidDurationMessage)`,
+		Lines:    Lines{"v1.7.2": 323, "v1.8.2": 323, "v1.8.3": 323, "v1.9.3": 328, "v1.10.2": 331},
+	},
+	{
+		Key:      "ty.pause-duration-unparsable",
+		Claim:    `A pause duration string that is neither a number of seconds nor a Go duration ("abc") reads as -1 seconds.`,
+		File:     srcTypes,
+		Contains: `return -1`,
+		Lines:    Lines{"v1.7.2": 812, "v1.8.2": 828, "v1.8.3": 828, "v1.9.3": 870, "v1.10.2": 870},
 	},
 }
