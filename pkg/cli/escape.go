@@ -6,30 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/render"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // EscapeOptions holds the escape command's inputs.
 type EscapeOptions struct {
-	DiagnoseOptions
-
+	CommonOptions
+	Name         string
 	Do           string
 	Yes          bool
 	Force        bool
@@ -39,19 +32,17 @@ type EscapeOptions struct {
 	WatchTimeout time.Duration
 	Interval     time.Duration
 
-	// Seams for tests: the cluster client and whether we talk to a person.
-	client      func() (dynamic.Interface, error)
-	last        *snapshot.Snapshot
+	// Seams for tests: whether we talk to a person, and the clock.
 	interactive func() bool
 	now         func() time.Time
 }
 
-// maxReplans bounds how often a write that met 409 Conflict is re-planned
-// from a fresh read and sent again.
-const maxReplans = 10
-
-func newEscapeCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	return newEscapeCommand(&EscapeOptions{DiagnoseOptions: DiagnoseOptions{flags: flags, streams: streams, FailOn: "none"}})
+// NewEscapeOptions makes the escape command's options with their defaults.
+func NewEscapeOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *EscapeOptions {
+	o := &EscapeOptions{CommonOptions: newCommon(flags, streams, "json", "yaml"),
+		DryRun: "none", ToStep: -1, WatchTimeout: 5 * time.Minute, Interval: 2 * time.Second}
+	o.interactive = func() bool { return isTerminal(o.streams.In) && isTerminal(o.streams.Out) }
+	return o
 }
 
 func newEscapeCommand(o *EscapeOptions) *cobra.Command {
@@ -70,44 +61,46 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
   kubectl rolloutdoctor escape checkout-api --do undo --yes
   kubectl rolloutdoctor escape checkout-api --do promote-full --dry-run=server -o yaml
   kubectl rolloutdoctor escape -f incident.yaml            # plan only, offline`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.validate(c); err != nil {
-				return err
-			}
-			return o.Run(c.Context())
-		},
+		Args:              usageArgs(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: o.completeRollouts,
+		RunE:              runE(o),
 	}
-	cmd.ValidArgsFunction = completeRollouts(o.flags)
-	cmd.Flags().StringVarP(&o.Filename, "filename", "f", "", "plan from a snapshot file instead of the cluster (plan only; - for stdin)")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "output format of the plan: json or yaml (default: human)")
-	cmd.Flags().StringVar(&o.Color, "color", "auto", "colour: auto, always or never (NO_COLOR honoured)")
-	cmd.Flags().StringVar(&o.ControllerVersion, "controller-version", "", "Argo Rollouts controller version to model (default: read from the controller Deployment's image)")
-	cmd.Flags().StringVar(&o.ControllerNamespace, "controller-namespace", "argo-rollouts", "namespace to look for the argo-rollouts controller Deployment in first")
-	cmd.Flags().StringVar(&o.Do, "do", "", "take this action: promote-full, undo, retry, abort, promote, skip, wait")
-	cmd.Flags().BoolVar(&o.Yes, "yes", false, "confirm the write (for scripts and runbooks)")
-	cmd.Flags().BoolVar(&o.Force, "force", false, "allow an action whose verdict is harmful")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none, client (print the requests) or server (send them with dryRun=All)")
-	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", 0, "undo: the revision to restore (default: the second-highest, as kubectl-argo-rollouts)")
-	cmd.Flags().Int32Var(&o.ToStep, "to-step", -1, "skip: the step index to jump to (default: the end of the steps)")
-	cmd.Flags().DurationVar(&o.WatchTimeout, "watch-timeout", 5*time.Minute, "after applying, watch the Rollout this long for the predicted outcome (0: do not watch)")
-	cmd.Flags().DurationVar(&o.Interval, "interval", 2*time.Second, "how often the watch re-reads the Rollout")
+	o.addFilenameFlag(cmd, "plan from a snapshot file instead of the cluster (plan only; - for stdin)")
+	o.addOutputFlags(cmd, "output format of the plan: json or yaml (default: human)")
+	o.addControllerFlags(cmd, usageControllerVersion, true)
+	f := cmd.Flags()
+	f.StringVar(&o.Do, "do", o.Do, "take this action: promote-full, undo, retry, abort, promote, skip, wait")
+	f.BoolVar(&o.Yes, "yes", o.Yes, "confirm the write (for scripts and runbooks)")
+	f.BoolVar(&o.Force, "force", o.Force, "allow an action whose verdict is harmful")
+	f.StringVar(&o.DryRun, "dry-run", o.DryRun, "none, client (print the requests) or server (send them with dryRun=All)")
+	f.Int64Var(&o.ToRevision, "to-revision", o.ToRevision, "undo: the revision to restore (default: the second-highest, as kubectl-argo-rollouts)")
+	f.Int32Var(&o.ToStep, "to-step", o.ToStep, "skip: the step index to jump to (default: the end of the steps)")
+	f.DurationVar(&o.WatchTimeout, "watch-timeout", o.WatchTimeout, "after applying, watch the Rollout this long for the predicted outcome (0: do not watch)")
+	f.DurationVar(&o.Interval, "interval", o.Interval, "how often the watch re-reads the Rollout")
 	return cmd
 }
 
-func (o *EscapeOptions) validate(c *cobra.Command) error {
-	switch o.Output {
-	case "", "json", "yaml", "human":
-	default:
-		return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("--output must be json or yaml, not %q", o.Output)}
+// Complete takes the Rollout's name and resolves the namespace.
+func (o *EscapeOptions) Complete(args []string) error {
+	if len(args) == 1 {
+		name, err := rolloutArg(args[0])
+		if err != nil {
+			return err
+		}
+		o.Name = name
+	}
+	return o.completeNamespace()
+}
+
+// Validate checks the flags and their combinations.
+func (o *EscapeOptions) Validate() error {
+	if err := o.validate(); err != nil {
+		return err
 	}
 	switch o.DryRun {
 	case "none", "client", "server":
 	default:
-		return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("--dry-run must be none, client or server, not %q", o.DryRun)}
+		return usageErrorf("--dry-run must be none, client or server, not %q", o.DryRun)
 	}
 	if o.Filename == "" && o.Name == "" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout (kubectl rolloutdoctor escape NAME) or give -f FILE")}
@@ -117,291 +110,99 @@ func (o *EscapeOptions) validate(c *cobra.Command) error {
 	}
 	if o.Do != "" {
 		if _, err := escape.ParseAction(o.Do); err != nil {
-			return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("--do: %w", err)}
+			return usageErrorf("--do: %w", err)
 		}
-	}
-	if _, err := render.UseColor(o.Color, o.streams.Out); err != nil {
-		return &ExitCodeError{Code: ExitUsage, Err: err}
 	}
 	return nil
 }
 
-func (o *EscapeOptions) isInteractive() bool {
-	if o.interactive != nil {
-		return o.interactive()
-	}
-	in, ok1 := o.streams.In.(*os.File)
-	out, ok2 := o.streams.Out.(*os.File)
-	return ok1 && ok2 && term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(out.Fd()))
-}
-
-func (o *EscapeOptions) dynamic() (dynamic.Interface, error) {
-	if o.client != nil {
-		return o.client()
-	}
-	cfg, err := o.flags.ToRESTConfig()
-	if err != nil {
-		return nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("no usable kubeconfig: %w (use --kubeconfig or --context)", err)}
-	}
-	return dynamic.NewForConfig(cfg)
-}
-
-// planNow reads the Rollout's world and plans. The view is returned for the
-// watch; the snapshot is kept so that a re-check can refresh it cheaply.
-func (o *EscapeOptions) planNow(ctx context.Context, dc dynamic.Interface) (*escape.Plan, *snapshot.View, error) {
-	return o.planFrom(ctx, dc, nil)
-}
-
-// replan re-reads only the Rollout and its ReplicaSets over the last
-// snapshot and plans again.
-func (o *EscapeOptions) replan(ctx context.Context, dc dynamic.Interface) (*escape.Plan, *snapshot.View, error) {
-	if o.last == nil {
-		return o.planNow(ctx, dc)
-	}
-	snap, err := gather.Refresh(ctx, dc, o.last, o.Namespace, o.Name)
-	if err != nil {
-		return nil, nil, &ExitCodeError{Code: ExitError, Err: err}
-	}
-	return o.planFrom(ctx, dc, snap)
-}
-
-func (o *EscapeOptions) planFrom(ctx context.Context, dc dynamic.Interface, snap *snapshot.Snapshot) (*escape.Plan, *snapshot.View, error) {
-	var err error
-	switch {
-	case snap != nil:
-	case o.Filename != "":
-		snap, _, err = readSnapshotFile(o.Filename, o.streams.In)
-	default:
-		opt := gather.Options{Namespace: o.Namespace, Name: o.Name, ControllerNamespace: o.ControllerNamespace, ToolVersion: Version, SkipController: o.ControllerVersion != ""}
-		if o.client == nil {
-			if disc, derr := o.flags.ToDiscoveryClient(); derr == nil {
-				opt.Mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-			}
-		}
-		snap, err = gather.Rollout(ctx, dc, opt)
-		if err != nil {
-			err = &ExitCodeError{Code: ExitError, Err: err}
-		}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	o.last = snap
-	ro, err := snap.FindRollout(o.Namespace, o.Name)
-	if err != nil {
-		return nil, nil, &ExitCodeError{Code: ExitError, Err: err}
-	}
-	view, err := snap.View(ro)
-	if err != nil {
-		return nil, nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading the snapshot: %w", err)}
-	}
-	gap := ""
-	for _, g := range snap.Header.Gaps {
-		if g.Resource == "deployments.apps" {
-			gap = g.String()
-		}
-	}
-	cv, err := model.DetectVersion(o.ControllerVersion, view.Controllers, gap)
-	if err != nil {
-		return nil, nil, &ExitCodeError{Code: ExitUsage, Err: err}
-	}
-	in := escape.Input{View: view, Controller: cv, ToRevision: o.ToRevision}
-	if o.ToStep >= 0 {
-		s := o.ToStep
-		in.ToStep = &s
-	}
-	p, err := escape.Build(in)
-	if err != nil {
-		return nil, nil, &ExitCodeError{Code: ExitError, Err: err}
-	}
-	return p, view, nil
-}
-
-func (o *EscapeOptions) styles() render.Styles {
-	color, _ := render.UseColor(o.Color, o.streams.Out)
-	return render.NewStyles(o.streams.Out, color)
-}
-
-// Run plans, then (with --do or in guided mode) confirms, applies and watches.
+// Run plans, then (with --do, or guided in a terminal) picks an action,
+// confirms it, applies it and watches for the predicted outcome.
 func (o *EscapeOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var dc dynamic.Interface
-	if o.Filename == "" {
-		var err error
-		if dc, err = o.dynamic(); err != nil {
-			return err
-		}
-	}
-	p, view, err := o.planNow(ctx, dc)
+	pl, p, view, err := o.plan(ctx)
 	if err != nil {
 		return err
 	}
-	guided := o.Do == "" && o.Filename == "" && o.Output == "" && o.isInteractive()
-	if o.Do == "" && !guided {
-		return o.printPlan(p)
-	}
+	guided := o.Do == "" && o.Filename == "" && o.human() && o.interactive()
 	if err := o.printPlan(p); err != nil {
 		return err
 	}
-	var action escape.Action
+	if o.Do == "" && !guided {
+		return nil // the plan is the answer
+	}
 	in := bufio.NewReader(o.streams.In)
-	if guided {
-		a, ok, err := o.choose(in, p)
-		if err != nil || !ok {
-			return err
-		}
-		action = a
-	} else {
-		action, _ = escape.ParseAction(o.Do)
+	action, ok, err := o.pick(in, p, guided)
+	if err != nil || !ok {
+		return err
 	}
 	opt, _ := p.Option(action)
 	if err := o.allowed(opt); err != nil {
 		return err
 	}
 	if action == escape.Wait || len(opt.Requests) == 0 {
-		fmt.Fprintf(o.streams.ErrOut, "%s sends nothing: %s\n", action, opt.Why)
+		render.SendsNothing(o.streams.ErrOut, opt)
 		return nil
 	}
 	if o.DryRun == "client" {
 		return o.printRequests(p, opt)
 	}
-	if o.DryRun == "none" && !o.Yes {
-		if !o.isInteractive() {
-			return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("nothing written: %s changes the cluster; add --yes, or run in a terminal to confirm", action)}
-		}
-		if guided || o.Output == "" {
-			o.showDetail(p, opt)
-		}
-		if !o.confirm(in, p) {
-			fmt.Fprintln(o.streams.ErrOut, "cancelled: nothing was written")
-			return nil
-		}
-		// The plan must still hold for the Rollout as it is now: re-read it
-		// and re-plan; go on only if this action's requests are unchanged.
-		fresh, freshView, err := o.replan(ctx, dc)
-		if err != nil {
+	// Without --yes a person confirms; the plan is then re-checked against
+	// the Rollout as it is after they took their time.
+	recheck := o.DryRun == "none" && !o.Yes
+	if recheck {
+		if ok, err := o.confirm(in, p, opt, guided); err != nil || !ok {
 			return err
 		}
-		if reason := samePlan(p, fresh, action); reason != "" {
-			return &ExitCodeError{Code: ExitFindings, Err: fmt.Errorf("the Rollout changed while you were deciding (%s): nothing was written; re-run to see the new plan", reason)}
-		}
-		p, view = fresh, freshView
-		opt, _ = p.Option(action)
 	}
-	aopt := escape.ApplyOptions{DryRunServer: o.DryRun == "server"}
-	if view.WorkloadRef != nil {
-		aopt.WorkloadResourceVersion = view.WorkloadRef.ResourceVersion
+	return o.apply(ctx, pl, p, view, action, recheck)
+}
+
+// plan reads the file or the cluster and plans. The planner is nil for a
+// file: a plan from a file is never applied.
+func (o *EscapeOptions) plan(ctx context.Context) (*escape.Planner, *escape.Plan, *snapshot.View, error) {
+	t := escape.Target{Namespace: o.Namespace, Name: o.Name, ControllerVersion: o.ControllerVersion, ToRevision: o.ToRevision}
+	if o.ToStep >= 0 {
+		s := o.ToStep
+		t.ToStep = &s
 	}
-	sent, err := escape.Apply(ctx, dc, p, opt, aopt)
-	// During a ramp the controller rewrites the Rollout's status every few
-	// hundred milliseconds, so a write planned a moment ago can meet 409.
-	// Nothing was written then; read the Rollout again, plan again, and
-	// write only if this action's verdict and requests are unchanged — each
-	// write carries the resourceVersion of the state it was planned from.
-	for attempt := 1; attempt <= maxReplans && err != nil; attempt++ {
-		var ae *escape.ApplyError
-		if !errors.As(err, &ae) || !ae.Conflict || len(ae.Partial) > 0 {
-			break
+	if o.Filename != "" {
+		snap, _, err := o.readFile()
+		if err != nil {
+			return nil, nil, nil, err
 		}
-		fresh, freshView, perr := o.replan(ctx, dc)
-		if perr != nil {
-			return perr
-		}
-		if reason := samePlan(p, fresh, action); reason != "" {
-			return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("the Rollout changed since it was read and %s: nothing was written; re-run to see the new plan", reason)}
-		}
-		fmt.Fprintf(o.streams.ErrOut, "the Rollout changed since it was read (resourceVersion %s → %s); re-planned: %s is still %s with the same requests\n",
-			p.ResourceVersion, fresh.ResourceVersion, action, opt.Verdict)
-		p, view = fresh, freshView
-		opt, _ = p.Option(action)
-		if view.WorkloadRef != nil {
-			aopt.WorkloadResourceVersion = view.WorkloadRef.ResourceVersion
-		}
-		sent, err = escape.Apply(ctx, dc, p, opt, aopt)
+		p, view, err := escape.PlanSnapshot(snap, t)
+		return nil, p, view, failure(err)
 	}
+	conn, err := o.cluster()
 	if err != nil {
-		return &ExitCodeError{Code: ExitError, Err: err}
+		return nil, nil, nil, err
 	}
-	if o.DryRun == "server" {
-		fmt.Fprintf(o.streams.ErrOut, "server dry run: the API server accepted %d request(s) of %s; nothing was persisted\n", len(sent), action)
-		if o.Output != "" {
-			return o.emit(map[string]interface{}{"apiVersion": escape.PlanAPIVersion, "kind": "EscapeDryRun", "action": action, "sent": sent})
-		}
-		return nil
-	}
-	for _, s := range sent {
-		fmt.Fprintf(o.streams.ErrOut, "applied %s: %s %s%s %s\n", action, strings.ToLower(s.Kind), s.Name, subresource(s.Subresource), string(s.Body))
-	}
-	if o.WatchTimeout <= 0 {
-		return nil
-	}
-	return o.watchOutcome(ctx, dc, p, opt)
-}
-
-func subresource(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "/" + s
-}
-
-func (o *EscapeOptions) emit(v interface{}) error {
-	if o.Output == "yaml" {
-		return render.YAML(o.streams.Out, v)
-	}
-	return render.JSON(o.streams.Out, v)
+	pl := &escape.Planner{Client: conn.Dynamic, Gather: conn.Options, Target: t}
+	p, view, err := pl.Plan(ctx)
+	return pl, p, view, failure(err)
 }
 
 func (o *EscapeOptions) printPlan(p *escape.Plan) error {
-	switch o.Output {
-	case "json", "yaml":
-		return o.emit(p)
-	}
-	return render.Plan(o.streams.Out, p, o.styles())
+	return o.print(p, func(w io.Writer, s render.Styles) error { return render.Plan(w, p, s) })
 }
 
-func (o *EscapeOptions) printRequests(p *escape.Plan, opt *escape.Option) error {
-	type req struct {
-		escape.Request
-		SentBody string `json:"sentBody"`
+// pick is the action to take: --do's, or the one a person chooses.
+func (o *EscapeOptions) pick(in *bufio.Reader, p *escape.Plan, guided bool) (escape.Action, bool, error) {
+	if guided {
+		return o.choose(in, p)
 	}
-	var out []req
-	for _, r := range opt.Requests {
-		rv := p.ResourceVersion
-		b, err := escape.WithPrecondition(r.PatchType, r.Body, rv)
-		if err != nil {
-			return err
-		}
-		out = append(out, req{Request: r, SentBody: string(b)})
-	}
-	if o.Output != "" {
-		return o.emit(map[string]interface{}{"apiVersion": escape.PlanAPIVersion, "kind": "EscapeRequests", "action": opt.Action, "requests": out})
-	}
-	fmt.Fprintf(o.streams.Out, "client dry run of %s (nothing sent):\n", opt.Action)
-	for _, r := range out {
-		fmt.Fprintf(o.streams.Out, "  PATCH %s %s/%s%s (%s)\n    %s\n", strings.ToLower(r.Kind), p.Namespace, r.Name, subresource(r.Subresource), r.PatchType, r.SentBody)
-	}
-	return nil
+	a, err := escape.ParseAction(o.Do)
+	return a, err == nil, err
 }
 
-// allowed refuses actions that must not run without more from the user.
-func (o *EscapeOptions) allowed(opt *escape.Option) error {
-	switch opt.Verdict {
-	case escape.NotApplicable:
-		return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("%s does not apply here: %s", opt.Action, opt.Why)}
-	case escape.Harmful:
-		if !o.Force && opt.Action != escape.Wait {
-			return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("%s is harmful here (%s): nothing written; add --force to do it anyway", opt.Action, opt.Why)}
-		}
-	}
-	return nil
-}
-
+// choose asks until the answer names an action (by number or name), the
+// recommended one on Enter; q or end of input quits.
 func (o *EscapeOptions) choose(in *bufio.Reader, p *escape.Plan) (escape.Action, bool, error) {
 	for {
-		fmt.Fprintf(o.streams.Out, "\nChoose an action [1-%d, Enter for %s, q to quit]: ", len(p.Options), p.Recommended)
+		render.ChoosePrompt(o.streams.Out, p)
 		line, err := in.ReadString('\n')
 		if err != nil && line == "" {
 			if err == io.EOF {
@@ -424,128 +225,104 @@ func (o *EscapeOptions) choose(in *bufio.Reader, p *escape.Plan) (escape.Action,
 		if a, err := escape.ParseAction(line); err == nil {
 			return a, true, nil
 		}
-		fmt.Fprintf(o.streams.Out, "not an action: %q\n", line)
+		render.NotAnAction(o.streams.Out, line)
 	}
 }
 
-func (o *EscapeOptions) showDetail(p *escape.Plan, opt *escape.Option) {
-	s := o.styles()
-	fmt.Fprintf(o.streams.Out, "\n%s %s — %s\n", s.Title.Render(string(opt.Action)), render.Verdict(s, opt.Verdict), opt.Why)
-	fmt.Fprintf(o.streams.Out, "  predicted: %s\n", opt.Effect.Summary)
-	for _, r := range opt.Requests {
-		b, _ := escape.WithPrecondition(r.PatchType, r.Body, p.ResourceVersion)
-		fmt.Fprintf(o.streams.Out, "  PATCH %s %s/%s%s (%s)\n    %s\n", strings.ToLower(r.Kind), p.Namespace, r.Name, subresource(r.Subresource), r.PatchType, b)
-	}
-	if p.GitOps != nil && opt.Action == escape.Undo {
-		fmt.Fprintf(o.streams.Out, "  %s %s\n", s.Warn.Render("GitOps:"), p.GitOps.Notes[0])
-	}
-}
-
-func (o *EscapeOptions) confirm(in *bufio.Reader, p *escape.Plan) bool {
-	fmt.Fprintf(o.streams.Out, "Type the Rollout's name (%s) to apply, anything else to cancel: ", p.Name)
-	line, _ := in.ReadString('\n')
-	return strings.TrimSpace(line) == p.Name
-}
-
-// samePlan says why an action's plan changed between two reads ("" if not):
-// its verdict, its requests, or where it predicts the Rollout ends (which
-// ReplicaSet stable, the final weight and phase, the abort flag, the worst
-// exposure). Pod counts moving during a ramp do not count as a change.
-func samePlan(a, b *escape.Plan, action escape.Action) string {
-	oa, _ := a.Option(action)
-	ob, _ := b.Option(action)
-	if oa.Verdict != ob.Verdict {
-		return fmt.Sprintf("%s is now %s, was %s", action, ob.Verdict, oa.Verdict)
-	}
-	if len(oa.Requests) != len(ob.Requests) {
-		return "its requests changed"
-	}
-	for i := range oa.Requests {
-		if string(oa.Requests[i].Body) != string(ob.Requests[i].Body) || oa.Requests[i].Subresource != ob.Requests[i].Subresource {
-			return "its requests changed"
+// allowed refuses actions that must not run without more from the user.
+func (o *EscapeOptions) allowed(opt *escape.Option) error {
+	switch opt.Verdict {
+	case escape.NotApplicable:
+		return usageErrorf("%s does not apply here: %s", opt.Action, opt.Why)
+	case escape.Harmful:
+		if !o.Force && opt.Action != escape.Wait {
+			return usageErrorf("%s is harmful here (%s): nothing written; add --force to do it anyway", opt.Action, opt.Why)
 		}
 	}
-	ea, eb := oa.Effect, ob.Effect
-	if ea.FinalStable != eb.FinalStable || ea.FinalWeight != eb.FinalWeight || ea.Phase != eb.Phase || ea.FinalAbort != eb.FinalAbort {
-		return fmt.Sprintf("its predicted outcome changed (now: %s)", eb.Summary)
-	}
-	if (ea.Exposure == nil) != (eb.Exposure == nil) {
-		return fmt.Sprintf("its predicted exposure changed (now: %s)", eb.Summary)
-	}
-	return ""
+	return nil
 }
 
-// watchOutcome re-reads the Rollout until what the controller did matches
-// the prediction's end state, or the timeout passes, printing each change.
-func (o *EscapeOptions) watchOutcome(ctx context.Context, dc dynamic.Interface, p *escape.Plan, opt *escape.Option) error {
-	now := time.Now
-	if o.now != nil {
-		now = o.now
+// confirm shows what will be sent and asks for the Rollout's name. Outside
+// a terminal there is nobody to ask: nothing is written without --yes.
+func (o *EscapeOptions) confirm(in *bufio.Reader, p *escape.Plan, opt *escape.Option, guided bool) (bool, error) {
+	if !o.interactive() {
+		return false, usageErrorf("nothing written: %s changes the cluster; add --yes, or run in a terminal to confirm", opt.Action)
 	}
-	want := opt.Effect
-	deadline := now().Add(o.WatchTimeout)
+	if guided || o.human() {
+		render.OptionDetail(o.streams.Out, p, opt, o.styles())
+	}
+	render.ConfirmPrompt(o.streams.Out, p)
+	line, _ := in.ReadString('\n')
+	if strings.TrimSpace(line) != p.Name {
+		render.Cancelled(o.streams.ErrOut)
+		return false, nil
+	}
+	return true, nil
+}
+
+// printRequests is the client-side dry run: the requests, sent nowhere.
+func (o *EscapeOptions) printRequests(p *escape.Plan, opt *escape.Option) error {
+	reqs, err := escape.Prepare(p, opt)
+	if err != nil {
+		return err
+	}
+	if o.document() {
+		return o.print(map[string]interface{}{"apiVersion": escape.PlanAPIVersion, "kind": "EscapeRequests", "action": opt.Action, "requests": reqs}, nil)
+	}
+	render.Requests(o.streams.Out, p, opt.Action, reqs)
+	return nil
+}
+
+// apply writes (re-planning on 409), says what was sent, and watches.
+func (o *EscapeOptions) apply(ctx context.Context, pl *escape.Planner, p *escape.Plan, view *snapshot.View, action escape.Action, recheck bool) error {
+	applied, err := escape.ApplyWithReplan(ctx, pl, p, view, action, escape.ReplanOptions{
+		DryRunServer: o.DryRun == "server",
+		Recheck:      recheck,
+		OnReplan:     func(from, to *escape.Plan, opt *escape.Option) { render.Replanned(o.streams.ErrOut, from, to, opt) },
+	})
+	var changed *escape.ChangedError
+	if errors.As(err, &changed) && changed.BeforeWrite {
+		// The person approved a plan that no longer holds: like a finding,
+		// not a failure of the tool.
+		return &ExitCodeError{Code: ExitFindings, Err: err}
+	}
+	if err != nil {
+		return failure(err)
+	}
+	if o.DryRun == "server" {
+		render.ServerDryRun(o.streams.ErrOut, action, applied.Sent)
+		if o.document() {
+			return o.print(map[string]interface{}{"apiVersion": escape.PlanAPIVersion, "kind": "EscapeDryRun", "action": action, "sent": applied.Sent}, nil)
+		}
+		return nil
+	}
+	render.Applied(o.streams.ErrOut, action, applied.Sent)
+	if o.WatchTimeout <= 0 {
+		return nil
+	}
+	return o.watchOutcome(ctx, pl.Client, applied)
+}
+
+// watchOutcome follows the Rollout until it reaches the predicted end
+// state (exit 0) or the timeout passes (exit 1).
+func (o *EscapeOptions) watchOutcome(ctx context.Context, dc dynamic.Interface, a *escape.Applied) error {
 	// With -o json|yaml stdout carries only the plan document.
 	out := o.streams.Out
-	if o.Output != "" {
+	if o.document() {
 		out = o.streams.ErrOut
 	}
-	fmt.Fprintf(out, "\nwatching for: %s\n", want.Summary)
-	last := ""
-	for {
-		snap, err := gather.Rollout(ctx, dc, gather.Options{Namespace: p.Namespace, Name: p.Name, SkipController: true})
-		if err != nil {
-			return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("watching: %w (the action was applied; check with kubectl rolloutdoctor diagnose %s -n %s)", err, p.Name, p.Namespace)}
-		}
-		rep, err := diagnoseSnapshot(snap, p.Namespace, p.Name, string(p.Controller.Assumed), "cluster")
-		if err != nil {
-			return err
-		}
-		line, stable := observedLine(rep)
-		if line != last {
-			fmt.Fprintf(out, "%s  %s\n", now().Format("15:04:05"), line)
-			last = line
-		}
-		if converged(rep, stable, want) {
-			fmt.Fprintf(out, "outcome: as predicted — %s\n", line)
-			return nil
-		}
-		if now().After(deadline) {
-			fmt.Fprintf(out, "outcome: not reached within %s. Predicted: %s. Observed: %s\n", o.WatchTimeout, want.Summary, line)
-			return &ExitCodeError{Code: ExitFindings}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(o.Interval):
-		}
+	want := a.Option.Effect
+	render.WatchingFor(out, want)
+	res, err := escape.WatchOutcome(ctx, dc, a.Plan, a.Option, escape.WatchOptions{
+		Timeout: o.WatchTimeout, Interval: o.Interval, Now: o.now,
+		OnChange: func(obs escape.Observation) { render.Observed(out, obs) },
+	})
+	if err != nil {
+		return failure(err)
 	}
-}
-
-func observedLine(rep *diagnose.Report) (string, string) {
-	stable := ""
-	for _, s := range rep.Sets {
-		if s.Hash == rep.State.StableHash {
-			stable = s.Name
-		}
+	render.Outcome(out, res, want, o.WatchTimeout)
+	if !res.Reached {
+		return &ExitCodeError{Code: ExitFindings}
 	}
-	w := ""
-	if t := rep.Traffic; t != nil {
-		w = fmt.Sprintf("weight %d%% canary (%d available) / stable %d available; ", t.CanaryWeight, t.CanaryAvailable, t.StableAvailable)
-	}
-	return fmt.Sprintf("%sstep %d/%d, phase %s, aborted %v, stable %s", w, rep.State.StepIndex, rep.State.StepCount, rep.State.Phase, rep.State.Aborted, stable), stable
-}
-
-func converged(rep *diagnose.Report, stable string, want escape.Effect) bool {
-	if stable != want.FinalStable || rep.State.Aborted != want.FinalAbort || rep.State.Phase != want.Phase {
-		return false
-	}
-	if rep.Traffic != nil && rep.Traffic.CanaryWeight != want.FinalWeight {
-		return false
-	}
-	for _, s := range rep.Sets {
-		if s.Spec != s.Available {
-			return false
-		}
-	}
-	return true
+	return nil
 }

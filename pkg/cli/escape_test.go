@@ -12,10 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/dynamic"
 	dynfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -64,6 +65,11 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 	return fc
 }
 
+// connect hands out the fake as the command's cluster connection.
+func (fc *fakeCluster) connect(*genericclioptions.ConfigFlags, ...func(*rest.Config)) (*gather.Connection, error) {
+	return gather.FromClient(fc.dc), nil
+}
+
 func runEscape(t *testing.T, fc *fakeCluster, interactive bool, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
@@ -71,9 +77,9 @@ func runEscape(t *testing.T, fc *fakeCluster, interactive bool, stdin string, ar
 	flags := genericclioptions.NewConfigFlags(true)
 	ns := "shop"
 	flags.Namespace = &ns
-	o := &EscapeOptions{DiagnoseOptions: DiagnoseOptions{flags: flags, streams: streams, FailOn: "none"},
-		client:      func() (dynamic.Interface, error) { return fc.dc, nil },
-		interactive: func() bool { return interactive }}
+	o := NewEscapeOptions(flags, streams)
+	o.connect = fc.connect
+	o.interactive = func() bool { return interactive }
 	cmd := newEscapeCommand(o)
 	cmd.SetArgs(append([]string{"checkout-api", "--color", "never", "--watch-timeout", "0"}, args...))
 	cmd.SetOut(out)
@@ -157,8 +163,8 @@ func TestEscapeConflictIsReplannedNeverBlindlyRetried(t *testing.T) {
 	if code != ExitError || !strings.Contains(stderr, "changed since it was read (resourceVersion 4242)") {
 		t.Fatalf("code %d, stderr %q", code, stderr)
 	}
-	if attempts != 1+maxReplans || gets != 1+maxReplans {
-		t.Fatalf("%d writes after %d reads: every write must follow its own fresh read, %d at most", attempts, gets, 1+maxReplans)
+	if attempts != 1+escape.MaxReplans || gets != 1+escape.MaxReplans {
+		t.Fatalf("%d writes after %d reads: every write must follow its own fresh read, %d at most", attempts, gets, 1+escape.MaxReplans)
 	}
 	// A conflict once: re-planned, same requests, written.
 	fc = newFakeCluster(t)

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"fmt"
+	"context"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -10,26 +10,60 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/explain"
 )
 
-func newExplainCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	var markdown bool
+// ExplainOptions holds the explain command's inputs.
+type ExplainOptions struct {
+	// ID is the finding to explain; "" lists them all.
+	ID       string
+	Markdown bool
+
+	rule    *diagnose.Rule
+	streams genericiooptions.IOStreams
+}
+
+// NewExplainOptions makes the explain command's options.
+func NewExplainOptions(streams genericiooptions.IOStreams) *ExplainOptions {
+	return &ExplainOptions{streams: streams}
+}
+
+func newExplainCommand(o *ExplainOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain [FINDING-ID]",
 		Short: "Explain a finding: why, the controller code per version, what to do",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if markdown {
-				return explain.Markdown(streams.Out)
-			}
-			if len(args) == 0 {
-				return explain.List(streams.Out)
-			}
-			r, ok := diagnose.RuleByID(args[0])
-			if !ok {
-				return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("no finding %q: run `kubectl rolloutdoctor explain` for the list", args[0])}
-			}
-			return explain.Rule(streams.Out, r)
-		},
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
+		RunE:  runE(o),
 	}
-	cmd.Flags().BoolVar(&markdown, "markdown", false, "print every rule as the docs/rules.md page")
+	cmd.Flags().BoolVar(&o.Markdown, "markdown", false, "print every rule as the docs/rules.md page")
 	return cmd
+}
+
+// Complete takes the finding ID.
+func (o *ExplainOptions) Complete(args []string) error {
+	if len(args) == 1 {
+		o.ID = args[0]
+	}
+	return nil
+}
+
+// Validate looks the finding up (--markdown prints them all, so it needs none).
+func (o *ExplainOptions) Validate() error {
+	if o.Markdown || o.ID == "" {
+		return nil
+	}
+	r, ok := diagnose.RuleByID(o.ID)
+	if !ok {
+		return usageErrorf("no finding %q: run `kubectl rolloutdoctor explain` for the list", o.ID)
+	}
+	o.rule = r
+	return nil
+}
+
+// Run prints the rules page, the list, or one rule's long form.
+func (o *ExplainOptions) Run(context.Context) error {
+	switch {
+	case o.Markdown:
+		return explain.Markdown(o.streams.Out)
+	case o.ID == "":
+		return explain.List(o.streams.Out)
+	}
+	return explain.Rule(o.streams.Out, o.rule)
 }

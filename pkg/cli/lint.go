@@ -1,28 +1,41 @@
 package cli
 
 import (
+	"context"
 	"errors"
-	"fmt"
 	"io"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/lint"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/render"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
-func newLintCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	var (
-		files                          []string
-		output, color, failOn, version string
-		configPath, namespace          string
-	)
+// LintOptions holds the lint command's inputs.
+type LintOptions struct {
+	CommonOptions
+	// Files are the -f arguments; Paths adds the positional ones.
+	Files            []string
+	Paths            []string
+	ConfigPath       string
+	DefaultNamespace string
+
+	controller model.ControllerVersion
+	config     *lint.Config
+}
+
+// NewLintOptions makes the lint command's options with their defaults. It
+// needs no cluster.
+func NewLintOptions(streams genericiooptions.IOStreams) *LintOptions {
+	o := &LintOptions{CommonOptions: newCommon(nil, streams, "json", "yaml", "sarif"), DefaultNamespace: "default"}
+	o.FailOn = "warning"
+	return o
+}
+
+func newLintCommand(o *LintOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lint -f PATH... | PATH...",
 		Short: "CI gate: the static rules over rendered manifests (helm template, kustomize build, YAML), with file:line",
@@ -39,116 +52,64 @@ rolloutdoctor.io/ignore-reason), or in a config file (--config); suppressed find
 		Example: `  helm template charts/checkout -f values/prod.yaml | kubectl rolloutdoctor lint -f -
   kubectl rolloutdoctor lint -f rendered/ -o sarif > rolloutdoctor.sarif
   kustomize build overlays/prod | kubectl rolloutdoctor lint -f - --controller-version v1.8.2`,
-		RunE: func(c *cobra.Command, args []string) error {
-			paths := append(append([]string{}, files...), args...)
-			if len(paths) == 0 {
-				return &ExitCodeError{Code: ExitUsage, Err: errors.New("give manifests: -f FILE|DIR|- (repeatable)")}
-			}
-			switch output {
-			case "", "human", "json", "yaml", "sarif":
-			default:
-				return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("--output must be json, yaml or sarif, not %q", output)}
-			}
-			fail, err := diagnose.ParseSeverity(failOn)
-			if err != nil {
-				return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("--fail-on: %w", err)}
-			}
-			cv := model.ControllerVersion{Assumed: upstream.Modeled[len(upstream.Modeled)-1], Source: model.SourceUnknown,
-				Note: "no --controller-version: the newest modeled version is assumed; findings note where older versions differ"}
-			if version != "" {
-				if cv, err = model.DetectVersion(version, nil, ""); err != nil {
-					return &ExitCodeError{Code: ExitUsage, Err: err}
-				}
-			}
-			var cfg *lint.Config
-			if configPath != "" {
-				if cfg, err = lint.LoadConfig(configPath); err != nil {
-					return &ExitCodeError{Code: ExitUsage, Err: err}
-				}
-			}
-			docs, n, errs := lint.Load(paths, streams.In)
-			rep := lint.Run(docs, n, errs, lint.Options{Controller: cv, Config: cfg, Namespace: namespace})
-			switch output {
-			case "json":
-				err = render.JSON(streams.Out, rep)
-			case "yaml":
-				err = render.YAML(streams.Out, rep)
-			case "sarif":
-				err = render.JSON(streams.Out, rep.SARIF(Version))
-			default:
-				useColor, _ := render.UseColor(color, streams.Out)
-				err = humanLint(streams.Out, rep, render.NewStyles(streams.Out, useColor))
-			}
-			if err != nil {
-				return err
-			}
-			for _, e := range rep.Errors {
-				loc := e.File
-				if e.Line > 0 {
-					loc = fmt.Sprintf("%s:%d", e.File, e.Line)
-				}
-				fmt.Fprintf(streams.ErrOut, "error: %s: %s\n", loc, e.Message)
-			}
-			switch {
-			case len(rep.Errors) > 0:
-				return &ExitCodeError{Code: ExitError}
-			case fail > 0 && rep.Worst() >= fail:
-				return &ExitCodeError{Code: ExitFindings}
-			}
-			return nil
-		},
+		RunE: runE(o),
 	}
-	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file, directory (recursive *.yaml/*.yml/*.json) or - for stdin; repeatable")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "json, yaml or sarif (SARIF 2.1.0 for code scanning); default human")
-	cmd.Flags().StringVar(&color, "color", "auto", "colour: auto, always or never (NO_COLOR honoured)")
-	cmd.Flags().StringVar(&failOn, "fail-on", "warning", "exit 1 when an unsuppressed finding is at least this severe: info, warning, critical or none")
-	cmd.Flags().StringVar(&version, "controller-version", "", "controller version the rules assume (default: the newest modeled, with notes where older ones differ)")
-	cmd.Flags().StringVar(&configPath, "config", "", "config file with suppressions (ignore: [{id, rollout, namespace, file, reason}])")
-	cmd.Flags().StringVar(&namespace, "default-namespace", "default", "namespace for objects that have none (as kubectl apply -n)")
+	cmd.Flags().StringArrayVarP(&o.Files, "filename", "f", nil, "manifest file, directory (recursive *.yaml/*.yml/*.json) or - for stdin; repeatable")
+	o.addOutputFlags(cmd, "json, yaml or sarif (SARIF 2.1.0 for code scanning); default human")
+	o.addFailOnFlag(cmd, "exit 1 when an unsuppressed finding is at least this severe: info, warning, critical or none")
+	o.addControllerFlags(cmd, "controller version the rules assume (default: the newest modeled, with notes where older ones differ)", false)
+	cmd.Flags().StringVar(&o.ConfigPath, "config", "", "config file with suppressions (ignore: [{id, rollout, namespace, file, reason}])")
+	cmd.Flags().StringVar(&o.DefaultNamespace, "default-namespace", o.DefaultNamespace, "namespace for objects that have none (as kubectl apply -n)")
 	return cmd
 }
 
-// humanLint prints findings grouped by object, each under its file:line.
-func humanLint(w io.Writer, r *lint.Report, s render.Styles) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s controller %s (%s)\n", s.Title.Render("rolloutdoctor lint:"), r.Controller.Assumed, r.Controller.Source)
-	if r.Controller.Note != "" {
-		fmt.Fprintf(&b, "  %s\n", s.Dim.Render(r.Controller.Note))
+// Complete gathers the paths, parses --fail-on, picks the controller
+// version and loads the suppression config.
+func (o *LintOptions) Complete(args []string) error {
+	o.Paths = append(append([]string{}, o.Files...), args...)
+	if err := o.completeFailOn(); err != nil {
+		return err
 	}
-	last := ""
-	for _, f := range r.Findings {
-		key := fmt.Sprintf("%s:%d  %s", f.File, f.Line, f.Object)
-		if key != last {
-			fmt.Fprintf(&b, "\n%s\n", s.Bold.Render(key))
-			last = key
+	// Manifests name no controller: without the flag, the newest modeled
+	// version is assumed and findings note where older ones differ.
+	o.controller = model.ControllerVersion{Assumed: upstream.Modeled[len(upstream.Modeled)-1], Source: model.SourceUnknown,
+		Note: "no --controller-version: the newest modeled version is assumed; findings note where older versions differ"}
+	if o.ControllerVersion != "" {
+		cv, err := model.DetectVersion(o.ControllerVersion, nil, "")
+		if err != nil {
+			return &ExitCodeError{Code: ExitUsage, Err: err}
 		}
-		fmt.Fprintf(&b, "  %s %s %s\n", render.Severity(s, f.Severity), s.Bold.Render(f.ID), f.Message)
-		if len(f.Versions) > 0 {
-			fmt.Fprintf(&b, "      %s\n", s.Dim.Render("other controller versions: "+strings.Join(f.Versions, ", ")))
-		}
-		if f.Remediation != "" {
-			fmt.Fprintf(&b, "      fix: %s\n", f.Remediation)
-		}
+		o.controller = cv
 	}
-	if len(r.Suppressed) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Suppressed"))
-		for _, x := range r.Suppressed {
-			reason := x.Reason
-			if reason == "" {
-				reason = "no reason given"
-			}
-			fmt.Fprintf(&b, "  %s:%d %s %s (by %s: %s)\n", x.File, x.Line, x.ID, x.Object, x.By, reason)
+	if o.ConfigPath != "" {
+		cfg, err := lint.LoadConfig(o.ConfigPath)
+		if err != nil {
+			return &ExitCodeError{Code: ExitUsage, Err: err}
 		}
+		o.config = cfg
 	}
-	if len(r.Skipped) > 0 {
-		var kinds []string
-		for k, n := range r.Skipped {
-			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
-		}
-		sort.Strings(kinds)
-		fmt.Fprintf(&b, "\n%s %s\n", s.Dim.Render("skipped kinds:"), s.Dim.Render(strings.Join(kinds, ", ")))
+	return nil
+}
+
+// Validate checks that there is input and the shared flags.
+func (o *LintOptions) Validate() error {
+	if len(o.Paths) == 0 {
+		return &ExitCodeError{Code: ExitUsage, Err: errors.New("give manifests: -f FILE|DIR|- (repeatable)")}
 	}
-	fmt.Fprintf(&b, "\n%s\n", r.Summary())
-	_, err := io.WriteString(w, b.String())
-	return err
+	return o.validate()
+}
+
+// Run lints every input it can read, prints the report, and names what it
+// could not read on stderr (exit 2 then, whatever the findings).
+func (o *LintOptions) Run(context.Context) error {
+	docs, n, errs := lint.Load(o.Paths, o.streams.In)
+	rep := lint.Run(docs, n, errs, lint.Options{Controller: o.controller, Config: o.config, Namespace: o.DefaultNamespace})
+	if err := o.print(rep, func(w io.Writer, s render.Styles) error { return render.Lint(w, rep, s) }); err != nil {
+		return err
+	}
+	render.LintErrors(o.streams.ErrOut, rep)
+	if len(rep.Errors) > 0 {
+		return &ExitCodeError{Code: ExitError}
+	}
+	return o.failed(rep.Worst())
 }

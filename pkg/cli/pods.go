@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,16 +20,26 @@ import (
 
 // PodsOptions holds the pods command's inputs.
 type PodsOptions struct {
-	DiagnoseOptions
-	Kind       string
+	CommonOptions
+	// Kind is snapshot.KindRollout or KindDeployment when the argument
+	// said so; "" means a Rollout if one exists, else a Deployment.
+	Kind string
+	Name string
+	// The grace-period calculator's measurements.
 	P99        time.Duration
 	LBInterval time.Duration
 	LBFall     int
 	Margin     time.Duration
 }
 
-func newPodsCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &PodsOptions{DiagnoseOptions: DiagnoseOptions{flags: flags, streams: streams}}
+// NewPodsOptions makes the pods command's options with their defaults.
+func NewPodsOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *PodsOptions {
+	o := &PodsOptions{CommonOptions: newCommon(flags, streams, "json", "yaml"), Margin: 30 * time.Second}
+	o.FailOn = "warning"
+	return o
+}
+
+func newPodsCommand(o *PodsOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pods [rollout/|deployment/]NAME | -f FILE",
 		Short: "Readiness and termination of a Rollout's or Deployment's pods along the traffic path, with the grace-period arithmetic",
@@ -36,60 +47,61 @@ func newPodsCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
   kubectl rolloutdoctor pods deployment/web -n shop
   kubectl rolloutdoctor pods checkout-api --p99 40s --lb-interval 2s --lb-fall 2
   kubectl rolloutdoctor pods -f snapshot.yaml -o json`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.run(c.Context())
-		},
+		Args:              usageArgs(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: o.completeRollouts,
+		RunE:              runE(o),
 	}
-	o.addFlags(cmd)
-	cmd.ValidArgsFunction = completeRollouts(flags)
-	cmd.Flags().DurationVar(&o.P99, "p99", 0, "long-request p99 (e.g. 40s), measured from access logs or APM: DRAIN_TIMEOUT = p99 × 1.2")
-	cmd.Flags().DurationVar(&o.LBInterval, "lb-interval", 0, "external load balancer health-check interval (e.g. 2s)")
-	cmd.Flags().IntVar(&o.LBFall, "lb-fall", 0, "failed health checks before the load balancer marks a backend down")
-	cmd.Flags().DurationVar(&o.Margin, "margin", 30*time.Second, "margin added to the grace period (kubelet SIGTERM delay, measurement error)")
+	o.addFilenameFlag(cmd, "diagnose a snapshot or `kubectl get -o yaml` output instead of the cluster (- for stdin)")
+	o.addOutputFlags(cmd, "output format: json or yaml (default: human)")
+	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none")
+	o.addControllerFlags(cmd, usageControllerVersion, true)
+	cmd.Flags().DurationVar(&o.P99, "p99", o.P99, "long-request p99 (e.g. 40s), measured from access logs or APM: DRAIN_TIMEOUT = p99 × 1.2")
+	cmd.Flags().DurationVar(&o.LBInterval, "lb-interval", o.LBInterval, "external load balancer health-check interval (e.g. 2s)")
+	cmd.Flags().IntVar(&o.LBFall, "lb-fall", o.LBFall, "failed health checks before the load balancer marks a backend down")
+	cmd.Flags().DurationVar(&o.Margin, "margin", o.Margin, "margin added to the grace period (kubelet SIGTERM delay, measurement error)")
 	return cmd
 }
 
-func (o *PodsOptions) complete(args []string) error {
-	var name string
+// Complete takes the workload argument and resolves the namespace and
+// --fail-on.
+func (o *PodsOptions) Complete(args []string) error {
 	if len(args) == 1 {
-		kind, n, err := snapshot.ParseWorkloadArg(args[0])
+		kind, name, err := snapshot.ParseWorkloadArg(args[0])
 		if err != nil {
 			return &ExitCodeError{Code: ExitUsage, Err: err}
 		}
-		o.Kind, name = kind, n
+		o.Kind, o.Name = kind, name
 	}
-	if err := o.DiagnoseOptions.Complete(nil); err != nil {
+	if err := o.completeNamespace(); err != nil {
 		return err
 	}
-	o.Name = name
+	return o.completeFailOn()
+}
+
+// Validate checks the calculator's inputs, the shared flags, and that
+// there is something to check.
+func (o *PodsOptions) Validate() error {
 	if o.P99 < 0 || o.LBInterval < 0 || o.LBFall < 0 || o.Margin < 0 {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("--p99, --lb-interval, --lb-fall and --margin must not be negative")}
 	}
 	if (o.LBInterval > 0) != (o.LBFall > 0) {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("give --lb-interval and --lb-fall together (LB_BUFFER = interval × fall)")}
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if o.Filename == "" && o.Name == "" {
+		return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout or Deployment (kubectl rolloutdoctor pods NAME or pods deployment/NAME) or give -f FILE")}
+	}
 	return nil
 }
 
-func (o *PodsOptions) grace() diagnose.GraceInput {
-	return diagnose.GraceInput{P99: o.P99, LBInterval: o.LBInterval, LBFall: o.LBFall, Margin: o.Margin}
-}
-
-func (o *PodsOptions) run(ctx context.Context) error {
+// Run checks the workload's pods and prints the report.
+func (o *PodsOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if o.Watch {
-		return &ExitCodeError{Code: ExitUsage, Err: errors.New("pods has no --watch")}
-	}
-	snap, source, err := o.podsSnapshot(ctx)
+	snap, source, err := o.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -97,22 +109,38 @@ func (o *PodsOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch o.Output {
-	case "json":
-		err = render.JSON(o.streams.Out, rep)
-	case "yaml":
-		err = render.YAML(o.streams.Out, rep)
-	default:
-		color, _ := render.UseColor(o.Color, o.streams.Out)
-		err = render.Pods(o.streams.Out, rep, render.NewStyles(o.streams.Out, color))
-	}
-	if err != nil {
+	if err := o.print(rep, func(w io.Writer, s render.Styles) error { return render.Pods(w, rep, s) }); err != nil {
 		return err
 	}
-	if o.failOn > 0 && rep.Worst() >= o.failOn {
-		return &ExitCodeError{Code: ExitFindings}
+	return o.failed(rep.Worst())
+}
+
+func (o *PodsOptions) grace() diagnose.GraceInput {
+	return diagnose.GraceInput{P99: o.P99, LBInterval: o.LBInterval, LBFall: o.LBFall, Margin: o.Margin}
+}
+
+// snapshot reads the file, or the workload from the cluster.
+func (o *PodsOptions) snapshot(ctx context.Context) (*snapshot.Snapshot, string, error) {
+	if o.Filename != "" {
+		return o.readFile()
 	}
-	return nil
+	return workloadSnapshot(ctx, &o.CommonOptions, o.Kind, o.Name)
+}
+
+// workloadSnapshot reads a Rollout's or Deployment's world from the
+// cluster (pods and snapshot share it).
+func workloadSnapshot(ctx context.Context, o *CommonOptions, kind, name string) (*snapshot.Snapshot, string, error) {
+	conn, err := o.cluster()
+	if err != nil {
+		return nil, "", err
+	}
+	opt := conn.Options
+	opt.Namespace, opt.Name = o.Namespace, name
+	snap, err := gather.Workload(ctx, conn.Dynamic, kind, opt)
+	if err != nil {
+		return nil, "", failure(err)
+	}
+	return snap, "cluster " + opt.Context, nil
 }
 
 // podsReport finds the workload in a snapshot and checks its pods.
@@ -135,42 +163,4 @@ func podsReport(snap *snapshot.Snapshot, kind, ns, name, versionFlag, source str
 		}
 	}
 	return diagnose.RunPods(w, cv, diagnose.PodOptions{Source: source, Grace: g}), nil
-}
-
-// podsSnapshot reads the file, or the cluster: a Rollout when asked for one
-// or when one exists by that name, else a Deployment.
-func (o *PodsOptions) podsSnapshot(ctx context.Context) (*snapshot.Snapshot, string, error) {
-	if o.Filename != "" {
-		return readSnapshotFile(o.Filename, o.streams.In)
-	}
-	dc, opt, err := connect(o.flags)
-	if err != nil {
-		return nil, "", err
-	}
-	opt.Namespace, opt.Name, opt.ControllerNamespace, opt.SkipController = o.Namespace, o.Name, o.ControllerNamespace, o.ControllerVersion != ""
-	source := "cluster " + opt.Context
-	if o.Kind != snapshot.KindDeployment {
-		snap, err := gather.Rollout(ctx, dc, opt)
-		if err == nil {
-			return snap, source, nil
-		}
-		if o.Kind == snapshot.KindRollout || !absent(err) {
-			return nil, "", &ExitCodeError{Code: ExitError, Err: err}
-		}
-	}
-	snap, err := gather.Deployment(ctx, dc, opt)
-	if err != nil {
-		if o.Kind == "" && absent(err) {
-			err = fmt.Errorf("no Rollout or Deployment %q in namespace %q (check -n/--namespace)", o.Name, o.Namespace)
-		}
-		return nil, "", &ExitCodeError{Code: ExitError, Err: err}
-	}
-	return snap, source, nil
-}
-
-// absent tells "there is no such object" (look for something else) from
-// every other failure (report it).
-func absent(err error) bool {
-	var ge *gather.Error
-	return errors.As(err, &ge) && ge.Absent
 }

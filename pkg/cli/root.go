@@ -1,17 +1,19 @@
 // Package cli wires cobra commands to the library packages. It is the only
 // package that imports cobra; it never exits the process (main does).
+//
+// Every command has an XxxOptions struct made by NewXxxOptions, with
+// Complete(args), Validate() and Run(ctx), as kubectl's own commands do: the
+// cobra command only binds flags to the fields and calls those three. The
+// work itself is done by cobra-free verbs (gather, diagnose, escape, fleet,
+// lint) and printed by pkg/render.
 package cli
 
 import (
 	"errors"
-	"fmt"
-	"runtime"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // Build information, stamped with -ldflags -X at release time.
@@ -28,7 +30,7 @@ const (
 	ExitUsage    = 3 // bad flags or arguments
 )
 
-// ExitError carries an exit code through cobra.
+// ExitCodeError carries an exit code through cobra.
 type ExitCodeError struct {
 	Code int
 	Err  error
@@ -40,6 +42,9 @@ func (e *ExitCodeError) Error() string {
 	}
 	return e.Err.Error()
 }
+
+// Unwrap exposes the cause, for errors.As.
+func (e *ExitCodeError) Unwrap() error { return e.Err }
 
 // Code returns the process exit code for an error returned by Execute.
 func Code(err error) int {
@@ -68,37 +73,17 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetIn(streams.In)
 	flags.AddFlags(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+		return usageErrorf("%w (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(
-		newDiagnoseCmd(flags, streams),
-		newPodsCmd(flags, streams),
-		newSnapshotCmd(flags, streams),
-		newEscapeCmd(flags, streams),
-		newLintCmd(streams),
-		newScanCmd(flags, streams),
-		newExplainCmd(streams),
-		newVersionCmd(streams),
+		newDiagnoseCommand(NewDiagnoseOptions(flags, streams)),
+		newPodsCommand(NewPodsOptions(flags, streams)),
+		newSnapshotCommand(NewSnapshotOptions(flags, streams)),
+		newEscapeCommand(NewEscapeOptions(flags, streams)),
+		newLintCommand(NewLintOptions(streams)),
+		newScanCommand(NewScanOptions(flags, streams)),
+		newExplainCommand(NewExplainOptions(streams)),
+		newVersionCommand(NewVersionOptions(streams)),
 	)
 	return root
 }
-
-func newVersionCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version and the controller versions the model covers",
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			fmt.Fprintf(streams.Out, "rolloutdoctor %s (commit %s, %s)\n", Version, Commit, runtime.Version())
-			fmt.Fprintf(streams.Out, "models Argo Rollouts controller:")
-			for _, v := range upstream.Modeled {
-				fmt.Fprintf(streams.Out, " %s", v)
-			}
-			fmt.Fprintln(streams.Out)
-			return nil
-		},
-	}
-}
-
-// Unwrap exposes the cause, for errors.As.
-func (e *ExitCodeError) Unwrap() error { return e.Err }

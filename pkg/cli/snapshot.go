@@ -1,16 +1,32 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
-func newSnapshotCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	var controllerNS string
+// SnapshotOptions holds the snapshot command's inputs.
+type SnapshotOptions struct {
+	CommonOptions
+	// Kind is as for pods: "" reads a Rollout if one exists, else a
+	// Deployment.
+	Kind string
+	Name string
+}
+
+// NewSnapshotOptions makes the snapshot command's options.
+func NewSnapshotOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *SnapshotOptions {
+	return &SnapshotOptions{CommonOptions: newCommon(flags, streams)}
+}
+
+func newSnapshotCommand(o *SnapshotOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot [rollout/|deployment/]NAME",
 		Short: "Write everything diagnose (or pods) reads about a Rollout or Deployment as a v1 List (-f gives the same report later)",
@@ -18,26 +34,46 @@ func newSnapshotCmd(flags *genericclioptions.ConfigFlags, streams genericiooptio
   kubectl rolloutdoctor diagnose -f incident.yaml
   kubectl rolloutdoctor snapshot deployment/web -n shop > web.yaml
   kubectl rolloutdoctor pods -f web.yaml`,
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeRollouts(flags),
-		RunE: func(c *cobra.Command, args []string) error {
-			o := &PodsOptions{DiagnoseOptions: DiagnoseOptions{flags: flags, streams: streams, FailOn: "none", ControllerNamespace: controllerNS}}
-			if err := o.complete(args); err != nil {
-				return err
-			}
-			if o.Name == "" {
-				return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout or a Deployment")}
-			}
-			snap, _, err := o.podsSnapshot(c.Context())
-			if err != nil {
-				return err
-			}
-			for _, g := range snap.Header.Gaps {
-				fmt.Fprintf(streams.ErrOut, "warning: could not read %s\n", g.String())
-			}
-			return snap.Write(streams.Out)
-		},
+		Args:              usageArgs(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: o.completeRollouts,
+		RunE:              runE(o),
 	}
-	cmd.Flags().StringVar(&controllerNS, "controller-namespace", "argo-rollouts", "namespace to look for the argo-rollouts controller Deployment in first")
+	cmd.Flags().StringVar(&o.ControllerNamespace, "controller-namespace", o.ControllerNamespace, usageControllerNamespace)
 	return cmd
+}
+
+// Complete takes the workload argument and resolves the namespace.
+func (o *SnapshotOptions) Complete(args []string) error {
+	if len(args) == 1 {
+		kind, name, err := snapshot.ParseWorkloadArg(args[0])
+		if err != nil {
+			return &ExitCodeError{Code: ExitUsage, Err: err}
+		}
+		o.Kind, o.Name = kind, name
+	}
+	return o.completeNamespace()
+}
+
+// Validate checks that a workload is named: a snapshot is of one.
+func (o *SnapshotOptions) Validate() error {
+	if o.Name == "" {
+		return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout or Deployment (kubectl rolloutdoctor snapshot NAME or snapshot deployment/NAME)")}
+	}
+	return nil
+}
+
+// Run reads the workload's world and writes it to stdout; what could not
+// be read is warned about on stderr (and recorded in the snapshot).
+func (o *SnapshotOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	snap, _, err := workloadSnapshot(ctx, &o.CommonOptions, o.Kind, o.Name)
+	if err != nil {
+		return err
+	}
+	for _, g := range snap.Header.Gaps {
+		fmt.Fprintf(o.streams.ErrOut, "warning: could not read %s\n", g.String())
+	}
+	return snap.Write(o.streams.Out)
 }

@@ -301,108 +301,140 @@ func apply(a Action, base model.Inputs, ro *v1alpha1.Rollout, v *snapshot.View, 
 		}
 		after.Abort = false
 	case PromoteFull:
-		o.Command = "kubectl argo rollouts promote " + name + " -n " + ro.Namespace + " --full"
-		unpause := !upstream.At("cli.promote-full-unpause", base.Version).Absent
-		var reqs []Request
-		if ro.Status.CurrentPodHash != ro.Status.StableRS {
-			unified := `{"status":{"promoteFull":true}}`
-			if unpause {
-				unified = `{"spec":{"paused":false},"status":{"promoteFull":true}}`
-			}
-			reqs = append(reqs, merge("status", `{"status":{"promoteFull":true}}`, name, unified))
-		}
-		if unpause && ro.Spec.Paused {
-			reqs = append(reqs, merge("", `{"spec":{"paused":false}}`, name, ""))
-		}
-		o.Requests = reqs
-		if ro.Status.CurrentPodHash == ro.Status.StableRS {
-			return after, false, "the current revision is already the stable one: kubectl sends no promoteFull patch"
-		}
-		after.PromoteFull = true
+		return applyPromoteFull(after, ro, o)
 	case Promote:
-		var status, spec string
-		unified := `{"spec":{"paused":false},"status":{"pauseConditions":null}}`
-		switch {
-		case len(ro.Status.PauseConditions) > 0:
-			status = `{"status":{"pauseConditions":null}}`
-		case n > 0:
-			next := idx
-			if next < n {
-				next++
-			}
-			status = fmt.Sprintf(`{"status":{"pauseConditions":null, "currentStepIndex":%d}}`, next)
-			unified = fmt.Sprintf(`{"spec":{"paused":false},"status":{"pauseConditions":null, "currentStepIndex":%d}}`, next)
-		}
-		if ro.Spec.Paused {
-			spec = `{"spec":{"paused":false}}`
-		}
-		if status != "" {
-			o.Requests = append(o.Requests, merge("status", status, name, unified))
-		}
-		if spec != "" {
-			o.Requests = append(o.Requests, merge("", spec, name, ""))
-		}
-		if n == 0 || idx >= n {
-			if len(ro.Status.PauseConditions) == 0 && !ro.Spec.Paused {
-				return after, true, "no step is left to promote"
-			}
-		}
-		// Clearing pause conditions lets the controller complete the pause
-		// step; the CLI's own index bump does the same for other steps.
-		if idx < n {
-			i := idx + 1
-			after.Index = &i
-		}
+		return applyPromote(after, ro, o, n, idx)
 	case Skip:
-		o.Command = "kubectl argo rollouts promote " + name + " -n " + ro.Namespace + " --skip-all-steps"
-		if n == 0 {
-			return after, false, "the Rollout has no steps"
-		}
-		to := n
-		if in.ToStep != nil {
-			to = *in.ToStep
-			if to < 0 || to > n {
-				return after, false, fmt.Sprintf("step %d is outside 0..%d", to, n)
-			}
-			o.Command = ""
-			o.TargetStep = &to
-		}
-		body := fmt.Sprintf(`{"status":{"currentStepIndex":%d}}`, to)
-		o.Requests = []Request{merge("status", body, name, body)}
-		if to == idx {
-			return after, true, fmt.Sprintf("the Rollout is already at step %d", to)
-		}
-		after.Index = &to
+		return applySkip(after, ro, in, o, n, idx)
 	case Undo:
-		target, err := undoTarget(v.ReplicaSets, in.ToRevision)
-		if err != nil {
-			return after, false, err.Error()
+		return applyUndo(after, ro, v, in, o)
+	}
+	return after, true, ""
+}
+
+// applyPromoteFull: the status patch (and on v1.9+ the unpause) of
+// `promote --full`; nothing when the current revision is already stable.
+func applyPromoteFull(after model.Inputs, ro *v1alpha1.Rollout, o *Option) (model.Inputs, bool, string) {
+	name := ro.Name
+	o.Command = "kubectl argo rollouts promote " + name + " -n " + ro.Namespace + " --full"
+	unpause := !upstream.At("cli.promote-full-unpause", after.Version).Absent
+	var reqs []Request
+	if ro.Status.CurrentPodHash != ro.Status.StableRS {
+		unified := `{"status":{"promoteFull":true}}`
+		if unpause {
+			unified = `{"spec":{"paused":false},"status":{"promoteFull":true}}`
 		}
-		o.TargetRevision = target.Annotations["rollout.argoproj.io/revision"]
-		if in.ToRevision != 0 {
-			o.Command += " --to-revision " + strconv.FormatInt(in.ToRevision, 10)
+		reqs = append(reqs, merge("status", `{"status":{"promoteFull":true}}`, name, unified))
+	}
+	if unpause && ro.Spec.Paused {
+		reqs = append(reqs, merge("", `{"spec":{"paused":false}}`, name, ""))
+	}
+	o.Requests = reqs
+	if ro.Status.CurrentPodHash == ro.Status.StableRS {
+		return after, false, "the current revision is already the stable one: kubectl sends no promoteFull patch"
+	}
+	after.PromoteFull = true
+	return after, true, ""
+}
+
+// applyPromote: clear the pause conditions (or bump the step index) and
+// unpause, as `promote` does.
+func applyPromote(after model.Inputs, ro *v1alpha1.Rollout, o *Option, n, idx int32) (model.Inputs, bool, string) {
+	name := ro.Name
+	var status, spec string
+	unified := `{"spec":{"paused":false},"status":{"pauseConditions":null}}`
+	switch {
+	case len(ro.Status.PauseConditions) > 0:
+		status = `{"status":{"pauseConditions":null}}`
+	case n > 0:
+		next := idx
+		if next < n {
+			next++
 		}
-		tmpl := target.Spec.Template.DeepCopy()
-		delete(tmpl.Labels, v1alpha1.DefaultRolloutUniqueLabelKey)
-		body, _ := json.Marshal([]interface{}{map[string]interface{}{"op": "replace", "path": "/spec/template", "value": tmpl}})
-		req := Request{PatchType: "json", Body: body, Kind: "Rollout", Name: name}
-		if ref := ro.Spec.WorkloadRef; ref != nil {
-			req.Kind, req.Name = ref.Kind, ref.Name
+		status = fmt.Sprintf(`{"status":{"pauseConditions":null, "currentStepIndex":%d}}`, next)
+		unified = fmt.Sprintf(`{"spec":{"paused":false},"status":{"pauseConditions":null, "currentStepIndex":%d}}`, next)
+	}
+	if ro.Spec.Paused {
+		spec = `{"spec":{"paused":false}}`
+	}
+	if status != "" {
+		o.Requests = append(o.Requests, merge("status", status, name, unified))
+	}
+	if spec != "" {
+		o.Requests = append(o.Requests, merge("", spec, name, ""))
+	}
+	if n == 0 || idx >= n {
+		if len(ro.Status.PauseConditions) == 0 && !ro.Spec.Paused {
+			return after, true, "no step is left to promote"
 		}
-		o.Requests = []Request{req}
-		current := ro.Spec.Template
-		if v.WorkloadRef != nil {
-			current = v.WorkloadRef.Spec.Template
+	}
+	// Clearing pause conditions lets the controller complete the pause
+	// step; the CLI's own index bump does the same for other steps.
+	if idx < n {
+		i := idx + 1
+		after.Index = &i
+	}
+	return after, true, ""
+}
+
+// applySkip: jump to --to-step, or to the end of the steps as
+// `promote --skip-all-steps` does.
+func applySkip(after model.Inputs, ro *v1alpha1.Rollout, in Input, o *Option, n, idx int32) (model.Inputs, bool, string) {
+	name := ro.Name
+	o.Command = "kubectl argo rollouts promote " + name + " -n " + ro.Namespace + " --skip-all-steps"
+	if n == 0 {
+		return after, false, "the Rollout has no steps"
+	}
+	to := n
+	if in.ToStep != nil {
+		to = *in.ToStep
+		if to < 0 || to > n {
+			return after, false, fmt.Sprintf("step %d is outside 0..%d", to, n)
 		}
-		if equalIgnoreHash(current, target.Spec.Template) {
-			return after, true, fmt.Sprintf("the template already equals revision %s: kubectl skips the rollback", o.TargetRevision)
-		}
-		after.Unobserved = true
-		after.New = nil
-		for _, r := range after.All {
-			if r.Name == target.Name {
-				after.New = r
-			}
+		o.Command = ""
+		o.TargetStep = &to
+	}
+	body := fmt.Sprintf(`{"status":{"currentStepIndex":%d}}`, to)
+	o.Requests = []Request{merge("status", body, name, body)}
+	if to == idx {
+		return after, true, fmt.Sprintf("the Rollout is already at step %d", to)
+	}
+	after.Index = &to
+	return after, true, ""
+}
+
+// applyUndo: restore the target revision's template (minus its hash label)
+// on the Rollout or its workloadRef'd Deployment.
+func applyUndo(after model.Inputs, ro *v1alpha1.Rollout, v *snapshot.View, in Input, o *Option) (model.Inputs, bool, string) {
+	name := ro.Name
+	target, err := undoTarget(v.ReplicaSets, in.ToRevision)
+	if err != nil {
+		return after, false, err.Error()
+	}
+	o.TargetRevision = target.Annotations["rollout.argoproj.io/revision"]
+	if in.ToRevision != 0 {
+		o.Command += " --to-revision " + strconv.FormatInt(in.ToRevision, 10)
+	}
+	tmpl := target.Spec.Template.DeepCopy()
+	delete(tmpl.Labels, v1alpha1.DefaultRolloutUniqueLabelKey)
+	body, _ := json.Marshal([]interface{}{map[string]interface{}{"op": "replace", "path": "/spec/template", "value": tmpl}})
+	req := Request{PatchType: "json", Body: body, Kind: "Rollout", Name: name}
+	if ref := ro.Spec.WorkloadRef; ref != nil {
+		req.Kind, req.Name = ref.Kind, ref.Name
+	}
+	o.Requests = []Request{req}
+	current := ro.Spec.Template
+	if v.WorkloadRef != nil {
+		current = v.WorkloadRef.Spec.Template
+	}
+	if equalIgnoreHash(current, target.Spec.Template) {
+		return after, true, fmt.Sprintf("the template already equals revision %s: kubectl skips the rollback", o.TargetRevision)
+	}
+	after.Unobserved = true
+	after.New = nil
+	for _, r := range after.All {
+		if r.Name == target.Name {
+			after.New = r
 		}
 	}
 	return after, true, ""

@@ -111,13 +111,36 @@ func when(t time.Time) string {
 // Human writes the report for a person at a terminal.
 func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 	var b strings.Builder
+	humanState(&b, rep, s)
+	humanTraffic(&b, rep, s)
+	if len(rep.Sets) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("ReplicaSets"))
+		for _, r := range rep.Sets {
+			fmt.Fprintf(&b, "  %-7s %-40s rev %-3s created %s  %d/%d available\n", r.Role, r.Name, r.Revision, r.Created.UTC().Format("2006-01-02 15:04:05Z"), r.Available, r.Spec)
+		}
+	}
+	if len(rep.VersionDifferences) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Where other controller versions differ"))
+		for _, d := range rep.VersionDifferences {
+			fmt.Fprintf(&b, "  %s\n", d)
+		}
+	}
+	humanFindings(&b, rep, s)
+	fmt.Fprintf(&b, "\n%s\n", s.Dim.Render("kubectl rolloutdoctor explain <ID> for the long form of a finding"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// humanState writes the header: where the Rollout is and which controller
+// version the model assumed.
+func humanState(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	st := rep.State
-	fmt.Fprintf(&b, "%s %s\n", s.Title.Render("Rollout "+rep.Namespace+"/"+rep.Name), s.Dim.Render("("+rep.Source+", "+when(rep.TakenAt)+")"))
+	fmt.Fprintf(b, "%s %s\n", s.Title.Render("Rollout "+rep.Namespace+"/"+rep.Name), s.Dim.Render("("+rep.Source+", "+when(rep.TakenAt)+")"))
 	phase := st.Phase
 	if st.Message != "" {
 		phase += ": " + st.Message
 	}
-	fmt.Fprintf(&b, "  phase     %s\n", phase)
+	fmt.Fprintf(b, "  phase     %s\n", phase)
 	step := fmt.Sprintf("%d/%d", st.StepIndex, st.StepCount)
 	if st.CurrentStep != "" {
 		step += " (" + st.CurrentStep + ")"
@@ -135,7 +158,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 	if st.PromoteFull {
 		flags = append(flags, "PROMOTE-FULL")
 	}
-	fmt.Fprintf(&b, "  %s  step %s  replicas %d  %s\n", st.Strategy, step, st.Replicas, strings.Join(flags, " "))
+	fmt.Fprintf(b, "  %s  step %s  replicas %d  %s\n", st.Strategy, step, st.Replicas, strings.Join(flags, " "))
 	cv := rep.Controller
 	ver := fmt.Sprintf("%s (%s", cv.Assumed, cv.Source)
 	if cv.Detected != "" && string(cv.Assumed) != cv.Detected {
@@ -145,36 +168,37 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 		ver += ", from " + cv.From
 	}
 	ver += ")"
-	fmt.Fprintf(&b, "  controller %s\n", ver)
-	if t := rep.Traffic; t != nil {
-		fmt.Fprintf(&b, "\n%s %s\n", s.Title.Render("Traffic"), s.Dim.Render(t.Router))
-		capStyle := func(avail, weight int32) string {
-			need := (int64(weight)*int64(st.Replicas) + int64(t.MaxWeight) - 1) / int64(t.MaxWeight)
-			txt := fmt.Sprintf("%d/%d available ← %d%%", avail, st.Replicas, weight)
-			if weight > 0 && int64(avail) < need {
-				return s.Crit.Render(txt)
-			}
-			return s.OK.Render(txt)
-		}
-		fmt.Fprintf(&b, "  stable %s   canary %s\n", capStyle(t.StableAvailable, t.StableWeight), capStyle(t.CanaryAvailable, t.CanaryWeight))
-		next := fmt.Sprintf("  next pass: canary %d%%  [%s] %s", t.NextWeight, t.NextBranch, t.NextWhy)
-		if len(t.Held) > 0 {
-			next += s.Warn.Render("  held by " + strings.Join(t.Held, ", "))
-		}
-		b.WriteString(next + "\n")
+	fmt.Fprintf(b, "  controller %s\n", ver)
+}
+
+// humanTraffic writes where traffic is against the pods that carry it, in
+// red where the weight needs more pods than are available.
+func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
+	t := rep.Traffic
+	if t == nil {
+		return
 	}
-	if len(rep.Sets) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("ReplicaSets"))
-		for _, r := range rep.Sets {
-			fmt.Fprintf(&b, "  %-7s %-40s rev %-3s created %s  %d/%d available\n", r.Role, r.Name, r.Revision, r.Created.UTC().Format("2006-01-02 15:04:05Z"), r.Available, r.Spec)
+	st := rep.State
+	fmt.Fprintf(b, "\n%s %s\n", s.Title.Render("Traffic"), s.Dim.Render(t.Router))
+	capStyle := func(avail, weight int32) string {
+		need := (int64(weight)*int64(st.Replicas) + int64(t.MaxWeight) - 1) / int64(t.MaxWeight)
+		txt := fmt.Sprintf("%d/%d available ← %d%%", avail, st.Replicas, weight)
+		if weight > 0 && int64(avail) < need {
+			return s.Crit.Render(txt)
 		}
+		return s.OK.Render(txt)
 	}
-	if len(rep.VersionDifferences) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Where other controller versions differ"))
-		for _, d := range rep.VersionDifferences {
-			fmt.Fprintf(&b, "  %s\n", d)
-		}
+	fmt.Fprintf(b, "  stable %s   canary %s\n", capStyle(t.StableAvailable, t.StableWeight), capStyle(t.CanaryAvailable, t.CanaryWeight))
+	next := fmt.Sprintf("  next pass: canary %d%%  [%s] %s", t.NextWeight, t.NextBranch, t.NextWhy)
+	if len(t.Held) > 0 {
+		next += s.Warn.Render("  held by " + strings.Join(t.Held, ", "))
 	}
+	b.WriteString(next + "\n")
+}
+
+// humanFindings writes the findings in full and the pod checks as a
+// summary: `pods` shows their evidence.
+func humanFindings(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	var main, pods []diagnose.Finding
 	for _, f := range rep.Findings {
 		if f.PodCheck() {
@@ -183,21 +207,17 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 			main = append(main, f)
 		}
 	}
-	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Findings"))
+	fmt.Fprintf(b, "\n%s\n", s.Title.Render("Findings"))
 	if len(main) == 0 {
-		fmt.Fprintf(&b, "  %s\n", s.OK.Render("none"))
+		fmt.Fprintf(b, "  %s\n", s.OK.Render("none"))
 	}
-	findings(&b, main, s)
+	findings(b, main, s)
 	if len(pods) > 0 {
-		// The pod checks are summarised here; `pods` shows their evidence.
-		fmt.Fprintf(&b, "\n%s %s\n", s.Title.Render("Pods and traffic path"), s.Dim.Render("(details: kubectl rolloutdoctor pods "+rep.Name+" -n "+rep.Namespace+")"))
+		fmt.Fprintf(b, "\n%s %s\n", s.Title.Render("Pods and traffic path"), s.Dim.Render("(details: kubectl rolloutdoctor pods "+rep.Name+" -n "+rep.Namespace+")"))
 		for _, f := range pods {
-			fmt.Fprintf(&b, "  %s %s %s\n", s.sev(f.Severity), s.Bold.Render(f.ID), f.Message)
+			fmt.Fprintf(b, "  %s %s %s\n", s.sev(f.Severity), s.Bold.Render(f.ID), f.Message)
 		}
 	}
-	fmt.Fprintf(&b, "\n%s\n", s.Dim.Render("kubectl rolloutdoctor explain <ID> for the long form of a finding"))
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // findings writes findings with their evidence, citations and fix.

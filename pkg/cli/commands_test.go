@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// emptyKubeconfig points the kubeconfig at an empty file, so that the
+// namespace is "default" whatever the machine running the tests has.
+func emptyKubeconfig(t *testing.T) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", path)
+}
+
+// Each command says what it needs in its own words: no command borrows
+// another's usage error.
+func TestEachCommandHasItsOwnUsageError(t *testing.T) {
+	emptyKubeconfig(t)
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"diagnose"}, "name a Rollout (kubectl rolloutdoctor diagnose NAME) or give -f FILE"},
+		{[]string{"pods"}, "name a Rollout or Deployment (kubectl rolloutdoctor pods NAME or pods deployment/NAME) or give -f FILE"},
+		{[]string{"escape"}, "name a Rollout (kubectl rolloutdoctor escape NAME) or give -f FILE"},
+		{[]string{"snapshot"}, "name a Rollout or Deployment (kubectl rolloutdoctor snapshot NAME or snapshot deployment/NAME)"},
+		{[]string{"lint"}, "give manifests: -f FILE|DIR|- (repeatable)"},
+		{[]string{"scan", "checkout-api"}, `unknown command "checkout-api" for "kubectl rolloutdoctor scan" (see kubectl rolloutdoctor scan --help)`},
+		{[]string{"explain", "RD999"}, `no finding "RD999": run ` + "`kubectl rolloutdoctor explain`" + ` for the list`},
+		{[]string{"version", "now"}, `unknown command "now" for "kubectl rolloutdoctor version" (see kubectl rolloutdoctor version --help)`},
+		{[]string{"diagnose", "a", "b"}, "accepts at most 1 arg(s), received 2 (see kubectl rolloutdoctor diagnose --help)"},
+		{[]string{"pods", "-f", example, "-o", "sarif"}, `--output must be json or yaml, not "sarif"`},
+		{[]string{"lint", "-f", example, "-o", "xml"}, `--output must be json, yaml or sarif, not "xml"`},
+		{[]string{"escape", "-f", example, "--controller-version", "latest"}, `--controller-version: "latest" is not a version like v1.8.2 (modeled: v1.7.2, v1.8.2, v1.8.3, v1.9.3, v1.10.2)`},
+		{[]string{"scan", "--color", "sometimes"}, `--color must be auto, always or never, not "sometimes"`},
+	} {
+		out, stderr, code := runCLI(t, "", tc.args...)
+		if out != "" || stderr != tc.stderr || code != ExitUsage {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d, no stdout, stderr %q", tc.args, code, out, stderr, ExitUsage, tc.stderr)
+		}
+	}
+}
+
+// runScan runs scan against the fake cluster.
+func runScan(t *testing.T, fc *fakeCluster, args ...string) (string, string, int) {
+	t.Helper()
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	o := NewScanOptions(genericclioptions.NewConfigFlags(true), genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut})
+	o.connect = fc.connect
+	return execute(t, newScanCommand(o), out, errOut, args)
+}
+
+func execute(t *testing.T, cmd *cobra.Command, out, errOut *bytes.Buffer, args []string) (string, string, int) {
+	t.Helper()
+	return executeContext(t, context.Background(), cmd, out, errOut, args)
+}
+
+func executeContext(t *testing.T, ctx context.Context, cmd *cobra.Command, out, errOut *bytes.Buffer, args []string) (string, string, int) {
+	t.Helper()
+	cmd.SetArgs(args)
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), errOut.String() + errString(err), Code(err)
+}
+
+func TestScanCommand(t *testing.T) {
+	fc := newFakeCluster(t)
+	out, stderr, code := runScan(t, fc, "-A", "--color", "never")
+	if code != ExitOK || stderr != "" || !strings.Contains(out, "rolloutdoctor scan all namespaces: 1 Rollout(s)") || !strings.Contains(out, "CRITICAL") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "shop") && !strings.HasSuffix(line, "...") && len(line) > 200 {
+			t.Errorf("the top finding is not cut to the table: %q", line)
+		}
+	}
+	if _, _, code := runScan(t, fc, "-A", "--fail-on", "critical"); code != ExitFindings {
+		t.Fatalf("--fail-on critical: exit %d, want %d", code, ExitFindings)
+	}
+	out, _, _ = runScan(t, fc, "-A", "-o", "json")
+	var rep struct {
+		Kind string `json:"kind"`
+		Rows []struct {
+			Name  string `json:"name"`
+			Worst string `json:"worst"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Kind != "FleetScan" || len(rep.Rows) != 1 || rep.Rows[0].Worst != "critical" {
+		t.Fatalf("json %v: %s", err, out)
+	}
+}
+
+func TestDiagnoseWatchDrawsUntilCancelled(t *testing.T) {
+	fc := newFakeCluster(t)
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	flags := genericclioptions.NewConfigFlags(true)
+	ns := "shop"
+	flags.Namespace = &ns
+	o := NewDiagnoseOptions(flags, genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut})
+	o.connect = fc.connect
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	stdout, stderr, code := executeContext(t, ctx, newDiagnoseCommand(o), out, errOut, []string{"checkout-api", "--watch", "--color", "never"})
+	// Ctrl-C (here the deadline) ends a watch normally; --fail-on does not
+	// apply to a watch.
+	if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "--- ") || !strings.Contains(stdout, "Rollout shop/checkout-api") || strings.Contains(stdout, "\x1b[") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+}

@@ -1,0 +1,328 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/render"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// completionTimeout bounds shell completion: a slow cluster must not hang
+// the user's Tab key.
+const completionTimeout = 5 * time.Second
+
+// Flag help shared by several commands.
+const (
+	usageColor               = "colour: auto, always or never (NO_COLOR honoured)"
+	usageControllerVersion   = "Argo Rollouts controller version to model (default: read from the controller Deployment's image)"
+	usageControllerNamespace = "namespace to look for the argo-rollouts controller Deployment in first"
+)
+
+// connectFunc opens the cluster connection; tests replace it with a fake.
+type connectFunc func(*genericclioptions.ConfigFlags, ...func(*rest.Config)) (*gather.Connection, error)
+
+// CommonOptions holds the flags several commands share and what they
+// resolve to. Each command embeds one, registers only the flags it has, and
+// names the output formats it accepts besides human; the one validation
+// and the one printer below then serve every command alike.
+type CommonOptions struct {
+	// The shared flags, as given.
+	Filename            string
+	Output              string
+	Color               string
+	FailOn              string
+	ControllerVersion   string
+	ControllerNamespace string
+
+	// Namespace is -n, else the kubeconfig's; "" with -f and no -n (the
+	// file's Rollout is found by name alone).
+	Namespace string
+
+	formats []string
+	// offline is true for a command that can read -f FILE instead of a
+	// cluster: its connection errors say so.
+	offline bool
+	failOn  diagnose.Severity
+	flags   *genericclioptions.ConfigFlags
+	streams genericiooptions.IOStreams
+	connect connectFunc
+}
+
+// newCommon makes the shared options of a command that prints the given
+// document formats (json, yaml, sarif) besides human text; flags is nil for
+// a command that never reads a cluster.
+func newCommon(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, formats ...string) CommonOptions {
+	return CommonOptions{Color: "auto", ControllerNamespace: "argo-rollouts", formats: formats,
+		flags: flags, streams: streams, connect: gather.Connect}
+}
+
+// addFilenameFlag registers -f; the command can then work offline.
+func (o *CommonOptions) addFilenameFlag(cmd *cobra.Command, usage string) {
+	o.offline = true
+	cmd.Flags().StringVarP(&o.Filename, "filename", "f", o.Filename, usage)
+}
+
+// addOutputFlags registers -o and --color.
+func (o *CommonOptions) addOutputFlags(cmd *cobra.Command, usage string) {
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, usage)
+	cmd.Flags().StringVar(&o.Color, "color", o.Color, usageColor)
+}
+
+func (o *CommonOptions) addFailOnFlag(cmd *cobra.Command, usage string) {
+	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, usage)
+}
+
+// addControllerFlags registers --controller-version and, with a cluster,
+// --controller-namespace.
+func (o *CommonOptions) addControllerFlags(cmd *cobra.Command, versionUsage string, namespace bool) {
+	cmd.Flags().StringVar(&o.ControllerVersion, "controller-version", o.ControllerVersion, versionUsage)
+	if namespace {
+		cmd.Flags().StringVar(&o.ControllerNamespace, "controller-namespace", o.ControllerNamespace, usageControllerNamespace)
+	}
+}
+
+// completeNamespace resolves the namespace from -n or the kubeconfig. With
+// -f and no -n it is "": the kubeconfig's namespace says nothing about a
+// file, and a kubeconfig that cannot be read does not matter then.
+func (o *CommonOptions) completeNamespace() error {
+	ns, explicit, err := o.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil && o.Filename == "" {
+		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+	}
+	if o.Filename != "" && !explicit {
+		ns = ""
+	}
+	o.Namespace = ns
+	return nil
+}
+
+// completeFailOn parses --fail-on, for the commands that have it.
+func (o *CommonOptions) completeFailOn() error {
+	if o.FailOn == "" {
+		return nil
+	}
+	sev, err := diagnose.ParseSeverity(o.FailOn)
+	if err != nil {
+		return usageErrorf("--fail-on: %w", err)
+	}
+	o.failOn = sev
+	return nil
+}
+
+// validate checks the shared flags: the output format against the
+// command's own list, --color, and --controller-version (before anything
+// is read, so a typo is a usage error, not a failed diagnosis).
+func (o *CommonOptions) validate() error {
+	if !o.human() && !o.document() {
+		return usageErrorf("--output must be %s, not %q", orList(o.formats), o.Output)
+	}
+	if _, err := render.UseColor(o.Color, o.streams.Out); err != nil {
+		return &ExitCodeError{Code: ExitUsage, Err: err}
+	}
+	if o.ControllerVersion != "" {
+		if _, err := model.DetectVersion(o.ControllerVersion, nil, ""); err != nil {
+			return &ExitCodeError{Code: ExitUsage, Err: err}
+		}
+	}
+	return nil
+}
+
+// human is true for the default output, text for a person.
+func (o *CommonOptions) human() bool { return o.Output == "" || o.Output == "human" }
+
+// document is true when -o names a document format this command accepts.
+func (o *CommonOptions) document() bool {
+	for _, f := range o.formats {
+		if o.Output == f {
+			return true
+		}
+	}
+	return false
+}
+
+// orList words a list of formats: "json or yaml", "json, yaml or sarif".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// sarifDocument is a report that has a SARIF form (lint's).
+type sarifDocument interface{ SARIF(toolVersion string) any }
+
+// print writes v to stdout in the chosen format: a JSON or YAML document,
+// SARIF when v has that form, else human text through the command's
+// renderer with the shared styles.
+func (o *CommonOptions) print(v any, human func(io.Writer, render.Styles) error) error {
+	w := o.streams.Out
+	switch o.Output {
+	case "json":
+		return render.JSON(w, v)
+	case "yaml":
+		return render.YAML(w, v)
+	case "sarif":
+		s, ok := v.(sarifDocument)
+		if !ok {
+			return fmt.Errorf("%T has no SARIF form", v)
+		}
+		return render.JSON(w, s.SARIF(Version))
+	}
+	return human(w, o.styles())
+}
+
+// styles are the shared styles for stdout, coloured per --color.
+func (o *CommonOptions) styles() render.Styles {
+	color, _ := render.UseColor(o.Color, o.streams.Out)
+	return render.NewStyles(o.streams.Out, color)
+}
+
+// failed is the exit for a report whose worst finding is worst: 1 when it
+// is at or above --fail-on.
+func (o *CommonOptions) failed(worst diagnose.Severity) error {
+	if o.failOn > 0 && worst >= o.failOn {
+		return &ExitCodeError{Code: ExitFindings}
+	}
+	return nil
+}
+
+// cluster opens the one cluster connection of a run. A command that takes
+// -f says so in the error, since it could have worked offline.
+func (o *CommonOptions) cluster(tune ...func(*rest.Config)) (*gather.Connection, error) {
+	c, err := o.connect(o.flags, tune...)
+	if err != nil {
+		var ce *gather.ConfigError
+		if errors.As(err, &ce) && o.offline {
+			err = fmt.Errorf("no usable kubeconfig: %w (use --kubeconfig or --context, or -f FILE to work offline)", ce.Err)
+		}
+		return nil, &ExitCodeError{Code: ExitError, Err: err}
+	}
+	c.Options.ToolVersion = Version
+	c.Options.ControllerNamespace = o.ControllerNamespace
+	c.Options.SkipController = o.ControllerVersion != ""
+	return c, nil
+}
+
+// readFile reads the -f snapshot (or stdin for -).
+func (o *CommonOptions) readFile() (*snapshot.Snapshot, string, error) {
+	return readSnapshotFile(o.Filename, o.streams.In)
+}
+
+func readSnapshotFile(name string, stdin io.Reader) (*snapshot.Snapshot, string, error) {
+	var r io.Reader = stdin
+	display := "stdin"
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, "", &ExitCodeError{Code: ExitError, Err: fmt.Errorf("cannot open %s: %w", name, errors.Unwrap(err))}
+		}
+		defer f.Close()
+		r, display = f, name
+	}
+	snap, err := snapshot.Read(display, r)
+	if err != nil {
+		return nil, "", &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%w (fix the YAML, or re-run `kubectl rolloutdoctor snapshot`)", err)}
+	}
+	return snap, "file " + display, nil
+}
+
+// isTerminal is true when v is a terminal (the real stdin/stdout/stderr of
+// an interactive session, never a buffer in tests).
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// usageErrorf is a bad-flags-or-arguments error (exit 3).
+func usageErrorf(format string, a ...any) error {
+	return &ExitCodeError{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
+}
+
+// failure marks a library error as "the tool could not do its job" (exit
+// 2), keeping a code the error already carries.
+func failure(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ec *ExitCodeError
+	if errors.As(err, &ec) {
+		return err
+	}
+	return &ExitCodeError{Code: ExitError, Err: err}
+}
+
+// runner is what every command's options provide, kubectl style.
+type runner interface {
+	Complete(args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runE is the only thing a cobra command does: Complete, Validate, Run.
+func runE(o runner) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if err := o.Complete(args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(c.Context())
+	}
+}
+
+// usageArgs makes cobra's argument-count errors usage errors (exit 3) that
+// point to the command's help, like bad flags.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return usageErrorf("%w (see %s --help)", err, c.CommandPath())
+		}
+		return nil
+	}
+}
+
+// completeRollouts completes a NAME argument with the Rollouts of the
+// current context and namespace (or -n/--context on the command line). It
+// never fails loudly: without a cluster there is simply nothing to offer.
+func (o *CommonOptions) completeRollouts(_ *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	conn, err := o.connect(o.flags, func(c *rest.Config) { c.Timeout = completionTimeout })
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ns, _, err := o.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
+	defer cancel()
+	names, err := gather.RolloutNames(ctx, conn.Dynamic, ns)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

@@ -1,0 +1,176 @@
+// Package fleet ranks every Rollout in scope by risk from one cheap read of
+// the cluster (pkg/gather's Fleet: a few paginated LIST calls, never a
+// request per Rollout). It knows nothing of cobra or of terminals: the CLI's
+// scan command and library users call Scan the same way.
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// Row is one Rollout in a fleet scan.
+type Row struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Worst is the highest finding severity ("" when none).
+	Worst       string   `json:"worst,omitempty"`
+	Top         string   `json:"topFinding,omitempty"`
+	FindingIDs  []string `json:"findings"`
+	Phase       string   `json:"phase"`
+	Step        string   `json:"step"`
+	Aborted     bool     `json:"aborted"`
+	Weight      *int32   `json:"canaryWeight,omitempty"`
+	CanaryAvail int32    `json:"canaryAvailable"`
+	Needed      int32    `json:"podsTheWeightNeeds"`
+	Replicas    int32    `json:"replicas"`
+	Controller  string   `json:"controller"`
+	severity    diagnose.Severity
+	// ratio is pods the weight needs per available canary pod: the
+	// tie-breaker between rows of the same severity.
+	ratio float64
+}
+
+// Severity is the row's worst finding severity (0 when none).
+func (r Row) Severity() diagnose.Severity { return r.severity }
+
+// Report is the result of a fleet scan, riskiest Rollout first.
+type Report struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Scope      string         `json:"scope"`
+	Requests   int            `json:"apiRequests"`
+	Rollouts   int            `json:"rollouts"`
+	Gaps       []snapshot.Gap `json:"gaps,omitempty"`
+	Rows       []Row          `json:"rows"`
+}
+
+// Worst is the highest severity over every row (0 when none).
+func (r *Report) Worst() diagnose.Severity {
+	var w diagnose.Severity
+	for _, row := range r.Rows {
+		if row.severity > w {
+			w = row.severity
+		}
+	}
+	return w
+}
+
+// Scan reads the fleet and diagnoses every Rollout from that one read.
+// versionFlag is --controller-version ("" reads it from the controller
+// Deployments the read found).
+func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, versionFlag string) (*Report, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res, err := gather.Fleet(ctx, dc, opt)
+	if err != nil {
+		return nil, err
+	}
+	snap := res.Snapshot
+	rep := &Report{APIVersion: diagnose.ReportAPIVersion, Kind: "FleetScan", Scope: opt.String(), Requests: res.Requests, Gaps: snap.Header.Gaps, Rows: []Row{}}
+	gap := ""
+	for _, g := range snap.Header.Gaps {
+		if g.Resource == "deployments.apps" {
+			gap = g.String()
+		}
+	}
+	for _, nsSnap := range byNamespace(snap) {
+		ros, err := nsSnap.Rollouts()
+		if err != nil {
+			return nil, err
+		}
+		for _, ro := range ros {
+			rep.Rollouts++
+			v, err := nsSnap.View(ro)
+			if err != nil {
+				rep.Rows = append(rep.Rows, Row{Namespace: ro.Namespace, Name: ro.Name, Top: "unreadable: " + err.Error(), FindingIDs: []string{}})
+				continue
+			}
+			cv, err := model.DetectVersion(versionFlag, v.Controllers, gap)
+			if err != nil {
+				return nil, err
+			}
+			d := diagnose.Run(v, cv, diagnose.Options{Source: "scan", NoPods: true})
+			rep.Rows = append(rep.Rows, rowOf(d))
+		}
+	}
+	rank(rep.Rows)
+	return rep, nil
+}
+
+// byNamespace splits the fleet snapshot into one snapshot per namespace,
+// in namespace order, so that a Rollout's view sees only its namespace's
+// objects; the controller Deployments are cluster-wide and go into each.
+func byNamespace(snap *snapshot.Snapshot) []*snapshot.Snapshot {
+	var shared []*unstructured.Unstructured
+	byNS := map[string][]*unstructured.Unstructured{}
+	for _, o := range snap.Objects() {
+		if o.GetKind() == "Deployment" {
+			shared = append(shared, o)
+			continue
+		}
+		byNS[o.GetNamespace()] = append(byNS[o.GetNamespace()], o)
+	}
+	nss := make([]string, 0, len(byNS))
+	for n := range byNS {
+		nss = append(nss, n)
+	}
+	sort.Strings(nss)
+	out := make([]*snapshot.Snapshot, 0, len(nss))
+	for _, n := range nss {
+		out = append(out, snapshot.New(snap.Header, append(byNS[n], shared...)))
+	}
+	return out
+}
+
+// rank sorts riskiest first: by severity, then by how far the canary's
+// available pods fall short of what its weight needs, then by name.
+func rank(rows []Row) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if a.severity != b.severity {
+			return a.severity > b.severity
+		}
+		if a.ratio != b.ratio {
+			return a.ratio > b.ratio
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+}
+
+func rowOf(d *diagnose.Report) Row {
+	r := Row{Namespace: d.Namespace, Name: d.Name, Phase: d.State.Phase, Aborted: d.State.Aborted,
+		Step: fmt.Sprintf("%d/%d", d.State.StepIndex, d.State.StepCount), Replicas: d.State.Replicas,
+		Controller: string(d.Controller.Assumed), FindingIDs: []string{}}
+	for _, f := range d.Findings {
+		r.FindingIDs = append(r.FindingIDs, f.ID)
+		if f.Severity > r.severity {
+			r.severity, r.Top = f.Severity, f.ID+" "+f.Message
+		}
+	}
+	if r.severity > 0 {
+		r.Worst = r.severity.String()
+	}
+	if t := d.Traffic; t != nil {
+		w := t.CanaryWeight
+		r.Weight, r.CanaryAvail = &w, t.CanaryAvailable
+		r.Needed = model.WeightToReplicas(d.State.Replicas, w, t.MaxWeight)
+		if w > 0 {
+			r.ratio = float64(r.Needed) / float64(r.CanaryAvail+1)
+		}
+	}
+	return r
+}

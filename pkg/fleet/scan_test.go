@@ -1,0 +1,98 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// exampleCluster serves the bundled incident through a fake dynamic client.
+func exampleCluster(t *testing.T) *dynfake.FakeDynamicClient {
+	t.Helper()
+	f, err := os.Open("../../examples/incident-rollback-window.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	located, _, err := snapshot.Decode("example", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []runtime.Object
+	for _, l := range located {
+		objs = append(objs, l.Object)
+	}
+	lists := map[schema.GroupVersionResource]string{
+		gather.GVRRollout: "RolloutList", gather.GVRReplicaSet: "ReplicaSetList", gather.GVRDeployment: "DeploymentList",
+		gather.GVRHPA: "HorizontalPodAutoscalerList", gather.GVRScaledObject: "ScaledObjectList",
+	}
+	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, objs...)
+}
+
+// addCopies adds n copies of the example Rollout and its ReplicaSets, in
+// n/50 namespaces, healthy (fully promoted) for every copy but the original.
+func addCopies(t *testing.T, dc *dynfake.FakeDynamicClient, n int) {
+	t.Helper()
+	ro, err := dc.Resource(gather.GVRRollout).Namespace("shop").Get(context.Background(), "checkout-api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		c := ro.DeepCopy()
+		c.SetName(fmt.Sprintf("svc-%04d", i))
+		c.SetNamespace(fmt.Sprintf("team-%02d", i%50))
+		c.SetResourceVersion("")
+		unstructured.SetNestedField(c.Object, "6d8f7c9b5d", "status", "currentPodHash")
+		unstructured.SetNestedField(c.Object, int64(0), "status", "canary", "weights", "canary", "weight")
+		if err := dc.Tracker().Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestScanRanksByRiskWithFewRequests(t *testing.T) {
+	dc := exampleCluster(t)
+	addCopies(t, dc, 120)
+	lists := 0
+	dc.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetVerb() != "list" {
+			t.Errorf("scan made a %s request on %s: only lists are allowed", a.GetVerb(), a.GetResource().Resource)
+		}
+		lists++
+		return false, nil, nil
+	})
+	rep, err := Scan(context.Background(), dc, gather.FleetOptions{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rollouts != 121 || len(rep.Rows) != 121 {
+		t.Fatalf("%d Rollouts, %d rows", rep.Rollouts, len(rep.Rows))
+	}
+	if top := rep.Rows[0]; top.Name != "checkout-api" || top.Worst != "critical" || top.Weight == nil || *top.Weight != 100 || top.CanaryAvail != 2 {
+		t.Fatalf("riskiest row %+v, want the incident first", top)
+	}
+	if lists != rep.Requests || lists > 15 {
+		t.Fatalf("%d list requests (report says %d); want ≤ 15 whatever the fleet size", lists, rep.Requests)
+	}
+	if rep.Worst() != diagnose.Critical || rep.Rows[0].Severity() != diagnose.Critical {
+		t.Fatalf("worst %v, first row %v: want critical", rep.Worst(), rep.Rows[0].Severity())
+	}
+}
+
+func TestScanRejectsAnUnknownControllerVersion(t *testing.T) {
+	if _, err := Scan(context.Background(), exampleCluster(t), gather.FleetOptions{}, "nonsense"); err == nil {
+		t.Fatal("--controller-version nonsense was accepted")
+	}
+}

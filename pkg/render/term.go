@@ -1,0 +1,45 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Terminal control goes through charmbracelet/x/ansi (the library lipgloss
+// itself uses) rather than escape codes written out here, and text is cut
+// by display width, never by bytes: a byte slice can split a UTF-8
+// character, and a rune count misjudges wide characters.
+
+// Truncate shortens s to at most width terminal cells, ending it with tail
+// when it had to cut. ANSI styling in s is kept intact.
+func Truncate(s string, width int, tail string) string {
+	return ansi.Truncate(s, width, tail)
+}
+
+// Redraw starts a new frame of a watched report. On a colour terminal
+// (clear) it homes the cursor and clears the screen, so each report
+// replaces the last; in plain human output it separates frames with a
+// timestamped line; documents (-o json|yaml) simply follow one another.
+func Redraw(w io.Writer, clear, human bool, at time.Time) {
+	switch {
+	case clear:
+		io.WriteString(w, ansi.CursorHomePosition+ansi.EraseEntireScreen)
+	case human:
+		fmt.Fprintf(w, "--- %s\n", at.UTC().Format(time.RFC3339))
+	}
+}
+
+// Progress overwrites the current terminal line with what is being read
+// and how many so far (for stderr on a terminal only).
+func Progress(w io.Writer, what string, n int) {
+	fmt.Fprintf(w, "\rreading %ss: %d%s", strings.ToLower(what), n, ansi.EraseLineRight)
+}
+
+// ClearProgress erases the progress line, leaving the cursor at its start.
+func ClearProgress(w io.Writer) {
+	io.WriteString(w, "\r"+ansi.EraseLineRight)
+}
