@@ -29,8 +29,6 @@ func Evaluate(in Inputs) Pass {
 	if in.Unobserved {
 		return resetPass(in, p)
 	}
-	win := RollbackWindow(in)
-
 	// Services are reconciled before traffic: a managed canary Service follows
 	// the canary ReplicaSet as soon as it has one available pod.
 	if in.HasServices && in.New != nil {
@@ -42,48 +40,61 @@ func Evaluate(in Inputs) Pass {
 			p.CanaryServiceHash = in.New.Hash
 		}
 	}
-
 	p.Decision = DecideWeight(in)
-	if in.TrafficRouted {
-		canaryHash, stableHash := "", ""
-		if in.New != nil {
-			canaryHash = in.New.Hash
-		}
-		if in.Stable != nil {
-			stableHash = in.Stable.Hash
-		}
-		if ok, prev := in.dynamicRollbackToStable(); ok {
-			canaryHash = prev
-		}
-		sg := stableGate(in, p.Decision.Weight)
-		p.Gates = append(p.Gates, sg)
-		if !sg.Holds {
-			// v1.9+ writes the weight before UpdateHash when the canary has
-			// no available pod and it previously carried traffic.
-			if in.present("tr.early-setweight") && (in.New == nil || in.New.Available == 0) && in.Weights != nil && in.Weights.Canary.Weight > 0 {
-				p.EarlyWeight = true
-				p.Weight = p.Decision.Weight
-				p.Cites = append(p.Cites, in.cite("tr.early-setweight"))
-			}
-			ig := subsetOnlyGate(in, canaryHash, stableHash)
-			if ig.Why != "" {
-				p.Gates = append(p.Gates, ig)
-			}
-			if ig.Holds && ig.Effect == EffectReconcileError {
-				p.Errored = true
-				p.NextIndex = p.Index
-				p.IndexWhy = "the pass ends with an error before the status is written: the index does not move"
-				p.CanaryTarget, p.StableTarget = rsSpec(in.New), rsSpec(in.Stable)
-				p.AtDesired = AtDesired(in, nil)
-				return p
-			}
-			p.Applied = true
-			p.Weight = p.Decision.Weight
-		}
+	if in.TrafficRouted && !trafficPass(in, &p) {
+		return p
 	}
 	weights := nextWeights(in, p.Weight)
+	sizePass(in, &p, weights)
+	statusPass(in, &p, weights)
+	return p
+}
 
-	// ReplicaSet sizing.
+// trafficPass runs the traffic reconcile: the stable availability gate, the
+// v1.9+ early write, the Istio subset-only gate and the weight write. It
+// returns false when the pass ends there with an error.
+func trafficPass(in Inputs, p *Pass) bool {
+	canaryHash, stableHash := "", ""
+	if in.New != nil {
+		canaryHash = in.New.Hash
+	}
+	if in.Stable != nil {
+		stableHash = in.Stable.Hash
+	}
+	if ok, prev := in.dynamicRollbackToStable(); ok {
+		canaryHash = prev
+	}
+	sg := stableGate(in, p.Decision.Weight)
+	p.Gates = append(p.Gates, sg)
+	if sg.Holds {
+		return true
+	}
+	// v1.9+ writes the weight before UpdateHash when the canary has
+	// no available pod and it previously carried traffic.
+	if in.present("tr.early-setweight") && (in.New == nil || in.New.Available == 0) && in.Weights != nil && in.Weights.Canary.Weight > 0 {
+		p.EarlyWeight = true
+		p.Weight = p.Decision.Weight
+		p.Cites = append(p.Cites, in.cite("tr.early-setweight"))
+	}
+	ig := subsetOnlyGate(in, canaryHash, stableHash)
+	if ig.Why != "" {
+		p.Gates = append(p.Gates, ig)
+	}
+	if ig.Holds && ig.Effect == EffectReconcileError {
+		p.Errored = true
+		p.NextIndex = p.Index
+		p.IndexWhy = "the pass ends with an error before the status is written: the index does not move"
+		p.CanaryTarget, p.StableTarget = rsSpec(in.New), rsSpec(in.Stable)
+		p.AtDesired = AtDesired(in, nil)
+		return false
+	}
+	p.Applied = true
+	p.Weight = p.Decision.Weight
+	return true
+}
+
+// sizePass sizes the canary and stable ReplicaSets for the pass's weights.
+func sizePass(in Inputs, p *Pass, weights *v1alpha1.TrafficWeights) {
 	p.CanaryTarget, p.StableTarget = DesiredCounts(in, weights)
 	if in.Abort {
 		if set, d := in.abortDelay(); d == nil || (in.DSS && !set) {
@@ -99,8 +110,12 @@ func Evaluate(in Inputs) Pass {
 		p.CanaryTarget, p.StableTarget = in.Replicas, in.Replicas
 	}
 	p.AtDesired = AtDesired(in, weights)
+}
 
-	// Status.
+// statusPass predicts the status the pass writes: the step index, abort and
+// promotion.
+func statusPass(in Inputs, p *Pass, weights *v1alpha1.TrafficWeights) {
+	win := RollbackWindow(in)
 	n := in.stepCount()
 	idx := in.index()
 	abort := in.Abort
@@ -124,7 +139,7 @@ func Evaluate(in Inputs) Pass {
 	}
 	if why := shouldFullPromote(in, abort, win); why != "" {
 		p.Promotes, p.PromoteWhy = true, why
-		return p
+		return
 	}
 	if abort {
 		if n > 0 {
@@ -136,14 +151,13 @@ func Evaluate(in Inputs) Pass {
 			p.IndexWhy = fmt.Sprintf("aborted: the controller holds the index at %d", p.NextIndex)
 			p.IndexCites = in.cites("rc.abort-idx-stable", "rc.abort-idx")
 		}
-		return p
+		return
 	}
 	if idx < n && stepCompletes(in, weights) {
 		p.NextIndex = idx + 1
 		p.IndexWhy = fmt.Sprintf("step %d (%s) is complete: the index moves to %d", idx, stepString(in.Steps[idx]), idx+1)
 		p.IndexCites = in.cites("rc.step-completed")
 	}
-	return p
 }
 
 func rsSpec(r *RS) int32 {
