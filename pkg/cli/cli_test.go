@@ -170,16 +170,22 @@ var update = flag.Bool("update", false, "rewrite golden files (then read every c
 // numbers shows up in review.
 func TestGoldenHuman(t *testing.T) {
 	lintArgs := []string{"lint", "-f", "../lint/testdata/rendered", "--config", "../lint/testdata/config.yaml", "--color", "never"}
-	for name, args := range map[string][]string{
-		"diagnose-example": {"diagnose", "-f", example, "--color", "never"},
-		"escape-example":   {"escape", "-f", example, "--color", "never"},
-		"lint-human":       lintArgs,
-		"lint-json":        append(append([]string{}, lintArgs...), "-o", "json"),
-		"lint-sarif":       append(append([]string{}, lintArgs...), "-o", "sarif"),
-		"pods-example":     {"pods", "deployment/web", "-f", exampletest.Path(exampletest.PodsWeb), "--p99", "40s", "--lb-interval", "2s", "--lb-fall", "2", "--color", "never"},
-		"pods-rollout":     {"pods", "-f", example, "--color", "never"},
+	for name, tc := range map[string]struct {
+		args []string
+		code int // findings are exit 1; lint's broken.yaml makes it 2
+	}{
+		"diagnose-example": {[]string{"diagnose", "-f", example, "--color", "never"}, ExitFindings},
+		"escape-example":   {[]string{"escape", "-f", example, "--color", "never"}, ExitOK},
+		"lint-human":       {lintArgs, ExitError},
+		"lint-json":        {append(append([]string{}, lintArgs...), "-o", "json"), ExitError},
+		"lint-sarif":       {append(append([]string{}, lintArgs...), "-o", "sarif"), ExitError},
+		"pods-example":     {[]string{"pods", "deployment/web", "-f", exampletest.Path(exampletest.PodsWeb), "--p99", "40s", "--lb-interval", "2s", "--lb-fall", "2", "--color", "never"}, ExitFindings},
+		"pods-rollout":     {[]string{"pods", "-f", example, "--color", "never"}, ExitFindings},
 	} {
-		out, errOut, _ := runCLI(t, "", args...)
+		out, errOut, code := runCLI(t, "", tc.args...)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", name, code, tc.code, errOut)
+		}
 		path := filepath.Join("testdata", name+".golden")
 		if *update {
 			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
