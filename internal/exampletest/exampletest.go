@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -58,6 +59,21 @@ func Decode(t testing.TB, name string) ([]*unstructured.Unstructured, *snapshot.
 		objs = append(objs, l.Object)
 	}
 	return objs, hdr
+}
+
+// Objects returns the objects of examples/name for a fake cluster; edit, if
+// given, may change each one first (a resourceVersion, a status field).
+func Objects(t testing.TB, name string, edit func(*unstructured.Unstructured)) []k8sruntime.Object {
+	t.Helper()
+	objs, _ := Decode(t, name)
+	out := make([]k8sruntime.Object, 0, len(objs))
+	for _, o := range objs {
+		if edit != nil {
+			edit(o)
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // Snapshot returns examples/name as a snapshot.

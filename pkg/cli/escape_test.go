@@ -1,13 +1,15 @@
 package cli
 
 import (
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -18,7 +20,6 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // fakeCluster serves the bundled example through a fake dynamic client and
@@ -30,34 +31,12 @@ type fakeCluster struct {
 
 func newFakeCluster(t *testing.T) *fakeCluster {
 	t.Helper()
-	f, err := os.Open(example)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	located, _, err := snapshot.Decode("example", f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []runtime.Object
-	for _, l := range located {
-		if l.Object.GetKind() == "Rollout" {
-			l.Object.SetResourceVersion("4242")
+	objs := exampletest.Objects(t, exampletest.Incident, func(o *unstructured.Unstructured) {
+		if o.GetKind() == "Rollout" {
+			o.SetResourceVersion("4242")
 		}
-		objs = append(objs, l.Object)
-	}
-	lists := map[schema.GroupVersionResource]string{}
-	for gvr, kind := range map[schema.GroupVersionResource]string{
-		gather.GVRRollout: "RolloutList", gather.GVRAnalysisRun: "AnalysisRunList", gather.GVRReplicaSet: "ReplicaSetList",
-		gather.GVRDeployment: "DeploymentList", gather.GVRPod: "PodList", gather.GVRService: "ServiceList", gather.GVRNode: "NodeList",
-		gather.GVRNamespace: "NamespaceList", gather.GVREvent: "EventList", gather.GVREndpointSlice: "EndpointSliceList",
-		gather.GVRIngress: "IngressList", gather.GVRHPA: "HorizontalPodAutoscalerList", gather.GVRPDB: "PodDisruptionBudgetList",
-		gather.GVRVirtualService: "VirtualServiceList", gather.GVRDestRule: "DestinationRuleList", gather.GVRTrafficSplit: "TrafficSplitList",
-		gather.GVRHTTPRoute: "HTTPRouteList", gather.GVRScaledObject: "ScaledObjectList", gather.GVRLease: "LeaseList",
-	} {
-		lists[gvr] = kind
-	}
-	fc := &fakeCluster{dc: dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, objs...)}
+	})
+	fc := &fakeCluster{dc: dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...)}
 	fc.dc.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		fc.patches = append(fc.patches, a.(k8stesting.PatchAction))
 		return false, nil, nil

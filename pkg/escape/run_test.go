@@ -1,55 +1,31 @@
 package escape
 
 import (
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // exampleCluster serves the bundled incident through a fake dynamic client.
 func exampleCluster(t *testing.T) *dynfake.FakeDynamicClient {
 	t.Helper()
-	f, err := os.Open("../../examples/incident-rollback-window.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	located, _, err := snapshot.Decode("example", f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []runtime.Object
-	for _, l := range located {
-		if l.Object.GetKind() == "Rollout" {
-			l.Object.SetResourceVersion("4242")
+	objs := exampletest.Objects(t, exampletest.Incident, func(o *unstructured.Unstructured) {
+		if o.GetKind() == "Rollout" {
+			o.SetResourceVersion("4242")
 		}
-		objs = append(objs, l.Object)
-	}
-	lists := map[schema.GroupVersionResource]string{}
-	for gvr, kind := range map[schema.GroupVersionResource]string{
-		gather.GVRRollout: "RolloutList", gather.GVRAnalysisRun: "AnalysisRunList", gather.GVRReplicaSet: "ReplicaSetList",
-		gather.GVRDeployment: "DeploymentList", gather.GVRPod: "PodList", gather.GVRService: "ServiceList", gather.GVRNode: "NodeList",
-		gather.GVRNamespace: "NamespaceList", gather.GVREvent: "EventList", gather.GVREndpointSlice: "EndpointSliceList",
-		gather.GVRIngress: "IngressList", gather.GVRHPA: "HorizontalPodAutoscalerList", gather.GVRPDB: "PodDisruptionBudgetList",
-		gather.GVRVirtualService: "VirtualServiceList", gather.GVRDestRule: "DestinationRuleList", gather.GVRTrafficSplit: "TrafficSplitList",
-		gather.GVRHTTPRoute: "HTTPRouteList", gather.GVRScaledObject: "ScaledObjectList", gather.GVRLease: "LeaseList",
-		gather.GVRConfigMap: "ConfigMapList",
-	} {
-		lists[gvr] = kind
-	}
-	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, objs...)
+	})
+	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...)
 }
 
 func examplePlanner(dc *dynfake.FakeDynamicClient) *Planner {

@@ -1,44 +1,27 @@
 package fleet
 
 import (
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // exampleCluster serves the bundled incident through a fake dynamic client.
 func exampleCluster(t *testing.T) *dynfake.FakeDynamicClient {
 	t.Helper()
-	f, err := os.Open("../../examples/incident-rollback-window.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	located, _, err := snapshot.Decode("example", f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []runtime.Object
-	for _, l := range located {
-		objs = append(objs, l.Object)
-	}
-	lists := map[schema.GroupVersionResource]string{
-		gather.GVRRollout: "RolloutList", gather.GVRReplicaSet: "ReplicaSetList", gather.GVRDeployment: "DeploymentList",
-		gather.GVRHPA: "HorizontalPodAutoscalerList", gather.GVRScaledObject: "ScaledObjectList",
-	}
-	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, objs...)
+	objs := exampletest.Objects(t, exampletest.Incident, nil)
+	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...)
 }
 
 // addCopies adds n copies of the example Rollout and its ReplicaSets, in

@@ -18,30 +18,11 @@ import (
 
 // exampleObjects loads the bundled example as the cluster's content.
 func exampleObjects(t testing.TB) []runtime.Object {
-	objs, _ := exampletest.Decode(t, exampletest.Incident)
-	out := make([]runtime.Object, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o)
-	}
-	return out
+	return exampletest.Objects(t, exampletest.Incident, nil)
 }
 
 func fakeClient(t testing.TB, objs ...runtime.Object) *dynfake.FakeDynamicClient {
-	lists := map[schema.GroupVersionResource]string{}
-	for _, g := range []struct {
-		gvr  schema.GroupVersionResource
-		kind string
-	}{
-		{GVRRollout, "RolloutList"}, {GVRAnalysisRun, "AnalysisRunList"}, {GVRReplicaSet, "ReplicaSetList"},
-		{GVRDeployment, "DeploymentList"}, {GVRPod, "PodList"}, {GVRService, "ServiceList"}, {GVRNode, "NodeList"},
-		{GVRNamespace, "NamespaceList"}, {GVREvent, "EventList"}, {GVREndpointSlice, "EndpointSliceList"},
-		{GVRIngress, "IngressList"}, {GVRHPA, "HorizontalPodAutoscalerList"}, {GVRPDB, "PodDisruptionBudgetList"},
-		{GVRLease, "LeaseList"}, {GVRConfigMap, "ConfigMapList"}, {GVRVirtualService, "VirtualServiceList"}, {GVRDestRule, "DestinationRuleList"},
-		{GVRTrafficSplit, "TrafficSplitList"}, {GVRHTTPRoute, "HTTPRouteList"}, {GVRScaledObject, "ScaledObjectList"},
-	} {
-		lists[g.gvr] = g.kind
-	}
-	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, objs...)
+	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), ListKinds(), objs...)
 }
 
 func TestGatherRecordsForbiddenAsGap(t *testing.T) {

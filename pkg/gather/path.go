@@ -25,6 +25,20 @@ var (
 	GVRConfigMap = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
+// ListKinds names the list kind of every resource gather reads, as a dynamic
+// client needs it to decode a list (tests give it to client-go's fake).
+func ListKinds() map[schema.GroupVersionResource]string {
+	return map[schema.GroupVersionResource]string{
+		GVRRollout: "RolloutList", GVRAnalysisRun: "AnalysisRunList", GVRReplicaSet: "ReplicaSetList",
+		GVRDeployment: "DeploymentList", GVRPod: "PodList", GVRService: "ServiceList", GVRNode: "NodeList",
+		GVRNamespace: "NamespaceList", GVREvent: "EventList", GVREndpointSlice: "EndpointSliceList",
+		GVRIngress: "IngressList", GVRHPA: "HorizontalPodAutoscalerList", GVRPDB: "PodDisruptionBudgetList",
+		GVRLease: "LeaseList", GVRConfigMap: "ConfigMapList", GVRVirtualService: "VirtualServiceList",
+		GVRDestRule: "DestinationRuleList", GVRTrafficSplit: "TrafficSplitList", GVRHTTPRoute: "HTTPRouteList",
+		GVRScaledObject: "ScaledObjectList",
+	}
+}
+
 // reader issues reads concurrently; what it reads goes into the collector,
 // what fails becomes a gap. Wait on wg before using the results.
 type reader struct {
