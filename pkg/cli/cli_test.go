@@ -282,3 +282,15 @@ func TestPodsCommand(t *testing.T) {
 		t.Errorf("grace calculator missing from JSON:\n%s", out)
 	}
 }
+
+// lint on input with nothing to lint fails (exit 2, one line saying so)
+// unless --allow-empty; so does every other command on an empty -f.
+func TestLintEmptyInput(t *testing.T) {
+	_, errOut, code := runCLI(t, "", "lint", "-f", "-")
+	if code != ExitError || !strings.Contains(errOut, "nothing was linted") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Errorf("empty stdin: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, "", "lint", "-f", "-", "--allow-empty"); code != ExitOK {
+		t.Errorf("--allow-empty: exit %d, stderr %q", code, errOut)
+	}
+}

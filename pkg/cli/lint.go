@@ -22,6 +22,9 @@ type LintOptions struct {
 	Paths            []string
 	ConfigPath       string
 	DefaultNamespace string
+	// AllowEmpty accepts input with no Rollout or Deployment in it (exit
+	// 0); by default a gate that linted nothing fails.
+	AllowEmpty bool
 
 	controller model.ControllerVersion
 	config     *lint.Config
@@ -60,6 +63,7 @@ rolloutdoctor.io/ignore-reason), or in a config file (--config); suppressed find
 	o.addControllerFlags(cmd, "controller version the rules assume (default: the newest modeled, with notes where older ones differ)", false)
 	cmd.Flags().StringVar(&o.ConfigPath, "config", "", "config file with suppressions (ignore: [{id, rollout, namespace, file, reason}])")
 	cmd.Flags().StringVar(&o.DefaultNamespace, "default-namespace", o.DefaultNamespace, "namespace for objects that have none (as kubectl apply -n)")
+	cmd.Flags().BoolVar(&o.AllowEmpty, "allow-empty", false, "exit 0 when the input holds no Rollout or Deployment (by default a gate that linted nothing fails with exit 2)")
 	return cmd
 }
 
@@ -110,6 +114,10 @@ func (o *LintOptions) Run(context.Context) error {
 	render.LintErrors(o.streams.ErrOut, rep)
 	if len(rep.Errors) > 0 {
 		return &ExitCodeError{Code: ExitError}
+	}
+	if why := rep.Empty(); why != "" && !o.AllowEmpty {
+		// A pipeline whose render step printed nothing would otherwise pass.
+		return &ExitCodeError{Code: ExitError, Err: errors.New(why + ": nothing was linted (did helm template or kustomize print nothing?); pass --allow-empty if that is expected")}
 	}
 	return o.failed(rep.Worst())
 }

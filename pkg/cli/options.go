@@ -227,9 +227,9 @@ func readSnapshotFile(name string, stdin io.Reader) (*snapshot.Snapshot, string,
 	var r io.Reader = stdin
 	display := "stdin"
 	if name != "-" {
-		f, err := os.Open(name)
+		f, err := snapshot.OpenInput(name)
 		if err != nil {
-			return nil, "", &ExitCodeError{Code: ExitError, Err: fmt.Errorf("cannot open %s: %w", name, errors.Unwrap(err))}
+			return nil, "", &ExitCodeError{Code: ExitError, Err: err}
 		}
 		defer f.Close()
 		r, display = f, name

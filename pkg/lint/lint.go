@@ -55,6 +55,9 @@ type FileError struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+	// Skipped marks a path a directory walk passed over on purpose (not an
+	// error: it does not change the exit code).
+	Skipped bool `json:"-"`
 }
 
 // Report is the result of a lint run.
@@ -70,6 +73,8 @@ type Report struct {
 	// Skipped counts objects of kinds no rule reads, by kind.
 	Skipped    map[string]int `json:"skipped,omitempty"`
 	Errors     []FileError    `json:"errors,omitempty"`
+	// SkippedFiles are paths a directory walk passed over (FIFOs, devices).
+	SkippedFiles []FileError `json:"skippedFiles,omitempty"`
 	Findings   []Finding      `json:"findings"`
 	Suppressed []Suppressed   `json:"suppressed,omitempty"`
 }
@@ -105,7 +110,14 @@ var known = map[string]bool{
 // reported; they do not stop the other files from being linted.
 func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Report {
 	rep := &Report{APIVersion: ReportAPIVersion, Kind: "LintReport", Controller: opt.Controller, Files: files,
-		Errors: errs, Findings: []Finding{}, Skipped: map[string]int{}}
+		Findings: []Finding{}, Skipped: map[string]int{}}
+	for _, e := range errs {
+		if e.Skipped {
+			rep.SkippedFiles = append(rep.SkippedFiles, e)
+		} else {
+			rep.Errors = append(rep.Errors, e)
+		}
+	}
 	l := &linter{rep: rep, opt: opt, where: map[string]snapshot.Source{}}
 	byNS, order := l.partition(docs)
 	for _, n := range order {
@@ -338,6 +350,18 @@ func suppressed(ro metav1.ObjectMeta, f Finding, cfg *Config) (by, reason string
 		return cfg.Path, ig.Reason, true
 	}
 	return "", "", false
+}
+
+// Empty says why nothing was linted — no object at all, or none a Rollout
+// or Deployment — or "" when something was.
+func (r *Report) Empty() string {
+	switch {
+	case r.Rollouts+r.Deployments > 0:
+		return ""
+	case r.Objects == 0:
+		return fmt.Sprintf("%d file(s) and no object in them", r.Files)
+	}
+	return fmt.Sprintf("%d object(s) in %d file(s), none a Rollout or Deployment", r.Objects, r.Files)
 }
 
 // Summary is one line counting what was linted and found.

@@ -3,7 +3,10 @@ package lint
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
@@ -239,6 +242,42 @@ func TestWrongFieldTypes(t *testing.T) {
 		}
 		if r.Rollouts != 1 || len(r.Findings) == 0 || r.Findings[0].Object != "Rollout ns1/good" {
 			t.Errorf("replicas %s: the good Rollout was not linted: %d Rollouts, findings %+v", bad, r.Rollouts, r.Findings)
+		}
+	}
+}
+
+// A directory walk skips a FIFO named like a manifest (it would hang) and
+// says so; skipping is not an error.
+func TestLoadSkipsFIFOs(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "a-fifo.yaml"), 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ok.yaml"), []byte(minPodsOverReplicas), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	docs, n, errs := Load([]string{dir}, nil)
+	r := Run(docs, n, errs, Options{Controller: cv("v1.10.2")})
+	if n != 1 || len(r.Errors) != 0 || len(r.SkippedFiles) != 1 || !strings.Contains(r.SkippedFiles[0].Message, "named pipe") || r.Rollouts != 1 {
+		t.Fatalf("files %d, errors %+v, skipped %+v, rollouts %d", n, r.Errors, r.SkippedFiles, r.Rollouts)
+	}
+}
+
+// Input with nothing to lint says so: a CI gate that linted nothing is a
+// broken pipeline.
+func TestEmpty(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                        "0 file(s) and no object in them",
+		"# only a comment\n---\n": "1 file(s) and no object in them",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: a}\n": "1 object(s) in 1 file(s), none a Rollout or Deployment",
+		minPodsOverReplicas: "",
+	} {
+		r := lintString(t, in, Options{Controller: cv("v1.10.2")})
+		if in == "" {
+			r = Run(nil, 0, nil, Options{})
+		}
+		if got := r.Empty(); got != want {
+			t.Errorf("Empty(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // Load reads manifests from files, directories (recursively: *.yaml, *.yml,
-// *.json) and "-" (stdin). A file that cannot be read or parsed is reported
+// *.json; a FIFO or device there is skipped and reported as skipped) and "-"
+// (stdin). A file that cannot be read or parsed is reported
 // and the others are still loaded; objects before a syntax error in a file
 // are kept.
 func Load(paths []string, stdin io.Reader) (docs []snapshot.Located, files int, errs []FileError) {
@@ -42,9 +43,16 @@ func Load(paths []string, stdin io.Reader) (docs []snapshot.Located, files int, 
 			}
 			switch strings.ToLower(filepath.Ext(q)) {
 			case ".yaml", ".yml", ".json":
-				if !d.IsDir() {
-					found = append(found, q)
+				if d.IsDir() {
+					break
 				}
+				// A FIFO or device named like a manifest would block or
+				// never end: skip it and say so.
+				if why := snapshot.NotRegular(q); why != "" {
+					errs = append(errs, FileError{File: q, Message: why, Skipped: true})
+					break
+				}
+				found = append(found, q)
 			}
 			return nil
 		})
@@ -58,7 +66,7 @@ func Load(paths []string, stdin io.Reader) (docs []snapshot.Located, files int, 
 		files++
 		var r io.Reader = stdin
 		if p != "-" {
-			f, err := os.Open(p)
+			f, err := snapshot.OpenInput(p)
 			if err != nil {
 				errs = append(errs, FileError{File: p, Message: oneLine(err)})
 				continue

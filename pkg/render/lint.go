@@ -71,4 +71,7 @@ func LintErrors(w io.Writer, r *lint.Report) {
 		}
 		fmt.Fprintf(w, "error: %s: %s\n", loc, e.Message)
 	}
+	for _, e := range r.SkippedFiles {
+		fmt.Fprintf(w, "skipped: %s: %s\n", e.File, e.Message)
+	}
 }
