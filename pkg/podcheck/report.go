@@ -144,7 +144,7 @@ func templateView(w *snapshot.Workload) TemplateView {
 		if s, ok, known := preStopSeconds(c); ok {
 			cv.PreStop = "hook (duration unknown)"
 			if known {
-				cv.PreStop = fmt.Sprintf("%g s", s)
+				cv.PreStop = secs(s) + " s"
 			}
 		}
 		t.Containers = append(t.Containers, cv)

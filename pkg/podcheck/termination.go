@@ -117,8 +117,8 @@ func checkGrace(c *Context, r *rules.Rule) []rules.Finding {
 		graceEv.Value += " (default)"
 	}
 	if known && pre >= float64(grace) {
-		f := r.NewFinding(fmt.Sprintf("preStop sleeps %g s in container %s but terminationGracePeriodSeconds is %d s: the kubelet kills the container right after preStop (+2 s), so the application never gets time to finish in-flight requests — resets/502 at every pod deletion", pre, name, grace))
-		f.Evidence = []rules.Evidence{ev(w.Obj(), "spec.template.spec.containers["+name+"].lifecycle.preStop", fmt.Sprintf("%g s", pre)), graceEv}
+		f := r.NewFinding(fmt.Sprintf("preStop sleeps %s s in container %s but terminationGracePeriodSeconds is %d s: the kubelet kills the container right after preStop (+2 s), so the application never gets time to finish in-flight requests — resets/502 at every pod deletion", secs(pre), name, grace))
+		f.Evidence = []rules.Evidence{ev(w.Obj(), "spec.template.spec.containers["+name+"].lifecycle.preStop", secs(pre)+" s"), graceEv}
 		return []rules.Finding{f}
 	}
 	if c.Grace.P99 <= 0 {
@@ -138,7 +138,7 @@ func checkGrace(c *Context, r *rules.Rule) []rules.Finding {
 	if grace >= need {
 		return nil
 	}
-	after := fmt.Sprintf("after the %g s preStop the application has %g s", pre, float64(grace)-pre)
+	after := fmt.Sprintf("after the %s s preStop the application has %s s", secs(pre), secs(float64(grace)-pre))
 	if pre == 0 {
 		after = fmt.Sprintf("the application has %d s from SIGTERM", grace)
 	}
@@ -147,7 +147,7 @@ func checkGrace(c *Context, r *rules.Rule) []rules.Finding {
 	f.Severity = rules.Warning
 	f.Evidence = []rules.Evidence{graceEv, ev("input", "--p99", fmt.Sprintf("%d s", g.P99))}
 	if known && name != "" {
-		f.Evidence = append(f.Evidence, ev(w.Obj(), "spec.template.spec.containers["+name+"].lifecycle.preStop", fmt.Sprintf("%g s", pre)))
+		f.Evidence = append(f.Evidence, ev(w.Obj(), "spec.template.spec.containers["+name+"].lifecycle.preStop", secs(pre)+" s"))
 	}
 	return []rules.Finding{f}
 }
@@ -163,14 +163,14 @@ func checkIstioDrain(c *Context, r *rules.Rule) []rules.Finding {
 	dEv := ev(w.Obj(), "istio terminationDrainDuration", fmt.Sprintf("%s (%s)", d, from))
 	gEv := ev(w.Obj(), "spec.template.spec.terminationGracePeriodSeconds", fmt.Sprintf("%d s", grace))
 	sEv := ev(w.Obj(), "istio sidecar", why)
-	if d > time.Duration(grace)*time.Second {
+	if d > secondsDur(grace) {
 		f := r.NewFinding(fmt.Sprintf("the istio-proxy sidecar drains for %s but terminationGracePeriodSeconds is %d s: Envoy is killed mid-drain and requests still passing through it are reset at every pod deletion", d, grace))
 		f.Evidence = []rules.Evidence{dEv, gEv, sEv}
 		return []rules.Finding{f}
 	}
 	if c.Grace.P99 > 0 {
 		g := CalcGrace(c.Grace)
-		if d < time.Duration(g.DrainTimeout)*time.Second {
+		if d < secondsDur(g.DrainTimeout) {
 			f := r.NewFinding(fmt.Sprintf("the istio-proxy sidecar drains for %s, less than DRAIN_TIMEOUT %d s (p99 %d s × 1.2): Envoy exits before the application's long requests finish and their responses are lost", d, g.DrainTimeout, g.P99))
 			f.Evidence = []rules.Evidence{dEv, ev("input", "--p99", fmt.Sprintf("%d s", g.P99)), sEv}
 			return []rules.Finding{f}
@@ -262,3 +262,19 @@ func istioDrain(w *snapshot.Workload) (time.Duration, string) {
 	}
 	return IstioDefaultDrain, "Istio default (mesh ConfigMap not read; pass a pod annotation to be sure)"
 }
+
+// secondsDur converts whole seconds to a Duration, saturating instead of
+// overflowing: a grace period near the int64 maximum means "never killed",
+// not a negative duration.
+func secondsDur(s int64) time.Duration {
+	switch {
+	case s <= 0:
+		return 0
+	case s > int64(math.MaxInt64/int64(time.Second)):
+		return math.MaxInt64
+	}
+	return time.Duration(s) * time.Second
+}
+
+// secs formats a number of seconds without exponent notation.
+func secs(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
