@@ -163,6 +163,9 @@ var rolloutCases = []rolloutCase{
 	{name: "abort delay 1000 s", id: "RD208", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(1000)), fires: true},
 	{name: "abort delay 900 s", id: "RD208", edit: set(canaryField("abortScaleDownDelaySeconds"), int64(900))},
 	{name: "a valid spec", id: "RD113"},
+	// A rejected spec is not computed with: the final-100 rule stays quiet
+	// on a Rollout the controller does not reconcile.
+	{name: "incident shape with negative replicas", id: "RD201", edit: set([]string{"spec", "replicas"}, int64(-3))},
 	{name: "negative replicas, setWeight 250, pause abc", id: "RD113", fires: true,
 		edit: both(set([]string{"spec", "replicas"}, int64(-3)),
 			set(canaryField("steps"), []interface{}{

@@ -104,7 +104,14 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	if a.Inputs.TrafficRouted {
 		rep.Traffic = traffic(v.Rollout, a)
 	}
+	invalid := len(a.Inputs.Invalid) > 0
 	rep.Findings = checks.Run(ctx, func(r *rules.Rule) bool {
+		// A spec the controller rejects is not acted on: rules that reason
+		// from its values would compute with numbers the controller never
+		// uses. Only RD113 and the rules about state and data remain.
+		if invalid && !stateRules[r.ID] {
+			return true
+		}
 		// An offline file has no record of what could not be read.
 		return r.Scope == rules.Live && (opt.StaticOnly || v.Header.Offline && r.ID == "RD110")
 	})
@@ -115,6 +122,10 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	rules.Sort(rep.Findings)
 	return rep
 }
+
+// stateRules still run on a spec the controller rejects: they read the
+// status, the data gaps and the version, not the rejected values.
+var stateRules = map[string]bool{"RD113": true, "RD104": true, "RD106": true, "RD107": true, "RD109": true, "RD110": true, "RD111": true, "RD112": true}
 
 // Worst is the highest severity among the findings (0 when none).
 func (r *Report) Worst() rules.Severity { return rules.Worst(r.Findings) }
@@ -192,6 +203,9 @@ func traffic(ro *v1alpha1.Rollout, a model.Analysis) *Traffic {
 		t.StableAvailable = in.Stable.Available
 	}
 	t.NextWeight, t.NextBranch, t.NextWhy = a.Next.Weight, string(a.Next.Decision.Branch), a.Next.Decision.Why
+	if len(in.Invalid) > 0 {
+		t.NextBranch, t.NextWhy = "invalid-spec", a.Next.IndexWhy
+	}
 	for _, g := range a.Next.Gates {
 		if g.Holds {
 			t.Held = append(t.Held, fmt.Sprintf("%s (%s)", g.Name, g.Effect))

@@ -183,6 +183,9 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	capStyle := func(avail, weight int32) string {
 		need := (int64(weight)*int64(st.Replicas) + int64(t.MaxWeight) - 1) / int64(t.MaxWeight)
 		txt := fmt.Sprintf("%d/%d available ← %d%%", avail, st.Replicas, weight)
+		if st.Replicas < 0 { // a rejected spec: no desired count to compare with
+			txt = fmt.Sprintf("%d available ← %d%%", avail, weight)
+		}
 		if weight > 0 && int64(avail) < need {
 			return s.Crit.Render(txt)
 		}
