@@ -4,7 +4,7 @@
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 
-.PHONY: build example test docs vet lab-build lab-up lab-down e2e dist krew-test
+.PHONY: build example test fuzz docs vet lab-build lab-up lab-down e2e dist krew-test
 build:
 	$(GO) build -o bin/kubectl-rolloutdoctor ./cmd/kubectl-rolloutdoctor
 
@@ -16,6 +16,10 @@ example:
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+
+# Every fuzzer for a short time (FUZZTIME seconds each, default 15), as CI.
+fuzz:
+	hack/fuzz.sh
 
 docs:
 	$(GO) run ./cmd/kubectl-rolloutdoctor explain --markdown > docs/rules.md
