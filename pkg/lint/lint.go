@@ -271,6 +271,9 @@ func (l *linter) rollout(snap *snapshot.Snapshot, u *unstructured.Unstructured) 
 	}
 	byVersion := map[upstream.Version]map[string]diagnose.Severity{}
 	for _, ver := range upstream.Modeled {
+		if ver == l.opt.Controller.Assumed {
+			continue // the run below is this version's
+		}
 		// The pod checks read Kubernetes objects only: the same on every
 		// controller version, so they are run once, below.
 		r := diagnose.Run(v, model.ControllerVersion{Assumed: ver, Exact: true, Source: model.SourceFlag}, diagnose.Options{StaticOnly: true, NoPods: true})
