@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/render"
@@ -173,7 +174,12 @@ func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source str
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitUsage, Err: err}
 	}
-	return diagnose.Run(view, cv, diagnose.Options{Source: source}), nil
+	rep := diagnose.Run(view, cv, diagnose.Options{Source: source})
+	// The way out a finding names comes from the same plan escape prints.
+	if p, err := escape.Build(escape.Input{View: view, Controller: cv}); err == nil {
+		escape.Annotate(rep, p)
+	}
+	return rep, nil
 }
 
 // watch redraws the diagnosis on every change until Ctrl-C. A diagnosis

@@ -156,7 +156,7 @@ func TestEscapeConflictIsReplannedNeverBlindlyRetried(t *testing.T) {
 		return false, nil, nil
 	})
 	_, stderr, code = runEscape(t, fc, false, "", "--do", "undo", "--yes")
-	if code != ExitOK || attempts != 2 || !strings.Contains(stderr, "re-planned: undo is still safe with the same requests") {
+	if code != ExitOK || attempts != 2 || !strings.Contains(stderr, "re-planned: undo is still safe-with-cost with the same requests") {
 		t.Fatalf("code %d, %d attempts, stderr %q", code, attempts, stderr)
 	}
 }

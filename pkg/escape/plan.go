@@ -72,6 +72,9 @@ type Plan struct {
 	Options         []Option                `json:"options"`
 	Recommended     Action                  `json:"recommended"`
 	Reason          string                  `json:"reason"`
+	// AllHarmful is set when no way out is better than harmful: Recommended
+	// is then the least harmful, and Reason says so in those words.
+	AllHarmful bool `json:"allHarmful,omitempty"`
 	GitOps          *GitOps                 `json:"gitops,omitempty"`
 }
 
@@ -128,6 +131,10 @@ type Effect struct {
 	Phase       string `json:"phase"`
 	// ErrorLoop: the controller's passes end in errors (subset-only gate).
 	ErrorLoop bool `json:"errorLoop,omitempty"`
+	// NeverHealthy: minPodsPerReplicaSet above replicas on a controller that
+	// does not cap it — updatedReplicas never equals replicas, so the
+	// Rollout ends Degraded (ProgressDeadlineExceeded) and stays there.
+	NeverHealthy bool `json:"neverHealthy,omitempty"`
 	Passes    int  `json:"passes"`
 }
 
@@ -231,6 +238,10 @@ func Build(in Input) (*Plan, error) {
 		p.Options = append(p.Options, o)
 	}
 	p.Recommended, p.Reason = recommend(p.Options, base)
+	if w, _ := p.Option(Wait); p.Recommended == Wait && w.Verdict == Harmful {
+		p.AllHarmful = true
+		p.Recommended, p.Reason = leastHarmful(p.Options, base, v)
+	}
 	p.GitOps = detectGitOps(ro, v.WorkloadRef)
 	return p, nil
 }
@@ -536,6 +547,9 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	default:
 		e.Phase = "Progressing"
 	}
+	if model.NeverHealthy(in) && !e.FinalAbort {
+		e.NeverHealthy, e.Phase = true, "Degraded (ProgressDeadlineExceeded)"
+	}
 	e.Summary = summarize(e, in)
 	return e
 }
@@ -579,6 +593,9 @@ func summarize(e Effect, in model.Inputs) string {
 		out += "; then every pass errors (subset-only gate) and the weight stays"
 	}
 	out += fmt.Sprintf("; ends %s with stable %s", e.Phase, e.FinalStable)
+	if e.NeverHealthy {
+		out += fmt.Sprintf(" — minPodsPerReplicaSet %d > replicas %d: the Healthy condition never becomes True, the progress deadline passes and the Rollout stays Degraded", *in.MinPods, in.Replicas)
+	}
 	return out
 }
 
@@ -597,6 +614,8 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 			return Harmful, "doing nothing leaves the controller failing every pass"
 		case base.Abort:
 			return Safe, "the Rollout stays aborted: traffic on the stable, but spec.template still names the aborted revision"
+		case e.NeverHealthy:
+			return SafeWithCost, "traffic is served, but the Rollout never becomes Healthy: " + e.Summary
 		}
 		return Safe, "the controller converges by itself: " + e.Summary
 	}
@@ -623,6 +642,9 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 		}
 	case a == Undo && e.FinalStable != stable:
 		return SafeWithCost, fmt.Sprintf("it deploys revision %s, which is not the stable revision", targetRev)
+	case a == Undo && model.RollbackWindow(base).WithinWindow:
+		// Undo here takes back the rollback itself.
+		return SafeWithCost, fmt.Sprintf("all traffic returns to the stable %s at once, but that is the revision the rollback was moving away from: whatever made you roll back is live on 100%% again", stable)
 	case a == Abort && e.FinalAbort:
 		return SafeWithCost, "traffic returns to the stable " + stable + ", but the Rollout stays aborted until its spec changes"
 	case a == Abort:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
@@ -80,8 +81,10 @@ func subsetOnly(v *snapshot.View) {
 func TestEscapesStuckAt100(t *testing.T) {
 	bad := []Verdict{NoEffect, Harmful} // "does not get you out"
 	type cell map[Action][]Verdict
-	host := cell{Abort: bad, PromoteFull: bad, Undo: {Safe}, Retry: {NotApplicable}, Promote: {NoEffect}, Wait: {Harmful}}
-	subset19 := cell{Abort: {Safe, SafeWithCost}, PromoteFull: bad, Undo: {Safe}, Retry: {NotApplicable}, Promote: {NoEffect}, Wait: {Harmful}}
+	// Undo takes the rollback back: safe for traffic, at the cost of the
+	// revision the rollback was leaving.
+	host := cell{Abort: bad, PromoteFull: bad, Undo: {SafeWithCost}, Retry: {NotApplicable}, Promote: {NoEffect}, Wait: {Harmful}}
+	subset19 := cell{Abort: {Safe, SafeWithCost}, PromoteFull: bad, Undo: {SafeWithCost}, Retry: {NotApplicable}, Promote: {NoEffect}, Wait: {Harmful}}
 	subset182 := cell{Abort: bad, PromoteFull: bad, Undo: {Harmful}, Retry: {NotApplicable}, Promote: {NoEffect}, Wait: {Harmful}}
 	for _, ver := range upstream.Modeled {
 		for _, mode := range []string{"host", "subset"} {
@@ -172,6 +175,57 @@ func TestEscapesAborted(t *testing.T) {
 		full, _ := p.Option(PromoteFull)
 		if full.Effect.FinalStable != "checkout-api-5f6c8d7b9a" {
 			t.Errorf("%s: promote --full ends with stable %s, want the aborted canary promoted", ver, full.Effect.FinalStable)
+		}
+	}
+}
+
+// When every way out is harmful the plan says so in those words, names the
+// least harmful, how long it lasts and what can be done outside the
+// controller's verbs (Istio subset-only on v1.8.2: the DestinationRule
+// switch waits for every ReplicaSet, so undo too stays at 100%).
+func TestEveryWayOutHarmful(t *testing.T) {
+	v := exampleView(t)
+	subsetOnly(v)
+	p := plan(t, v, "v1.8.2")
+	if !p.AllHarmful || p.Recommended != Wait {
+		t.Fatalf("allHarmful %v, recommended %s (%s)", p.AllHarmful, p.Recommended, p.Reason)
+	}
+	for _, want := range []string{"every way out is harmful; the least harmful is to wait", "It lasts until 20 pods of checkout-api-5f6c8d7b9a are available", "Outside the controller's verbs", "risk:"} {
+		if !strings.Contains(p.Reason, want) {
+			t.Errorf("reason lacks %q:\n%s", want, p.Reason)
+		}
+	}
+	// One answer per state: the finding diagnose prints carries this plan's words.
+	rep := diagnose.Run(v, model.ControllerVersion{Assumed: "v1.8.2", Exact: true}, diagnose.Options{})
+	Annotate(rep, p)
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Escape != "" {
+			n++
+			if !strings.HasPrefix(f.Escape, p.Reason) {
+				t.Errorf("%s escape %q differs from the plan's %q", f.ID, f.Escape, p.Reason)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no finding carried an escape")
+	}
+}
+
+// minPodsPerReplicaSet above replicas: before v1.10 waiting never ends
+// Healthy (Degraded once the progress deadline passes); v1.10 caps it.
+func TestWaitNeverHealthyBeforeV110(t *testing.T) {
+	for ver, want := range map[upstream.Version]Verdict{"v1.7.2": SafeWithCost, "v1.9.3": SafeWithCost, "v1.10.2": Safe} {
+		v := exampleView(t)
+		ro := v.Rollout
+		one, two := int32(1), int32(2)
+		ro.Spec.Replicas, ro.Spec.Strategy.Canary.MinPodsPerReplicaSet = &one, &two
+		ro.Spec.RollbackWindow = nil
+		ro.Status.StableRS = ro.Status.CurrentPodHash // fully promoted: nothing else in flight
+		p := plan(t, v, ver)
+		o, _ := p.Option(Wait)
+		if o.Verdict != want || (want == SafeWithCost) != strings.Contains(o.Why, "never becomes Healthy") {
+			t.Errorf("%s: wait is %s (%s)", ver, o.Verdict, o.Why)
 		}
 	}
 }

@@ -172,6 +172,14 @@ func EffectiveMinPods(in Inputs) int32 {
 	return minPods(in, 1)
 }
 
+// NeverHealthy reports minPodsPerReplicaSet above replicas on a controller
+// that does not cap it (before v1.10): the canary is sized above replicas, so
+// updatedReplicas never equals replicas and the Healthy condition never
+// becomes True.
+func NeverHealthy(in Inputs) bool {
+	return in.TrafficRouted && in.MinPods != nil && in.Replicas > 0 && *in.MinPods > in.Replicas && EffectiveMinPods(in) > in.Replicas
+}
+
 // WeightToReplicas is ceil(weight × replicas / maxWeight), the controller's
 // conversion of a traffic weight into a pod count.
 func WeightToReplicas(replicas, weight, maxWeight int32) int32 {

@@ -239,6 +239,9 @@ func findings(b *strings.Builder, fs []diagnose.Finding, s Styles) {
 		}
 		if f.Remediation != "" {
 			fmt.Fprintf(b, "      fix: %s\n", f.Remediation)
+			if f.Escape != "" {
+				fmt.Fprintf(b, "      escape now: %s\n", f.Escape)
+			}
 		}
 	}
 }

@@ -190,7 +190,9 @@ func incidentUndo(t *testing.T, h *harness) {
 	pred := fmt.Sprintf("%s: stable %s, weight %d, phase %s", opt.Verdict, opt.Effect.FinalStable, opt.Effect.FinalWeight, opt.Effect.Phase)
 	obs := fmt.Sprintf("stable %s, weight %d (highest weight written after the undo: %d), phase %s", stable, weight, maxAfter, phase)
 	h.record("escape from the incident: undo", pred, obs)
-	if opt.Verdict != escape.Safe || stable != opt.Effect.FinalStable || weight != 0 || maxAfter != 0 || abort || phase != opt.Effect.Phase {
+	// Undo during a rollback within the window takes the rollback back: the
+	// traffic is safe at once, but the cost is the revision it returns to.
+	if opt.Verdict != escape.SafeWithCost || stable != opt.Effect.FinalStable || weight != 0 || maxAfter != 0 || abort || phase != opt.Effect.Phase {
 		var trail []string
 		for _, s := range ss {
 			if s.RV >= landedAt-200 && s.Kind != gvrRS.Resource {
