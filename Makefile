@@ -4,9 +4,16 @@
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 
+# `version` prints these (pkg/cli.Version and pkg/cli.Commit, as hack/dist.sh
+# stamps releases). VERSION=v0.2.0 overrides the version; outside a git
+# checkout they stay "dev" and "unknown".
+BUILD_VERSION := $(or $(VERSION),$(shell git describe --tags --always --dirty 2>/dev/null),dev)
+BUILD_COMMIT := $(or $(shell git rev-parse HEAD 2>/dev/null),unknown)
+LDFLAGS := -X github.com/rolloutdoctor/rolloutdoctor/pkg/cli.Version=$(BUILD_VERSION) -X github.com/rolloutdoctor/rolloutdoctor/pkg/cli.Commit=$(BUILD_COMMIT)
+
 .PHONY: build example test docs vet lab-build lab-up lab-down e2e dist krew-test
 build:
-	$(GO) build -o bin/kubectl-rolloutdoctor ./cmd/kubectl-rolloutdoctor
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/kubectl-rolloutdoctor ./cmd/kubectl-rolloutdoctor
 
 # Diagnose the bundled rollback-incident snapshot (no cluster needed). Exit 1 means
 # "findings at or above --fail-on", which is the point of the example.
