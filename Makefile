@@ -11,9 +11,21 @@ BUILD_VERSION := $(or $(VERSION),$(shell git describe --tags --always --dirty 2>
 BUILD_COMMIT := $(or $(shell git rev-parse HEAD 2>/dev/null),unknown)
 LDFLAGS := -X github.com/rolloutdoctor/rolloutdoctor/pkg/cli.Version=$(BUILD_VERSION) -X github.com/rolloutdoctor/rolloutdoctor/pkg/cli.Commit=$(BUILD_COMMIT)
 
-.PHONY: build example test docs vet lab-build lab-up lab-down e2e dist krew-test
+.PHONY: build install example test docs vet lab-build lab-up lab-down e2e dist krew-test
+# bin/kubectl-rolloutdoctor and, next to it, the helper kubectl (1.26+) runs
+# from PATH to complete `kubectl rolloutdoctor <TAB>`.
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/kubectl-rolloutdoctor ./cmd/kubectl-rolloutdoctor
+	cp hack/complete/kubectl_complete-rolloutdoctor bin/
+
+# Both into $(GOBIN) (go env GOBIN), else ~/.local/bin; BINDIR=DIR picks another.
+# kubectl finds plugins on PATH only.
+BINDIR ?= $(or $(shell $(GO) env GOBIN),$(HOME)/.local/bin)
+install: build
+	mkdir -p '$(BINDIR)'
+	install -m 0755 bin/kubectl-rolloutdoctor bin/kubectl_complete-rolloutdoctor '$(BINDIR)/'
+	@echo "installed kubectl-rolloutdoctor and kubectl_complete-rolloutdoctor in $(BINDIR)"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: $(BINDIR) is not on PATH: add it, or kubectl will not find the plugin";; esac
 
 # Diagnose the bundled rollback-incident snapshot (no cluster needed). Exit 1 means
 # "findings at or above --fail-on", which is the point of the example.

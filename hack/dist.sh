@@ -25,10 +25,12 @@ for p in $PLATFORMS; do
 	cp LICENSE "$d/"
 	# kubectl (1.26+) completes `kubectl rolloutdoctor <TAB>` by running
 	# kubectl_complete-rolloutdoctor from PATH; it asks the plugin itself.
+	# The same helper make build and make install put next to the binary.
 	if [[ $os == windows ]]; then
-		printf '@echo off\r\nkubectl-rolloutdoctor.exe __complete %%*\r\n' >"$d/kubectl_complete-rolloutdoctor.cmd"
+		cp hack/complete/kubectl_complete-rolloutdoctor.cmd "$d/"
+		chmod 0644 "$d/kubectl_complete-rolloutdoctor.cmd"
 	else
-		printf '#!/usr/bin/env sh\nexec kubectl-rolloutdoctor __complete "$@"\n' >"$d/kubectl_complete-rolloutdoctor"
+		cp hack/complete/kubectl_complete-rolloutdoctor "$d/"
 		chmod 0755 "$d/kubectl_complete-rolloutdoctor"
 	fi
 	chmod 0755 "$d/kubectl-rolloutdoctor$ext"
