@@ -41,7 +41,7 @@ done < <(awk '/^ *uri: /{u=$2} /^ *sha256: /{print u, $2}' dist/krew.yaml | tr -
 archives=(dist/kubectl-rolloutdoctor_*.tar.gz)
 [[ $n -eq ${#archives[@]} ]] || fail "dist/krew.yaml has $n platforms with a sum, dist/ has ${#archives[@]} archives"
 echo "krew-test: plugins/krew.yaml is a template; dist/krew.yaml has the sums of the $n archives"
-version="$(sed -n 's/^  version: //p' dist/krew.yaml)"
+version="$(sed -n 's/^  version: //p' dist/krew.yaml | tr -d '"')"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
