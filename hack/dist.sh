@@ -3,7 +3,8 @@
 # -trimpath, no build ID, fixed file times and owners, sorted tar entries,
 # gzip without a timestamp. Usage: hack/dist.sh [VERSION]
 # Output in dist/: kubectl-rolloutdoctor_<os>_<arch>.tar.gz, sha256sums.txt,
-# and krew.yaml (plugins/krew.yaml with uri and sha256 filled in).
+# and krew.yaml (the plugins/krew.yaml template with version, uri and sha256
+# filled in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}" CGO_ENABLED=0 GOFLAGS=-buildvcs=false
@@ -25,10 +26,12 @@ for p in $PLATFORMS; do
 	cp LICENSE "$d/"
 	# kubectl (1.26+) completes `kubectl rolloutdoctor <TAB>` by running
 	# kubectl_complete-rolloutdoctor from PATH; it asks the plugin itself.
+	# The same helper make build and make install put next to the binary.
 	if [[ $os == windows ]]; then
-		printf '@echo off\r\nkubectl-rolloutdoctor.exe __complete %%*\r\n' >"$d/kubectl_complete-rolloutdoctor.cmd"
+		cp hack/complete/kubectl_complete-rolloutdoctor.cmd "$d/"
+		chmod 0644 "$d/kubectl_complete-rolloutdoctor.cmd"
 	else
-		printf '#!/usr/bin/env sh\nexec kubectl-rolloutdoctor __complete "$@"\n' >"$d/kubectl_complete-rolloutdoctor"
+		cp hack/complete/kubectl_complete-rolloutdoctor "$d/"
 		chmod 0755 "$d/kubectl_complete-rolloutdoctor"
 	fi
 	chmod 0755 "$d/kubectl-rolloutdoctor$ext"
@@ -39,25 +42,30 @@ for p in $PLATFORMS; do
 done
 (cd dist && sha256sum kubectl-rolloutdoctor_*.tar.gz >sha256sums.txt)
 
-# Fill in plugins/krew.yaml: version, and per platform the uri and sha256.
+# Fill in the plugins/krew.yaml template: {{VERSION}}, {{BASE_URL}} and each
+# {{SHA256 ARCHIVE}} from sha256sums.txt. Fails on a placeholder left over,
+# an archive the template names that was not built, or a sum that is not one.
 python3 - "$VERSION" "$BASE_URL" <<'PY'
 import re, sys
 version, base = sys.argv[1], sys.argv[2]
 sums = dict(reversed(l.split()) for l in open("dist/sha256sums.txt"))
-out = []
-for line in open("plugins/krew.yaml"):
-    m = re.match(r"(\s*)uri: .*/(kubectl-rolloutdoctor_[a-z]+_[a-z0-9]+\.tar\.gz)\s*$", line)
-    if m:
-        name = m.group(2)
-        out.append(f"{m.group(1)}uri: {base}/{name}\n")
-        out.append(f"{m.group(1)}sha256: {sums[name]}\n")
-        continue
-    if re.match(r"\s*sha256: ", line):
-        continue
-    line = re.sub(r"^(\s*version: ).*$", lambda m: m.group(1) + version, line)
-    line = re.sub(r"/store/rolloutdoctor/[^/]+/", "/store/rolloutdoctor/" + version + "/", line)
-    out.append(line)
-open("dist/krew.yaml", "w").write("".join(out))
+def fail(msg):
+    sys.exit("dist.sh: " + msg)
+def sha(m):
+    if m.group(1) not in sums:
+        fail(f"plugins/krew.yaml names {m.group(1)}, which was not built (PLATFORMS?)")
+    return sums[m.group(1)]
+t = open("plugins/krew.yaml").read()
+t = t[t.index("apiVersion:"):]  # the template's header comment says it is one
+out = re.sub(r"\{\{SHA256 ([^}]+)\}\}", sha, t).replace("{{VERSION}}", version).replace("{{BASE_URL}}", base)
+if "{{" in out:
+    fail("placeholders left in dist/krew.yaml: " + ", ".join(sorted(set(re.findall(r"\{\{[^}]*\}\}", out)))))
+got = re.findall(r'^\s*sha256: "?([^"\s]*)"?$', out, re.M)
+if not got or any(not re.fullmatch(r"[0-9a-f]{64}", g) or g == "0" * 64 for g in got):
+    fail(f"dist/krew.yaml has sha256 values that are not sums: {got}")
+open("dist/krew.yaml", "w").write(
+    f"# krew plugin manifest for rolloutdoctor {version}, written by hack/dist.sh from\n"
+    "# plugins/krew.yaml with the sha256 sums of the archives next to it.\n" + out)
 PY
 rm -rf dist/stage
 echo "dist: $(ls dist | tr '\n' ' ')"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the plugin with real krew, built from the Go module proxy, the way
-# an engineer would: validate plugins/krew.yaml (as filled in by make dist)
-# with krew's own validator, `kubectl krew install --manifest --archive` into
-# a temporary KREW_ROOT, run it through kubectl's plugin discovery, exercise
-# shell completion through kubectl, uninstall. Needs kubectl on PATH.
+# an engineer would: check that plugins/krew.yaml is a template and that
+# dist/krew.yaml (make dist fills it in) has the archives' real sums, validate
+# dist/krew.yaml with krew's own validator, `kubectl krew install --manifest
+# --archive` into a temporary KREW_ROOT, run it through kubectl's plugin
+# discovery, exercise shell completion through kubectl, uninstall. Needs
+# kubectl on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KREW_VERSION=v0.4.3 # pinned here; krew is built like the lab's binaries
@@ -21,7 +23,25 @@ if [[ ! -x $BIN/krew-$KREW_VERSION || ! -x $BIN/validate-krew-manifest-$KREW_VER
 		GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$BIN/validate-krew-manifest-$KREW_VERSION" sigs.k8s.io/krew/cmd/validate-krew-manifest)
 fi
 [[ -f dist/krew.yaml && -f dist/kubectl-rolloutdoctor_linux_amd64.tar.gz ]] || hack/dist.sh
-version="$(sed -n 's/^  version: //p' dist/krew.yaml)"
+
+# plugins/krew.yaml is a template (placeholders, no sums); dist/krew.yaml has
+# the real sum of each archive next to it.
+grep -qF '{{SHA256 kubectl-rolloutdoctor_linux_amd64.tar.gz}}' plugins/krew.yaml ||
+	fail "plugins/krew.yaml has no {{SHA256 …}} placeholder: it must stay a template"
+! grep -qE '[0-9a-fA-F]{64}' plugins/krew.yaml || fail "plugins/krew.yaml carries a sha256 value: it must stay a template"
+! grep -qF '{{' dist/krew.yaml || fail "dist/krew.yaml has placeholders left: $(grep -F '{{' dist/krew.yaml)"
+n=0
+while read -r uri sum; do
+	a="dist/${uri##*/}"
+	[[ -f $a ]] || fail "dist/krew.yaml names $a, which is not in dist/"
+	real="$(sha256sum "$a" | cut -d' ' -f1)"
+	[[ $sum == "$real" ]] || fail "dist/krew.yaml gives $a the sha256 $sum; the archive's is $real"
+	n=$((n + 1))
+done < <(awk '/^ *uri: /{u=$2} /^ *sha256: /{print u, $2}' dist/krew.yaml | tr -d '"')
+archives=(dist/kubectl-rolloutdoctor_*.tar.gz)
+[[ $n -eq ${#archives[@]} ]] || fail "dist/krew.yaml has $n platforms with a sum, dist/ has ${#archives[@]} archives"
+echo "krew-test: plugins/krew.yaml is a template; dist/krew.yaml has the sums of the $n archives"
+version="$(sed -n 's/^  version: //p' dist/krew.yaml | tr -d '"')"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -44,7 +44,8 @@ func TestDiagnoseExampleHuman(t *testing.T) {
 		"stable 20/20 available ← 0%   canary 2/20 available ← 100%",
 		"RD101 100% of traffic on 2 of 20 pods",
 		"RD201", "RD103",
-		"controller v1.8.2 (image-tag",
+		"controller v1.8.2 (read from the image tag of argo-rollouts/argo-rollouts)",
+		"next pass: canary 100% — walks back to the last setWeight",
 		"argo-rollouts v1.8.2 rollout/trafficrouting.go:247",
 	} {
 		if !strings.Contains(out, want) {

@@ -51,7 +51,7 @@ func newDiagnoseCommand(o *DiagnoseOptions) *cobra.Command {
 		ValidArgsFunction: o.completeRollouts,
 		RunE:              runE(o),
 	}
-	o.addFilenameFlag(cmd, "diagnose a snapshot or `kubectl get -o yaml` output instead of the cluster (- for stdin)")
+	o.addFilenameFlag(cmd, "diagnose the snapshot or kubectl get -o yaml output in `FILE` instead of the cluster (- for stdin)")
 	o.addOutputFlags(cmd, "output format: json or yaml (default: human)")
 	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none")
 	o.addControllerFlags(cmd, usageControllerVersion, true)

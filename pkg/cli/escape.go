@@ -65,7 +65,7 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
 		ValidArgsFunction: o.completeRollouts,
 		RunE:              runE(o),
 	}
-	o.addFilenameFlag(cmd, "plan from a snapshot file instead of the cluster (plan only; - for stdin)")
+	o.addFilenameFlag(cmd, "plan from the snapshot in `FILE` instead of the cluster (plan only; - for stdin)")
 	o.addOutputFlags(cmd, "output format of the plan: json or yaml (default: human)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	f := cmd.Flags()

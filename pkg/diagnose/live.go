@@ -62,7 +62,7 @@ func checkCanaryOverCapacityNext(c *Context, r *rules.Rule) []rules.Finding {
 	f := r.NewFinding(fmt.Sprintf("%s of traffic will go to %d of %d pods %s (canary %s; %d needed)", pct(e.Weight*100/in.MaxWeight), e.CanaryAvailable, e.Replicas, e.When, name, e.PodsNeeded))
 	f.Evidence = []rules.Evidence{
 		ev(c.obj(), "status.currentStepIndex", fmt.Sprintf("%d → %d of %d steps", in.Index0(), e.Pass.Index, len(in.Steps))),
-		ev(c.obj(), "predicted weight ("+string(e.Pass.Decision.Branch)+")", e.Weight),
+		ev(c.obj(), "predicted weight", fmt.Sprintf("%d (%s)", e.Weight, e.Pass.Decision.Branch.Words())),
 	}
 	if in.New != nil {
 		f.Evidence = append(f.Evidence, ev("ReplicaSet "+in.New.Name, "status.availableReplicas", in.New.Available))

@@ -65,6 +65,9 @@ type Traffic struct {
 	NextBranch      string   `json:"nextBranch"`
 	NextWhy         string   `json:"nextWhy"`
 	Held            []string `json:"heldBy,omitempty"`
+	// HeldGates are the gates in Held, for the human view (which says them
+	// in words).
+	HeldGates []model.Gate `json:"-"`
 }
 
 // ReplicaSetView is one ReplicaSet row.
@@ -209,6 +212,7 @@ func traffic(ro *v1alpha1.Rollout, a model.Analysis) *Traffic {
 	for _, g := range a.Next.Gates {
 		if g.Holds {
 			t.Held = append(t.Held, fmt.Sprintf("%s (%s)", g.Name, g.Effect))
+			t.HeldGates = append(t.HeldGates, g)
 		}
 	}
 	return t

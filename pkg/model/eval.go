@@ -25,6 +25,9 @@ const (
 	BranchEndOfSteps        Branch = "at-desired-end-of-steps"
 	BranchNoSteps           Branch = "no-steps"
 	BranchNotTrafficRouted  Branch = "no-traffic-routing"
+	// BranchReset is not the traffic code's: the pass after a template or
+	// steps change only resets the status (resetPass).
+	BranchReset Branch = "reset"
 )
 
 // Decision is the weight the controller's traffic code computes on a pass.

@@ -243,7 +243,7 @@ func shouldFullPromote(in Inputs, aborted bool, win Window) string {
 func resetPass(in Inputs, p Pass) Pass {
 	p.Reset = true
 	p.Weight = currentWeight(in)
-	p.Decision = Decision{Weight: p.Weight, Branch: "reset", Why: "the controller has not reconciled the current template/steps yet: its next pass only resets the status"}
+	p.Decision = Decision{Weight: p.Weight, Branch: BranchReset, Why: "the controller has not reconciled the current template/steps yet: its next pass only resets the status"}
 	n := in.stepCount()
 	p.NextIndex = 0
 	p.AbortCleared = in.Abort

@@ -25,8 +25,11 @@ func Verdict(s Styles, v escape.Verdict) string {
 // Plan writes an escape plan for a person at a terminal.
 func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s/%s  %s\n", s.Title.Render("Escape plan for rollout"), p.Namespace, p.Name,
-		s.Dim.Render(fmt.Sprintf("controller %s (%s), resourceVersion %s", p.Controller.Assumed, p.Controller.Source, p.ResourceVersion)))
+	head := fmt.Sprintf("controller %s (%s)", p.Controller.Assumed, controllerSource(p.Controller))
+	if p.ResourceVersion != "" { // empty for a file
+		head += ", resourceVersion " + p.ResourceVersion
+	}
+	fmt.Fprintf(&b, "%s %s/%s  %s\n", s.Title.Render("Escape plan for rollout"), p.Namespace, p.Name, s.Dim.Render(head))
 	if p.Controller.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", s.Dim.Render(p.Controller.Note))
 	}

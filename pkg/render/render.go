@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 )
 
 // UseColor decides colouring: "always", "never", or "auto" (a terminal, and
@@ -159,16 +160,38 @@ func humanState(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		flags = append(flags, "PROMOTE-FULL")
 	}
 	fmt.Fprintf(b, "  %s  step %s  replicas %d  %s\n", st.Strategy, step, st.Replicas, strings.Join(flags, " "))
-	cv := rep.Controller
-	ver := fmt.Sprintf("%s (%s", cv.Assumed, cv.Source)
-	if cv.Detected != "" && string(cv.Assumed) != cv.Detected {
-		ver += ", detected " + cv.Detected
+	fmt.Fprintf(b, "  controller %s (%s)\n", rep.Controller.Assumed, controllerSource(rep.Controller))
+}
+
+// controllerSource says where the assumed controller version came from, in
+// words (JSON and YAML carry the source tag).
+func controllerSource(cv model.ControllerVersion) string {
+	detected := ""
+	if cv.Detected != "" && cv.Detected != string(cv.Assumed) {
+		detected = " " + cv.Detected
+	}
+	switch cv.Source {
+	case model.SourceFlag:
+		return "set by " + cv.Source.Words() + detected
+	case model.SourceImageTag, model.SourceLabel:
+		s := "read from " + cv.Source.Words() + detected
+		if cv.From != "" {
+			s += " of " + cv.From
+		}
+		return s
+	}
+	s := "assumed: " + cv.Source.Words()
+	var on []string
+	if cv.Detected != "" {
+		on = append(on, cv.Detected)
 	}
 	if cv.From != "" {
-		ver += ", from " + cv.From
+		on = append(on, "on "+cv.From)
 	}
-	ver += ")"
-	fmt.Fprintf(b, "  controller %s\n", ver)
+	if len(on) > 0 {
+		s += " (" + strings.Join(on, " ") + ")"
+	}
+	return s
 }
 
 // humanTraffic writes where traffic is against the pods that carry it, in
@@ -192,11 +215,19 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		return s.OK.Render(txt)
 	}
 	fmt.Fprintf(b, "  stable %s   canary %s\n", capStyle(t.StableAvailable, t.StableWeight), capStyle(t.CanaryAvailable, t.CanaryWeight))
-	next := fmt.Sprintf("  next pass: canary %d%%  [%s] %s", t.NextWeight, t.NextBranch, t.NextWhy)
-	if len(t.Held) > 0 {
-		next += s.Warn.Render("  held by " + strings.Join(t.Held, ", "))
+	// The branch in words; its tag is nextBranch in JSON and YAML.
+	next := fmt.Sprintf("  next pass: canary %d%% — %s", t.NextWeight, model.Branch(t.NextBranch).Words())
+	if len(t.HeldGates) > 0 {
+		var held []string
+		for _, g := range t.HeldGates {
+			held = append(held, model.GateWords(g.Name)+": "+g.Effect.Words())
+		}
+		next += s.Warn.Render("  held by " + strings.Join(held, "; "))
 	}
 	b.WriteString(next + "\n")
+	if t.NextWhy != "" {
+		fmt.Fprintf(b, "    %s\n", t.NextWhy)
+	}
 }
 
 // humanFindings writes the findings in full and the pod checks as a

@@ -1,0 +1,2 @@
+@echo off
+kubectl-rolloutdoctor.exe __complete %*
