@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -142,7 +144,11 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 		evs = append(evs, ev(c.obj(), "spec.paused", true))
 	}
 	for _, pc := range st.PauseConditions {
-		s := fmt.Sprintf("%s since %s (%s ago)", pc.Reason, pc.StartTime.UTC().Format(time.RFC3339), c.View.Now.Sub(pc.StartTime.Time).Round(time.Second))
+		ago := snapshot.Since(c.View.Now, pc.StartTime.Time).Round(time.Second).String() + " ago"
+		if c.View.NowInferred {
+			ago = "at least " + ago
+		}
+		s := fmt.Sprintf("%s since %s (%s)", pc.Reason, pc.StartTime.UTC().Format(time.RFC3339), ago)
 		if pc.Reason == v1alpha1.PauseReasonCanaryPauseStep {
 			idx := c.Analysis.Inputs.Index0()
 			steps := c.Analysis.Inputs.Steps

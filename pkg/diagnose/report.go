@@ -20,6 +20,9 @@ type Report struct {
 	Namespace  string    `json:"namespace"`
 	Name       string    `json:"name"`
 	TakenAt    time.Time `json:"takenAt"`
+	// TimeInferred: the input did not say when it was taken; TakenAt is its
+	// newest timestamp and ages are lower bounds.
+	TimeInferred bool `json:"timeInferred,omitempty"`
 	Source     string    `json:"source"` // "cluster <context>" or "file <name>"
 
 	Controller model.ControllerVersion `json:"controller"`
@@ -96,7 +99,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	rep := &Report{
 		APIVersion: rules.ReportAPIVersion, Kind: "Diagnosis",
 		Namespace: v.Rollout.Namespace, Name: v.Rollout.Name,
-		TakenAt: v.Now, Source: opt.Source, Controller: cv,
+		TakenAt: v.Now, TimeInferred: v.NowInferred, Source: opt.Source, Controller: cv,
 		Gaps: v.Header.Gaps, Model: &a,
 	}
 	if !cv.Known() || !cv.Exact {

@@ -38,7 +38,7 @@ func leaseAge(w *snapshot.Workload, node string) (time.Duration, int32, bool) {
 	if l.Spec.LeaseDurationSeconds != nil {
 		d = *l.Spec.LeaseDurationSeconds
 	}
-	return w.Now.Sub(l.Spec.RenewTime.Time), d, true
+	return snapshot.Since(w.Now, l.Spec.RenewTime.Time), d, true
 }
 
 // leaseStale: the kubelet renews its Lease every quarter of its duration

@@ -136,7 +136,11 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 // version the model assumed.
 func humanState(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	st := rep.State
-	fmt.Fprintf(b, "%s %s\n", s.Title.Render("Rollout "+rep.Namespace+"/"+rep.Name), s.Dim.Render("("+rep.Source+", "+when(rep.TakenAt)+")"))
+	taken := when(rep.TakenAt)
+	if rep.TimeInferred && !rep.TakenAt.IsZero() {
+		taken += ", inferred from the newest timestamp in the input: ages are lower bounds"
+	}
+	fmt.Fprintf(b, "%s %s\n", s.Title.Render("Rollout "+rep.Namespace+"/"+rep.Name), s.Dim.Render("("+rep.Source+", "+taken+")"))
 	phase := st.Phase
 	if st.Message != "" {
 		phase += ": " + st.Message

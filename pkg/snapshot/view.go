@@ -34,6 +34,10 @@ type View struct {
 	// Now is the instant the analysis treats as "now": when the snapshot was
 	// taken, so that a snapshot diagnosed later gives the same report.
 	Now time.Time
+	// NowInferred is set when the input says nothing of when it was taken
+	// (kubectl get output): Now is then its newest timestamp, so every age
+	// measured from it is a lower bound.
+	NowInferred bool
 
 	Rollout *v1alpha1.Rollout
 	// WorkloadRef is the Deployment named by spec.workloadRef, if any.
@@ -113,6 +117,7 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 	v := &View{
 		Header:          s.Header,
 		Now:             s.Now(),
+		NowInferred:     s.Header.TakenAt.IsZero(),
 		Rollout:         ro.DeepCopy(),
 		WorkloadRef:     w.Ref,
 		ReplicaSets:     w.ReplicaSets,
@@ -221,6 +226,22 @@ func latestTimestamp(s *Snapshot) time.Time {
 				}
 			}
 		}
+		pcs, _, _ := unstructured.NestedSlice(u.Object, "status", "pauseConditions")
+		for _, pc := range pcs {
+			m, _ := pc.(map[string]interface{})
+			if sv, ok := m["startTime"].(string); ok {
+				if x, err := time.Parse(time.RFC3339, sv); err == nil {
+					bump(x)
+				}
+			}
+		}
+		for _, f := range [][]string{{"status", "startTime"}, {"status", "pauseStartTime"}, {"metadata", "deletionTimestamp"}} {
+			if sv, ok, _ := unstructured.NestedString(u.Object, f...); ok {
+				if x, err := time.Parse(time.RFC3339, sv); err == nil {
+					bump(x)
+				}
+			}
+		}
 		if rt, ok, _ := unstructured.NestedString(u.Object, "spec", "renewTime"); ok {
 			if x, err := time.Parse(time.RFC3339Nano, rt); err == nil {
 				bump(x)
@@ -269,4 +290,13 @@ func TypedRollout(u *unstructured.Unstructured) (*v1alpha1.Rollout, error) {
 		return nil, fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
 	return ro, nil
+}
+
+// Since is now − t, never negative: a timestamp after the snapshot's "now"
+// (clock skew, or a "now" inferred from the input) reads as no time at all.
+func Since(now, t time.Time) time.Duration {
+	if d := now.Sub(t); d > 0 {
+		return d
+	}
+	return 0
 }
