@@ -122,7 +122,7 @@ func rolloutSelector(u *unstructured.Unstructured) string {
 func RolloutNames(ctx context.Context, dc dynamic.Interface, namespace string) ([]string, error) {
 	list, err := listAll(ctx, dc, GVRRollout, namespace, metav1.ListOptions{})
 	if err != nil {
-		return nil, rolloutError(err, Options{Namespace: namespace, Name: "(all)"})
+		return nil, listError(err, Options{Namespace: namespace})
 	}
 	names := make([]string, 0, len(list))
 	for _, u := range list {
