@@ -10,10 +10,12 @@ package cli
 
 import (
 	"errors"
+	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
 
 // Build information, stamped with -ldflags -X at release time.
@@ -60,7 +62,27 @@ func Code(err error) int {
 
 // NewRoot builds the command tree.
 func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
-	flags := genericclioptions.NewConfigFlags(true)
+	return newRoot(streams, defaultNet())
+}
+
+// netSettings are the bounds of a command's cluster reads that are not
+// flags: when to say what it is waiting for, and how long --watch retries.
+// Tests shorten them.
+type netSettings struct {
+	// waitNotice is how long a request goes unanswered before the
+	// "waiting for the API server" line.
+	waitNotice time.Duration
+	// watch carries --watch's backoff and retry budget.
+	watch gather.WatchOptions
+}
+
+func defaultNet() netSettings {
+	return netSettings{waitNotice: gather.DefaultWaitNotice}
+}
+
+func newRoot(streams genericiooptions.IOStreams, net netSettings) *cobra.Command {
+	// kubectl's flags, with a default --request-timeout (kubectl's is none).
+	flags := gather.NewConfigFlags()
 	root := &cobra.Command{
 		Use:           "kubectl-rolloutdoctor",
 		Short:         "Incident response for Argo Rollouts: where a Rollout really is, and which way out is safe",
@@ -75,13 +97,18 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%w (see %s --help)", err, c.CommandPath())
 	})
+	diagnose, pods, snapshot := NewDiagnoseOptions(flags, streams), NewPodsOptions(flags, streams), NewSnapshotOptions(flags, streams)
+	escape, scan := NewEscapeOptions(flags, streams), NewScanOptions(flags, streams)
+	for _, c := range []*CommonOptions{&diagnose.CommonOptions, &pods.CommonOptions, &snapshot.CommonOptions, &escape.CommonOptions, &scan.CommonOptions} {
+		c.net = net
+	}
 	root.AddCommand(
-		newDiagnoseCommand(NewDiagnoseOptions(flags, streams)),
-		newPodsCommand(NewPodsOptions(flags, streams)),
-		newSnapshotCommand(NewSnapshotOptions(flags, streams)),
-		newEscapeCommand(NewEscapeOptions(flags, streams)),
+		newDiagnoseCommand(diagnose),
+		newPodsCommand(pods),
+		newSnapshotCommand(snapshot),
+		newEscapeCommand(escape),
 		newLintCommand(NewLintOptions(streams)),
-		newScanCommand(NewScanOptions(flags, streams)),
+		newScanCommand(scan),
 		newExplainCommand(NewExplainOptions(streams)),
 		newVersionCommand(NewVersionOptions(streams)),
 	)
