@@ -219,8 +219,8 @@ func TestWatchRecovers(t *testing.T) {
 	}
 }
 
-// Bad arguments and flags exit 3 with one line on stderr, and nothing on
-// stdout.
+// Bad arguments and flags — to any command, or an unknown command — exit 3
+// with one line on stderr that points to the help, and nothing on stdout.
 func TestBadArgumentsExitThree(t *testing.T) {
 	emptyKubeconfig(t)
 	web := filepath.Join("..", "..", "examples", "pods-web.yaml")
@@ -238,6 +238,9 @@ func TestBadArgumentsExitThree(t *testing.T) {
 		{[]string{"explain", "RD201", "RD202"}, "accepts at most 1 arg(s), received 2 (see kubectl rolloutdoctor explain --help)"},
 		{[]string{"scan", "foo"}, `unknown command "foo" for "kubectl rolloutdoctor scan" (see kubectl rolloutdoctor scan --help)`},
 		{[]string{"version", "now"}, `unknown command "now" for "kubectl rolloutdoctor version"`},
+		{[]string{"nosuch"}, `unknown command "nosuch" for "kubectl rolloutdoctor" (see kubectl rolloutdoctor --help)`},
+		{[]string{"diagnos", "x"}, `unknown command "diagnos" for "kubectl rolloutdoctor" (did you mean diagnose? see kubectl rolloutdoctor --help)`},
+		{[]string{"completion", "tcsh"}, `unknown command "tcsh" for "kubectl rolloutdoctor completion" (see kubectl rolloutdoctor completion --help)`},
 		{[]string{"diagnose", "x", "--nope"}, "unknown flag: --nope (see kubectl rolloutdoctor diagnose --help)"},
 		{[]string{"--nope"}, "unknown flag: --nope (see kubectl rolloutdoctor --help)"},
 		{[]string{"scan", "-o"}, "flag needs an argument: 'o' in -o (see kubectl rolloutdoctor scan --help)"},
@@ -255,6 +258,12 @@ func TestBadArgumentsExitThree(t *testing.T) {
 		stdout, stderr, code := runMain(t, defaultNet(), tc.args...)
 		if code != ExitUsage || stdout != "" || len(lines(stderr)) != 1 || !strings.Contains(stderr, tc.says) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 3 and one line with %q", tc.args, code, stdout, stderr, tc.says)
+		}
+	}
+	// Alone, the root and completion print their help (exit 0).
+	for _, args := range [][]string{nil, {"completion"}} {
+		if stdout, stderr, code := runMain(t, defaultNet(), args...); code != ExitOK || !strings.Contains(stdout, "Usage:") || stderr != "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
 }

@@ -10,6 +10,7 @@ package cli
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -112,5 +113,32 @@ func newRoot(streams genericiooptions.IOStreams, net netSettings) *cobra.Command
 		newExplainCommand(NewExplainOptions(streams)),
 		newVersionCommand(NewVersionOptions(streams)),
 	)
+	// cobra words an unknown subcommand itself, as an error without an exit
+	// code and with its suggestions on further lines; the commands that
+	// only group others check their arguments here instead.
+	root.InitDefaultCompletionCmd()
+	groupCommand(root)
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			groupCommand(c)
+		}
+	}
 	return root
+}
+
+// groupCommand makes a command that only holds subcommands refuse an
+// unknown one as a usage error (exit 3) on one line, with cobra's
+// suggestion folded in, and print its help when called alone.
+func groupCommand(c *cobra.Command) {
+	c.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		hint := ""
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = "did you mean " + strings.Join(s, " or ") + "? "
+		}
+		return usageErrorf("unknown command %q for %q (%ssee %s --help)", args[0], c.CommandPath(), hint, c.CommandPath())
+	}
+	c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 }
