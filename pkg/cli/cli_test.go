@@ -219,7 +219,7 @@ func TestSeveralRolloutsNeedAName(t *testing.T) {
 
 func TestUnreachableCluster(t *testing.T) {
 	_, errOut, code := runCLI(t, "", "diagnose", "checkout-api", "-n", "shop", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "2s")
-	if code != ExitError || !strings.Contains(errOut, "cannot reach the cluster") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+	if code != ExitError || !strings.Contains(errOut, "cannot reach the API server at https://127.0.0.1:1") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
@@ -270,7 +270,7 @@ func TestPodsCommand(t *testing.T) {
 		{[]string{"pods", "statefulset/db", "-f", web}, ExitUsage, "checks a Rollout or a Deployment"},
 		{[]string{"pods", "deployment/web", "-f", web, "--lb-interval", "2s"}, ExitUsage, "--lb-interval and --lb-fall together"},
 		{[]string{"pods", "deployment/web", "-f", web, "--p99", "-3s"}, ExitUsage, "must not be negative"},
-		{[]string{"pods", "web", "-n", "shop", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "2s"}, ExitError, "cannot reach the cluster"},
+		{[]string{"pods", "web", "-n", "shop", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "2s"}, ExitError, "cannot reach the API server at https://127.0.0.1:1"},
 	} {
 		_, errOut, code := runCLI(t, "", tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.says) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {

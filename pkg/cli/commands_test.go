@@ -123,3 +123,34 @@ func TestDiagnoseWatchDrawsUntilCancelled(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
 }
+
+// pods on input with several workloads and no name names them all, as
+// diagnose does, instead of saying there is none.
+func TestPodsNamesTheWorkloadsOfAFile(t *testing.T) {
+	ro := func(name string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: " + name + ", namespace: shop}\nspec: {strategy: {canary: {}}}\n---\n"
+	}
+	dep := func(name string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name + ", namespace: shop}\nspec: {selector: {matchLabels: {app: " + name + "}}, template: {metadata: {labels: {app: " + name + "}}}}\n---\n"
+	}
+	for _, tc := range []struct {
+		input, args, says string
+		code              int
+	}{
+		{ro("a") + ro("b") + dep("web"), "", `the input holds 2 Rollouts (shop/a, shop/b) and 1 Deployment (shop/web): name the one to check (NAME, rollout/NAME or deployment/NAME)`, ExitError},
+		{dep("web") + dep("api"), "", `the input holds 2 Deployments (shop/api, shop/web): name the one to check (NAME, rollout/NAME or deployment/NAME)`, ExitError},
+		{"apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "", "the input holds no Rollout or Deployment", ExitError},
+		{ro("a") + ro("b"), "b", "", ExitOK},
+		{ro("a") + dep("web"), "", "", ExitOK}, // the Rollout (the Deployment may be its workloadRef)
+		{dep("web") + dep("api"), "deployment/api", "", ExitOK},
+	} {
+		args := []string{"pods", "-f", "-", "--fail-on", "none"}
+		if tc.args != "" {
+			args = append(args, tc.args)
+		}
+		_, stderr, code := runCLI(t, tc.input, args...)
+		if code != tc.code || !strings.Contains(stderr, tc.says) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v on %d bytes: exit %d, stderr %q; want exit %d saying %q", args, len(tc.input), code, stderr, tc.code, tc.says)
+		}
+	}
+}

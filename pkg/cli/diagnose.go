@@ -182,25 +182,37 @@ func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source str
 	return rep, nil
 }
 
-// watch redraws the diagnosis on every change until Ctrl-C. A diagnosis
-// that fails is reported on stderr and the watch goes on: the cluster may
-// answer again on the next change.
+// watch redraws the diagnosis on every change until Ctrl-C. A read that
+// fails for a cause a retry may cure (the network, an overloaded API
+// server) is said on stderr in one line and retried with backoff; after
+// the retry budget without a successful read, or on any other failure,
+// the watch ends with the error (exit 2). stdout only ever gets reports.
 func (o *DiagnoseOptions) watch(ctx context.Context, conn *gather.Connection) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	clear, _ := render.UseColor(o.Color, o.streams.Out)
 	draw := func() error {
 		rep, err := o.report(ctx, conn)
-		if ctx.Err() != nil {
-			return nil
+		if err != nil || ctx.Err() != nil {
+			return err
 		}
 		render.Redraw(o.streams.Out, clear, o.human(), time.Now())
-		if err != nil {
-			fmt.Fprintf(o.streams.ErrOut, "error: %v\n", err)
-			return nil
-		}
 		return o.printReport(rep)
 	}
-	onError := func(err error) { fmt.Fprintf(o.streams.ErrOut, "watch: %v\n", err) }
-	return gather.Watch(ctx, conn.Dynamic, o.Namespace, o.Name, gather.WatchOptions{OnError: onError}, draw)
+	opt := o.net.watch
+	opt.Watcher, opt.StartTimeout = conn.Watcher, conn.Options.Timeout
+	opt.OnRetry = func(err error, wait, left time.Duration) {
+		fmt.Fprintf(o.streams.ErrOut, "error: %v (retrying in %s, giving up in %s)\n", err, roundDuration(wait), roundDuration(left))
+	}
+	opt.OnError = func(err error) { fmt.Fprintf(o.streams.ErrOut, "warning: %v\n", err) }
+	return failure(gather.Watch(ctx, conn.Dynamic, o.Namespace, o.Name, opt, draw))
+}
+
+// roundDuration is a wait as a person reads it: whole seconds from a
+// second up, milliseconds below.
+func roundDuration(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
 }

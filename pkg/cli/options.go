@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
@@ -61,6 +63,7 @@ type CommonOptions struct {
 	flags   *genericclioptions.ConfigFlags
 	streams genericiooptions.IOStreams
 	connect connectFunc
+	net     netSettings
 }
 
 // newCommon makes the shared options of a command that prints the given
@@ -68,7 +71,7 @@ type CommonOptions struct {
 // a command that never reads a cluster.
 func newCommon(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, formats ...string) CommonOptions {
 	return CommonOptions{Color: "auto", ControllerNamespace: "argo-rollouts", formats: formats,
-		flags: flags, streams: streams, connect: gather.Connect}
+		flags: flags, streams: streams, connect: gather.Connect, net: defaultNet()}
 }
 
 // addFilenameFlag registers -f; the command can then work offline.
@@ -101,7 +104,10 @@ func (o *CommonOptions) addControllerFlags(cmd *cobra.Command, versionUsage stri
 // file, and a kubeconfig that cannot be read does not matter then.
 func (o *CommonOptions) completeNamespace() error {
 	ns, explicit, err := o.flags.ToRawKubeConfigLoader().Namespace()
-	if err != nil && o.Filename == "" {
+	switch {
+	case err != nil && o.Filename == "" && o.contextTypo(err) != nil:
+		return o.contextTypo(err)
+	case err != nil && o.Filename == "":
 		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading kubeconfig: %w", err)}
 	}
 	if o.Filename != "" && !explicit {
@@ -109,6 +115,26 @@ func (o *CommonOptions) completeNamespace() error {
 	}
 	o.Namespace = ns
 	return nil
+}
+
+// contextTypo is the usage error for a --context the kubeconfig does not
+// have (a bad flag, not a broken kubeconfig), nil for any other error.
+func (o *CommonOptions) contextTypo(err error) error {
+	if o.flags == nil || o.flags.Context == nil || *o.flags.Context == "" {
+		return nil
+	}
+	// Namespace() and ToRESTConfig() word it differently.
+	if !clientcmd.IsContextNotFound(err) && !strings.Contains(err.Error(), fmt.Sprintf("context %q does not exist", *o.flags.Context)) {
+		return nil
+	}
+	names := []string{}
+	if raw, err := o.flags.ToRawKubeConfigLoader().RawConfig(); err == nil {
+		for n := range raw.Contexts {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return usageErrorf("--context %q is not in the kubeconfig (it has: %s)", *o.flags.Context, strings.Join(names, ", "))
 }
 
 // completeFailOn parses --fail-on, for the commands that have it.
@@ -125,9 +151,13 @@ func (o *CommonOptions) completeFailOn() error {
 }
 
 // validate checks the shared flags: the output format against the
-// command's own list, --color, and --controller-version (before anything
-// is read, so a typo is a usage error, not a failed diagnosis).
+// command's own list, --color, --controller-version and --request-timeout
+// (before anything is read, so a typo is a usage error, not a failed
+// diagnosis).
 func (o *CommonOptions) validate() error {
+	if err := o.validateTimeout(); err != nil {
+		return err
+	}
 	if !o.human() && !o.document() {
 		return usageErrorf("--output must be %s, not %q", orList(o.formats), o.Output)
 	}
@@ -138,6 +168,20 @@ func (o *CommonOptions) validate() error {
 		if _, err := model.DetectVersion(o.ControllerVersion, nil, ""); err != nil {
 			return &ExitCodeError{Code: ExitUsage, Err: err}
 		}
+	}
+	return nil
+}
+
+// validateTimeout checks --request-timeout as client-go will parse it, for
+// a command that reads the cluster (client-go would call a bad value a
+// broken kubeconfig).
+func (o *CommonOptions) validateTimeout() error {
+	if o.flags == nil || o.flags.Timeout == nil || o.Filename != "" {
+		return nil
+	}
+	d, err := clientcmd.ParseTimeout(*o.flags.Timeout)
+	if err != nil || d < 0 {
+		return usageErrorf("--request-timeout %q is not a duration: use e.g. 30s or 2m (0 waits forever)", *o.flags.Timeout)
 	}
 	return nil
 }
@@ -202,12 +246,20 @@ func (o *CommonOptions) failed(worst diagnose.Severity) error {
 }
 
 // cluster opens the one cluster connection of a run. A command that takes
-// -f says so in the error, since it could have worked offline.
+// -f says so in the error, since it could have worked offline. When a
+// request goes unanswered for a few seconds, one line on stderr says what
+// the command is waiting for (stdout may carry a document).
 func (o *CommonOptions) cluster(tune ...func(*rest.Config)) (*gather.Connection, error) {
 	c, err := o.connect(o.flags, tune...)
 	if err != nil {
 		var ce *gather.ConfigError
-		if errors.As(err, &ce) && o.offline {
+		var nc *gather.NoClusterError
+		switch {
+		case o.contextTypo(err) != nil:
+			return nil, o.contextTypo(err)
+		case errors.As(err, &nc) && o.offline:
+			err = fmt.Errorf("%s: %s, or use -f FILE to work offline", nc.Reason, nc.Fix)
+		case errors.As(err, &ce) && o.offline:
 			err = fmt.Errorf("no usable kubeconfig: %w (use --kubeconfig or --context, or -f FILE to work offline)", ce.Err)
 		}
 		return nil, &ExitCodeError{Code: ExitError, Err: err}
@@ -215,7 +267,18 @@ func (o *CommonOptions) cluster(tune ...func(*rest.Config)) (*gather.Connection,
 	c.Options.ToolVersion = Version
 	c.Options.ControllerNamespace = o.ControllerNamespace
 	c.Options.SkipController = o.ControllerVersion != ""
+	opt := c.Options
+	c.OnWaiting(o.net.waitNotice, func() { fmt.Fprintln(o.streams.ErrOut, waitingLine(opt)) })
 	return c, nil
+}
+
+// waitingLine is what a command says while the API server does not answer.
+func waitingLine(opt gather.Options) string {
+	bound := ""
+	if opt.Timeout > 0 {
+		bound = "; giving up after " + opt.Timeout.String()
+	}
+	return fmt.Sprintf("waiting for %s … (Ctrl-C to stop%s)", opt.APIServer(), bound)
 }
 
 // readFile reads the -f snapshot (or stdin for -).

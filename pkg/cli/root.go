@@ -10,10 +10,13 @@ package cli
 
 import (
 	"errors"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
 
 // Build information, stamped with -ldflags -X at release time.
@@ -60,7 +63,27 @@ func Code(err error) int {
 
 // NewRoot builds the command tree.
 func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
-	flags := genericclioptions.NewConfigFlags(true)
+	return newRoot(streams, defaultNet())
+}
+
+// netSettings are the bounds of a command's cluster reads that are not
+// flags: when to say what it is waiting for, and how long --watch retries.
+// Tests shorten them.
+type netSettings struct {
+	// waitNotice is how long a request goes unanswered before the
+	// "waiting for the API server" line.
+	waitNotice time.Duration
+	// watch carries --watch's backoff and retry budget.
+	watch gather.WatchOptions
+}
+
+func defaultNet() netSettings {
+	return netSettings{waitNotice: gather.DefaultWaitNotice}
+}
+
+func newRoot(streams genericiooptions.IOStreams, net netSettings) *cobra.Command {
+	// kubectl's flags, with a default --request-timeout (kubectl's is none).
+	flags := gather.NewConfigFlags()
 	root := &cobra.Command{
 		Use:           "kubectl-rolloutdoctor",
 		Short:         "Incident response for Argo Rollouts: where a Rollout really is, and which way out is safe",
@@ -75,15 +98,47 @@ func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%w (see %s --help)", err, c.CommandPath())
 	})
+	diagnose, pods, snapshot := NewDiagnoseOptions(flags, streams), NewPodsOptions(flags, streams), NewSnapshotOptions(flags, streams)
+	escape, scan := NewEscapeOptions(flags, streams), NewScanOptions(flags, streams)
+	for _, c := range []*CommonOptions{&diagnose.CommonOptions, &pods.CommonOptions, &snapshot.CommonOptions, &escape.CommonOptions, &scan.CommonOptions} {
+		c.net = net
+	}
 	root.AddCommand(
-		newDiagnoseCommand(NewDiagnoseOptions(flags, streams)),
-		newPodsCommand(NewPodsOptions(flags, streams)),
-		newSnapshotCommand(NewSnapshotOptions(flags, streams)),
-		newEscapeCommand(NewEscapeOptions(flags, streams)),
+		newDiagnoseCommand(diagnose),
+		newPodsCommand(pods),
+		newSnapshotCommand(snapshot),
+		newEscapeCommand(escape),
 		newLintCommand(NewLintOptions(streams)),
-		newScanCommand(NewScanOptions(flags, streams)),
+		newScanCommand(scan),
 		newExplainCommand(NewExplainOptions(streams)),
 		newVersionCommand(NewVersionOptions(streams)),
 	)
+	// cobra words an unknown subcommand itself, as an error without an exit
+	// code and with its suggestions on further lines; the commands that
+	// only group others check their arguments here instead.
+	root.InitDefaultCompletionCmd()
+	groupCommand(root)
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			groupCommand(c)
+		}
+	}
 	return root
+}
+
+// groupCommand makes a command that only holds subcommands refuse an
+// unknown one as a usage error (exit 3) on one line, with cobra's
+// suggestion folded in, and print its help when called alone.
+func groupCommand(c *cobra.Command) {
+	c.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		hint := ""
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = "did you mean " + strings.Join(s, " or ") + "? "
+		}
+		return usageErrorf("unknown command %q for %q (%ssee %s --help)", args[0], c.CommandPath(), hint, c.CommandPath())
+	}
+	c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
@@ -57,8 +58,14 @@ func (o *ScanOptions) Complete([]string) error {
 	return o.completeFailOn()
 }
 
-// Validate checks the shared flags.
-func (o *ScanOptions) Validate() error { return o.validate() }
+// Validate checks the shared flags and the selector (a bad one is a usage
+// error here, not a failed read from the API server).
+func (o *ScanOptions) Validate() error {
+	if _, err := labels.Parse(o.Selector); err != nil {
+		return usageErrorf("--selector %q: %v", o.Selector, err)
+	}
+	return o.validate()
+}
 
 // Run reads the fleet, ranks it and prints one row per Rollout.
 func (o *ScanOptions) Run(ctx context.Context) error {
@@ -69,7 +76,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	opt := gather.FleetOptions{Namespace: o.Namespace, Selector: o.Selector, ToolVersion: Version,
-		Context: conn.Options.Context, Server: conn.Options.Server}
+		Context: conn.Options.Context, Server: conn.Options.Server, Timeout: conn.Options.Timeout}
 	if isTerminal(o.streams.ErrOut) {
 		opt.Progress = func(what string, n int) { render.Progress(o.streams.ErrOut, what, n) }
 	}

@@ -54,8 +54,12 @@ func (o *SnapshotOptions) Complete(args []string) error {
 	return o.completeNamespace()
 }
 
-// Validate checks that a workload is named: a snapshot is of one.
+// Validate checks --request-timeout and that a workload is named: a
+// snapshot is of one.
 func (o *SnapshotOptions) Validate() error {
+	if err := o.validateTimeout(); err != nil {
+		return err
+	}
 	if o.Name == "" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout or Deployment (kubectl rolloutdoctor snapshot NAME or snapshot deployment/NAME)")}
 	}

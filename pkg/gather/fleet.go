@@ -23,6 +23,8 @@ type FleetOptions struct {
 	ToolVersion string
 	Context     string
 	Server      string
+	// Timeout is the connection's per-request bound, for messages.
+	Timeout time.Duration
 	// Progress, if set, is told what is being read (for a terminal).
 	Progress func(what string, n int)
 }
@@ -61,7 +63,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	}
 	ros, err := list(GVRRollout, "Rollout", opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector})
 	if err != nil {
-		return nil, rolloutError(err, Options{Namespace: opt.Namespace, Name: "(all)"})
+		return nil, listError(err, Options{Namespace: opt.Namespace, Context: opt.Context, Server: opt.Server, Timeout: opt.Timeout})
 	}
 	c.add(ros...)
 	type job struct {

@@ -10,7 +10,6 @@ package gather
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -70,7 +69,10 @@ type Options struct {
 	// SkipController skips the controller Deployment lookup (the user named
 	// the controller version, so it would not be used).
 	SkipController bool
-	Now            func() time.Time
+	// Timeout is the per-request bound of the connection (0: none), for
+	// messages.
+	Timeout time.Duration
+	Now     func() time.Time
 }
 
 // Error is a gather failure that stops the diagnosis (the Rollout itself
@@ -80,6 +82,9 @@ type Error struct {
 	// Absent is true when the object (or its API) does not exist, as opposed
 	// to a read that failed: callers may then look for something else.
 	Absent bool
+	// Retryable is true when the cause is the network or an overloaded
+	// API server: the same read may succeed later (--watch retries it).
+	Retryable bool
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -352,27 +357,52 @@ func resolve(m meta.RESTMapper, def schema.GroupVersionResource) schema.GroupVer
 
 func rolloutError(err error, opt Options) error {
 	switch {
-	case apierrors.IsNotFound(err) && strings.Contains(err.Error(), "the server could not find the requested resource"), meta.IsNoMatchError(err):
-		return &Error{Absent: true, Msg: "the cluster does not serve rollouts.argoproj.io: Argo Rollouts CRDs are not installed (wrong --context?)"}
+	case notServed(err):
+		return notServedError()
 	case apierrors.IsNotFound(err):
 		return &Error{Absent: true, Msg: fmt.Sprintf("rollout %q not found in namespace %q (check -n/--namespace)", opt.Name, opt.Namespace)}
 	case apierrors.IsForbidden(err):
 		return &Error{Msg: fmt.Sprintf("not allowed to get rollout %q in namespace %q: grant get/list on rollouts.argoproj.io (see docs/rbac.yaml)", opt.Name, opt.Namespace)}
 	}
-	return readError(err, "rollout", opt.Name)
+	return readError(err, opt, fmt.Sprintf("reading rollout %q in namespace %q", opt.Name, opt.Namespace))
 }
 
-// readError words a failed read that is not about the object itself: bad
-// credentials, an unreachable cluster, anything else.
-func readError(err error, kind, name string) error {
-	if apierrors.IsUnauthorized(err) {
-		return &Error{Msg: "the cluster rejected the credentials (401): refresh your kubeconfig login"}
+// notServed is true when the Rollout API itself is missing (CRDs not
+// installed), as opposed to one Rollout.
+func notServed(err error) bool {
+	return apierrors.IsNotFound(err) && strings.Contains(err.Error(), "the server could not find the requested resource") || meta.IsNoMatchError(err)
+}
+
+func notServedError() error {
+	return &Error{Absent: true, Msg: "the cluster does not serve rollouts.argoproj.io: Argo Rollouts CRDs are not installed (wrong --context?)"}
+}
+
+// listError words a failed LIST of the Rollouts in a scope (scan, shell
+// completion): "all namespaces" or namespace "shop", never a Rollout name.
+func listError(err error, opt Options) error {
+	scope := "all namespaces"
+	if opt.Namespace != "" {
+		scope = fmt.Sprintf("namespace %q", opt.Namespace)
 	}
-	var se interface{ Timeout() bool }
-	if errors.As(err, &se) && se.Timeout() || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host") || strings.Contains(err.Error(), "deadline exceeded") {
-		return &Error{Msg: fmt.Sprintf("cannot reach the cluster: %s (check --context, VPN, or --request-timeout)", oneLine(err))}
+	switch {
+	case notServed(err), apierrors.IsNotFound(err): // a LIST is not found only when its API is not served
+		return notServedError()
+	case apierrors.IsForbidden(err) && opt.Namespace == "":
+		return &Error{Msg: "not allowed to list Rollouts in all namespaces: grant list on rollouts.argoproj.io cluster-wide (see docs/rbac.yaml), or scan one namespace with -n NAMESPACE"}
+	case apierrors.IsForbidden(err):
+		return &Error{Msg: fmt.Sprintf("not allowed to list Rollouts in %s: grant list on rollouts.argoproj.io (see docs/rbac.yaml)", scope)}
 	}
-	return &Error{Msg: fmt.Sprintf("reading %s %q: %s", kind, name, oneLine(err))}
+	return readError(err, opt, "listing Rollouts in "+scope)
+}
+
+// readError words a failed read that is not about the object itself: the
+// network, the server, the credentials (see netError); anything else is
+// "doing: cause".
+func readError(err error, opt Options, doing string) error {
+	if e := netError(err, opt); e != nil {
+		return e
+	}
+	return &Error{Msg: fmt.Sprintf("%s: %s", doing, oneLine(err))}
 }
 
 // Refresh re-reads only what moves fastest during a rollout — the Rollout
@@ -383,7 +413,7 @@ func readError(err error, kind, name string) error {
 func Refresh(ctx context.Context, dc dynamic.Interface, old *snapshot.Snapshot, namespace, name string) (*snapshot.Snapshot, error) {
 	u, err := dc.Resource(GVRRollout).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, rolloutError(err, Options{Namespace: namespace, Name: name})
+		return nil, rolloutError(err, Options{Namespace: namespace, Name: name, Context: old.Header.Context, Server: old.Header.Server})
 	}
 	setGVK(u, GVRRollout, "Rollout")
 	ro := &v1alpha1.Rollout{}
@@ -393,7 +423,7 @@ func Refresh(ctx context.Context, dc dynamic.Interface, old *snapshot.Snapshot, 
 	selector := selectorString(ro.Spec.Selector)
 	rss, err := listAll(ctx, dc, GVRReplicaSet, namespace, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
-		return nil, &Error{Msg: fmt.Sprintf("re-reading the ReplicaSets of rollout %q: %s", name, oneLine(err))}
+		return nil, readError(err, Options{Context: old.Header.Context, Server: old.Header.Server}, fmt.Sprintf("re-reading the ReplicaSets of rollout %q in namespace %q", name, namespace))
 	}
 	objs := []*unstructured.Unstructured{u}
 	for _, o := range old.Objects() {

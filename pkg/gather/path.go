@@ -235,5 +235,5 @@ func deploymentError(err error, opt Options) error {
 	case apierrors.IsForbidden(err):
 		return &Error{Msg: fmt.Sprintf("not allowed to get deployment %q in namespace %q: grant get/list on deployments.apps (see docs/rbac.yaml)", opt.Name, opt.Namespace)}
 	}
-	return readError(err, "deployment", opt.Name)
+	return readError(err, opt, fmt.Sprintf("reading deployment %q in namespace %q", opt.Name, opt.Namespace))
 }

@@ -2,6 +2,7 @@ package gather
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -76,5 +77,119 @@ func TestRolloutNames(t *testing.T) {
 	names, err := RolloutNames(context.Background(), dc, "shop")
 	if err != nil || len(names) != 1 || names[0] != "checkout-api" {
 		t.Fatalf("names %v, err %v", names, err)
+	}
+}
+
+// A read that fails for a retryable cause is retried with doubling backoff
+// up to the cap; a successful read resets the backoff and the budget; the
+// watch gives up with the last error once reads have failed for GiveUp.
+func TestWatchRetriesWithBackoffAndGivesUp(t *testing.T) {
+	refused := &Error{Retryable: true, Msg: "cannot reach the API server at https://h: connection refused: check"}
+	for _, tc := range []struct {
+		name string
+		// results of the calls in order (nil: success); after the last,
+		// every call fails with refused.
+		results []error
+		waits   []time.Duration // OnRetry's waits, up to the first 6
+		err     string
+		minTime time.Duration
+	}{
+		{name: "never reachable", waits: []time.Duration{10, 20, 40, 40, 40, 40},
+			err: "no successful read for 1s, giving up: cannot reach the API server at https://h: connection refused: check", minTime: 1000},
+		{name: "a success resets", results: []error{refused, refused, refused, nil},
+			waits: []time.Duration{10, 20, 40, 10, 20, 40}, err: "no successful read for 1s", minTime: 1000},
+		{name: "not retryable", results: []error{&Error{Msg: `rollout "x" not found in namespace "shop" (check -n/--namespace)`}},
+			err: `rollout "x" not found in namespace "shop"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dc := fakeClient(t, exampleObjects(t)...)
+			var waits []time.Duration
+			calls := 0
+			start := time.Now()
+			err := Watch(context.Background(), dc, "shop", "checkout-api", WatchOptions{
+				Settle: time.Millisecond, Resync: time.Millisecond, Restart: time.Hour,
+				Backoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, GiveUp: time.Second,
+				OnRetry: func(_ error, wait, left time.Duration) {
+					if left <= 0 || left > time.Second {
+						t.Errorf("left %s, want within the budget", left)
+					}
+					waits = append(waits, wait)
+				},
+			}, func() error {
+				calls++
+				if calls <= len(tc.results) {
+					return tc.results[calls-1]
+				}
+				return refused
+			})
+			took := time.Since(start)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+				t.Fatalf("err %v, want %q", err, tc.err)
+			}
+			if took < tc.minTime*time.Millisecond || took > 5*time.Second {
+				t.Errorf("gave up after %s, want about %dms", took, tc.minTime)
+			}
+			if len(waits) > 6 {
+				waits = waits[:6]
+			}
+			var want []time.Duration
+			for _, w := range tc.waits {
+				want = append(want, w*time.Millisecond)
+			}
+			if fmt.Sprint(waits) != fmt.Sprint(want) {
+				t.Errorf("waits %v, want %v", waits, want)
+			}
+		})
+	}
+}
+
+// Watches that end (a dropped connection, the server's watch timeout) are
+// a change, and are started again after the next successful read.
+func TestWatchRestartsEndedWatches(t *testing.T) {
+	dc := fakeClient(t, exampleObjects(t)...)
+	var mu sync.Mutex
+	var started []*watch.FakeWatcher
+	dc.PrependWatchReactor("rollouts", func(k8stesting.Action) (bool, watch.Interface, error) {
+		w := watch.NewFake()
+		mu.Lock()
+		started = append(started, w)
+		mu.Unlock()
+		return true, w, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	calls := 0
+	err := Watch(ctx, dc, "shop", "checkout-api", WatchOptions{Settle: time.Millisecond, Resync: time.Hour, Restart: time.Millisecond}, func() error {
+		calls++
+		call := calls
+		go func() {
+			// Wait for this round's Rollout watch, then end it: the next
+			// read must start it again.
+			for ctx.Err() == nil {
+				mu.Lock()
+				n := len(started)
+				mu.Unlock()
+				if n >= call {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if call == 3 {
+				cancel()
+				return
+			}
+			mu.Lock()
+			started[len(started)-1].Stop()
+			mu.Unlock()
+		}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(started) < 3 {
+		t.Fatalf("the Rollout watch was started %d times, ended twice; want it started again each time", len(started))
 	}
 }

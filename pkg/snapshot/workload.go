@@ -142,8 +142,12 @@ func IngressServices(ing *networkingv1.Ingress) []string {
 }
 
 // FindWorkload finds a Rollout or Deployment by kind and name (kind "" tries
-// Rollout, then Deployment; name "" takes the only one).
+// Rollout, then Deployment; name "" takes the header's target, or the only
+// one, and names them all when there are several).
 func (s *Snapshot) FindWorkload(kind, namespace, name string) (*Workload, error) {
+	if name == "" && s.Header.TargetName == "" {
+		return s.onlyWorkload(kind, namespace)
+	}
 	if kind == "" || kind == KindRollout {
 		ro, err := s.FindRollout(namespace, name)
 		if err == nil {
@@ -153,6 +157,61 @@ func (s *Snapshot) FindWorkload(kind, namespace, name string) (*Workload, error)
 			return nil, err
 		}
 	}
+	found := s.deployments(namespace, name)
+	switch {
+	case len(found) == 0 && name == "":
+		return nil, fmt.Errorf("the input holds no Rollout or Deployment")
+	case len(found) == 0:
+		return nil, fmt.Errorf("no Rollout or Deployment %q in the input", name)
+	case len(found) > 1:
+		return nil, fmt.Errorf("the input holds %s: name the one to check", countNames(nil, found))
+	}
+	return s.deploymentWorkload(found[0])
+}
+
+// onlyWorkload is the one workload of the kind ("" any) in the input: a
+// single Rollout wins over Deployments (they may be its workloadRef);
+// otherwise a single Deployment. When there are several, the error names
+// them all.
+func (s *Snapshot) onlyWorkload(kind, namespace string) (*Workload, error) {
+	var ros []*v1alpha1.Rollout
+	if kind == "" || kind == KindRollout {
+		all, err := s.Rollouts()
+		if err != nil {
+			return nil, err
+		}
+		for _, ro := range all {
+			if namespace == "" || ro.Namespace == namespace || ro.Namespace == "" {
+				ros = append(ros, ro)
+			}
+		}
+	}
+	var deps []*unstructured.Unstructured
+	if kind == "" || kind == KindDeployment {
+		deps = s.deployments(namespace, "")
+	}
+	switch {
+	case len(ros) == 1:
+		return s.RolloutWorkload(ros[0])
+	case len(ros) == 0 && len(deps) == 1:
+		return s.deploymentWorkload(deps[0])
+	case len(ros) == 0 && len(deps) == 0 && kind == KindRollout:
+		return nil, fmt.Errorf("the input holds no Rollout (kind Rollout, apiVersion argoproj.io/v1alpha1)")
+	case len(ros) == 0 && len(deps) == 0 && kind == KindDeployment:
+		return nil, fmt.Errorf("the input holds no Deployment")
+	case len(ros) == 0 && len(deps) == 0:
+		return nil, fmt.Errorf("the input holds no Rollout or Deployment")
+	}
+	hint := ""
+	if kind == "" {
+		hint = " (NAME, rollout/NAME or deployment/NAME)"
+	}
+	return nil, fmt.Errorf("the input holds %s: name the one to check%s", countNames(ros, deps), hint)
+}
+
+// deployments are the Deployments of that name ("" any but the
+// argo-rollouts controller's) in the namespace ("" any).
+func (s *Snapshot) deployments(namespace, name string) []*unstructured.Unstructured {
 	var found []*unstructured.Unstructured
 	for _, u := range s.byGroupKind("apps", "Deployment") {
 		if IsControllerDeployment(u) && name == "" {
@@ -162,19 +221,50 @@ func (s *Snapshot) FindWorkload(kind, namespace, name string) (*Workload, error)
 			found = append(found, u)
 		}
 	}
-	switch {
-	case len(found) == 0 && name == "":
-		return nil, fmt.Errorf("the input holds no Rollout or Deployment")
-	case len(found) == 0:
-		return nil, fmt.Errorf("no Rollout or Deployment %q in the input", name)
-	case len(found) > 1:
-		return nil, fmt.Errorf("the input holds %d Deployments: name the one to check", len(found))
-	}
+	return found
+}
+
+func (s *Snapshot) deploymentWorkload(u *unstructured.Unstructured) (*Workload, error) {
 	d := &appsv1.Deployment{}
-	if err := convert(found[0], d); err != nil {
+	if err := convert(u, d); err != nil {
 		return nil, err
 	}
 	return s.DeploymentWorkload(d)
+}
+
+// countNames words workloads for an error: "2 Rollouts (shop/a, shop/b)
+// and 1 Deployment (shop/web)".
+func countNames(ros []*v1alpha1.Rollout, deps []*unstructured.Unstructured) string {
+	var parts []string
+	if len(ros) > 0 {
+		names := make([]string, 0, len(ros))
+		for _, ro := range ros {
+			names = append(names, qualified(ro.Namespace, ro.Name))
+		}
+		parts = append(parts, plural(len(ros), "Rollout")+" ("+strings.Join(names, ", ")+")")
+	}
+	if len(deps) > 0 {
+		names := make([]string, 0, len(deps))
+		for _, d := range deps {
+			names = append(names, qualified(d.GetNamespace(), d.GetName()))
+		}
+		parts = append(parts, plural(len(deps), "Deployment")+" ("+strings.Join(names, ", ")+")")
+	}
+	return strings.Join(parts, " and ")
+}
+
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // DeploymentWorkload builds the workload view of a Deployment.

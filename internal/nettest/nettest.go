@@ -1,0 +1,128 @@
+// Package nettest serves hostile "API servers" on 127.0.0.1 for tests — one
+// that accepts connections and never answers, a port that refuses them, a
+// web page where the API should be — and writes kubeconfigs that point at
+// them. Everything started stops when the test ends.
+package nettest
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Hang listens on 127.0.0.1 and accepts connections without ever
+// answering; it returns the server's http:// URL.
+func Hang(t testing.TB) string {
+	t.Helper()
+	ln := listen(t)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// Refused is the http:// URL of a 127.0.0.1 port that nothing listens on
+// (it was listened on and closed).
+func Refused(t testing.TB) string {
+	t.Helper()
+	ln := listen(t)
+	ln.Close()
+	return "http://" + ln.Addr().String()
+}
+
+// Page answers every request with status, Content-Type and body (a login
+// portal, a proxy's error page), after delay.
+func Page(t testing.TB, status int, contentType, body string, delay time.Duration) string {
+	t.Helper()
+	ln := listen(t)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// Redirect answers every request with a redirect to location; with
+// contentType text/html it carries a page, as a login portal's does.
+func Redirect(t testing.TB, status int, location, contentType string) string {
+	t.Helper()
+	ln := listen(t)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", location)
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
+		w.WriteHeader(status)
+		if contentType != "" {
+			fmt.Fprintf(w, "<html><head><title>Moved</title></head><a href=%q>here</a></html>", location)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// NotFound is a Kubernetes API server's answer for a missing Rollout "x",
+// after delay: a slow but real server.
+func NotFound(t testing.TB, delay time.Duration) string {
+	return Page(t, http.StatusNotFound, "application/json",
+		`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"details":{"name":"x","group":"argoproj.io","kind":"rollouts"},"message":"rollouts.argoproj.io \"x\" not found"}`, delay)
+}
+
+// Kubeconfig writes a kubeconfig whose current context "lab" (namespace
+// shop) points at server, in a temporary directory, and returns its path.
+func Kubeconfig(t testing.TB, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
+current-context: lab
+`, server)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}

@@ -1,0 +1,345 @@
+package gather
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// DefaultRequestTimeout bounds each API request when --request-timeout is
+// not given (kubectl's default is 0, no bound: a server that accepts the
+// connection and never answers would hold the command forever).
+// --request-timeout overrides it; --request-timeout 0 removes the bound.
+const DefaultRequestTimeout = 30 * time.Second
+
+// DefaultWaitNotice is how long a request may go without an answer before
+// the command says what it is waiting for.
+const DefaultWaitNotice = 3 * time.Second
+
+// maxPeek is how much of a non-Kubernetes answer is read to find its
+// <title>.
+const maxPeek = 64 << 10
+
+// monitor sits in the transport of a connection's clients. It notices
+// requests that go unanswered (for the "waiting for the API server" line)
+// and answers that no Kubernetes API server gives (an HTML page from a
+// login portal or a proxy), which it turns into a NotAPIServerError
+// before client-go tries to decode them.
+type monitor struct {
+	server string // the kubeconfig's server URL, for messages
+
+	// handshake is the transport's TLS handshake timeout (client-go's 10s),
+	// for messages.
+	handshake time.Duration
+
+	mu       sync.Mutex
+	answered time.Time // when the last response arrived
+	after    time.Duration
+	notify   func()
+	once     sync.Once
+}
+
+func newMonitor(server string) *monitor { return &monitor{server: server} }
+
+// onWaiting arranges for fn to be called once, the first time a request
+// has gone after without any answer from the server since it was sent.
+func (m *monitor) onWaiting(after time.Duration, fn func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.after, m.notify = after, fn
+}
+
+// wrap is the rest.Config transport wrapper.
+func (m *monitor) wrap(rt http.RoundTripper) http.RoundTripper {
+	if t, ok := rt.(*http.Transport); ok {
+		m.mu.Lock()
+		m.handshake = t.TLSHandshakeTimeout
+		m.mu.Unlock()
+	}
+	return &monitorTransport{m: m, rt: rt}
+}
+
+// arm starts the waiting timer of a request sent at start; the returned
+// func stops it, or waits for the notice when it is being given (so that
+// the notice is written before anything the request's caller writes).
+func (m *monitor) arm(start time.Time) func() {
+	m.mu.Lock()
+	after, notify := m.after, m.notify
+	m.mu.Unlock()
+	if notify == nil || after <= 0 {
+		return func() {}
+	}
+	fired := make(chan struct{})
+	t := time.AfterFunc(after, func() {
+		defer close(fired)
+		m.mu.Lock()
+		quiet := !m.answered.After(start)
+		m.mu.Unlock()
+		if quiet {
+			m.once.Do(notify)
+		}
+	})
+	return func() {
+		if !t.Stop() {
+			<-fired
+		}
+	}
+}
+
+func (m *monitor) answer() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.answered = time.Now()
+}
+
+type monitorTransport struct {
+	m  *monitor
+	rt http.RoundTripper
+}
+
+func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	stop := t.m.arm(time.Now())
+	resp, err := t.rt.RoundTrip(req)
+	stop()
+	if resp == nil {
+		if err != nil && strings.Contains(err.Error(), "TLS handshake timeout") {
+			t.m.mu.Lock()
+			err = &handshakeTimeout{after: t.m.handshake, err: err}
+			t.m.mu.Unlock()
+		}
+		return resp, err
+	}
+	t.m.answer()
+	if !isHTML(resp.Header.Get("Content-Type")) {
+		return resp, err
+	}
+	// No Kubernetes API server answers with a web page: say so instead of
+	// "serializer for text/html doesn't exist" (or, for a 403 from a
+	// proxy, "grant get on rollouts").
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxPeek))
+	e := &NotAPIServerError{Server: t.m.server, URL: shortURL(req.URL), Status: resp.StatusCode,
+		ContentType: resp.Header.Get("Content-Type"), Title: htmlTitle(body)}
+	if loc, err := resp.Location(); err == nil && resp.StatusCode/100 == 3 {
+		e.Location = shortURL(loc)
+	}
+	return nil, e
+}
+
+// WrappedRoundTripper lets client-go reach the transport underneath (to
+// cancel a request that timed out).
+func (t *monitorTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
+
+// handshakeTimeout is a TLS handshake that did not finish within the
+// transport's bound.
+type handshakeTimeout struct {
+	after time.Duration
+	err   error
+}
+
+func (e *handshakeTimeout) Error() string { return e.err.Error() }
+func (e *handshakeTimeout) Unwrap() error { return e.err }
+func (e *handshakeTimeout) Timeout() bool { return true }
+
+func isHTML(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
+}
+
+// shortURL is scheme://host/path, without the query.
+func shortURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+// htmlTitle is the page's <title>, on one line and at most 80 characters
+// ("" when there is none).
+func htmlTitle(body []byte) string {
+	lower := bytes.ToLower(body)
+	i := bytes.Index(lower, []byte("<title"))
+	if i < 0 {
+		return ""
+	}
+	j := bytes.IndexByte(lower[i:], '>')
+	if j < 0 {
+		return ""
+	}
+	start := i + j + 1
+	end := bytes.Index(lower[start:], []byte("</title"))
+	if end < 0 {
+		return ""
+	}
+	title := strings.Join(strings.Fields(html.UnescapeString(string(body[start:start+end]))), " ")
+	if r := []rune(title); len(r) > 80 {
+		title = string(r[:79]) + "…"
+	}
+	return title
+}
+
+// NotAPIServerError says the server the kubeconfig names answered with
+// something no Kubernetes API server sends: a web page (a login portal, a
+// corporate proxy, a load balancer's error page).
+type NotAPIServerError struct {
+	// Server is the kubeconfig's server URL; URL is what answered (they
+	// differ after a redirect).
+	Server      string
+	URL         string
+	Status      int
+	ContentType string
+	Title       string
+	// Location is where a redirect with a web page pointed (a login
+	// portal), "" for any other status.
+	Location string
+}
+
+func (e *NotAPIServerError) Error() string { return e.describe("") }
+
+// describe words the error; context names the kubeconfig context ("" when
+// unknown).
+func (e *NotAPIServerError) describe(context string) string {
+	where := "the server at " + e.Server
+	if e.Server == "" {
+		where = "the server"
+	}
+	if context != "" {
+		where += fmt.Sprintf(" (context %s)", context)
+	}
+	what := fmt.Sprintf("it answered %d with an HTML page", e.Status)
+	switch {
+	case e.Location != "":
+		what = fmt.Sprintf("it answered %d with an HTML page redirecting to %s", e.Status, e.Location)
+	case e.URL != "" && e.Server != "" && !sameHost(e.URL, e.Server):
+		what = fmt.Sprintf("it redirected to %s, which answered %d with an HTML page", e.URL, e.Status)
+	}
+	page := "Content-Type " + e.ContentType
+	if e.Title != "" {
+		page = fmt.Sprintf("title %q, %s", e.Title, page)
+	}
+	return fmt.Sprintf("%s is not a Kubernetes API server: %s (%s): check the kubeconfig's server and proxy settings (clusters[].cluster.server, proxy-url, HTTPS_PROXY/NO_PROXY) or --context",
+		where, what, page)
+}
+
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Host, ub.Host)
+}
+
+// APIServer names the API server of a read for messages: "the API server
+// at https://host:6443 (context prod)".
+func (o Options) APIServer() string {
+	s := "the API server"
+	if o.Server != "" {
+		s += " at " + o.Server
+	}
+	if o.Context != "" {
+		s += fmt.Sprintf(" (context %s)", o.Context)
+	}
+	return s
+}
+
+// netError words a failed request whose cause is the connection or the
+// server rather than the object read: one line that says what to check.
+// It returns nil for anything else. Errors a retry may cure (the network,
+// an overloaded server) are marked Retryable.
+func netError(err error, o Options) *Error {
+	var nas *NotAPIServerError
+	if errors.As(err, &nas) {
+		return &Error{Msg: nas.describe(o.Context)}
+	}
+	if apierrors.IsUnauthorized(err) {
+		return &Error{Msg: fmt.Sprintf("%s rejected the credentials (401): refresh your kubeconfig login (or check --context, --user)", o.APIServer())}
+	}
+	msg := err.Error()
+	reachable := "check that the cluster is up and reachable from here (VPN, proxy, --context)"
+	switch {
+	case errors.Is(err, context.Canceled) || strings.Contains(msg, "context canceled"):
+		return nil // Ctrl-C, not the network
+	case strings.Contains(msg, "TLS handshake timeout"):
+		within := ""
+		var ht *handshakeTimeout
+		if errors.As(err, &ht) && ht.after > 0 {
+			within = " within " + ht.after.String()
+		}
+		return &Error{Retryable: true, Msg: fmt.Sprintf("%s did not complete the TLS handshake%s: %s", o.APIServer(), within, reachable)}
+	case isTimeout(err):
+		within := ""
+		if o.Timeout > 0 {
+			within = " within " + o.Timeout.String()
+		}
+		return &Error{Retryable: true, Msg: fmt.Sprintf("%s did not answer%s: %s, or raise --request-timeout", o.APIServer(), within, reachable)}
+	case strings.Contains(msg, "connection refused"):
+		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: connection refused: %s", o.APIServer(), reachable)}
+	case strings.Contains(msg, "no such host"):
+		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: its host name does not resolve: check --context, the VPN and DNS", o.APIServer())}
+	case strings.Contains(msg, "network is unreachable"), strings.Contains(msg, "no route to host"):
+		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: no route to it: %s", o.APIServer(), reachable)}
+	case strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"), strings.HasSuffix(msg, "EOF"):
+		return &Error{Retryable: true, Msg: fmt.Sprintf("the connection to %s broke: %s", o.APIServer(), reachable)}
+	case strings.Contains(msg, "x509:"), strings.Contains(msg, "tls: failed to verify"):
+		return &Error{Msg: fmt.Sprintf("%s presented a certificate the kubeconfig does not trust (%s): check --context and the kubeconfig's certificate-authority (a TLS-inspecting proxy?)", o.APIServer(), x509Reason(msg))}
+	case strings.Contains(msg, "serializer for ") && strings.Contains(msg, "doesn't exist"):
+		ct := between(msg, "serializer for ", " doesn't exist")
+		return &Error{Msg: fmt.Sprintf("the server at %s is not a Kubernetes API server: it answered with Content-Type %s: check the kubeconfig's server and proxy settings (clusters[].cluster.server, proxy-url, HTTPS_PROXY/NO_PROXY) or --context", orUnknown(o.Server), ct)}
+	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), apierrors.IsTooManyRequests(err),
+		apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err), apierrors.IsUnexpectedServerError(err):
+		return &Error{Retryable: true, Msg: fmt.Sprintf("%s failed the request: %s (the API server is overloaded or restarting; try again)", o.APIServer(), oneLine(err))}
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "Client.Timeout exceeded")
+}
+
+// x509Reason is the part of a certificate error after "x509: ".
+func x509Reason(msg string) string {
+	if i := strings.LastIndex(msg, "x509: "); i >= 0 {
+		return oneLine(errors.New(msg[i:]))
+	}
+	return "tls: failed to verify certificate"
+}
+
+func between(s, from, to string) string {
+	i := strings.Index(s, from)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(from):]
+	if j := strings.Index(s, to); j >= 0 {
+		s = s[:j]
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+// IsRetryable is true for a read error that a later try may not have: the
+// network or an overloaded server, not a missing object or a refusal.
+func IsRetryable(err error) bool {
+	var ge *Error
+	return errors.As(err, &ge) && ge.Retryable
+}
