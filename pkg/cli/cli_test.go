@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+	"k8s.io/klog/v2"
 
 	"bytes"
 	"encoding/json"
@@ -293,5 +294,21 @@ func TestLintEmptyInput(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "", "lint", "-f", "-", "--allow-empty"); code != ExitOK {
 		t.Errorf("--allow-empty: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// kubectl's -v works: client-go logs each request with its status and time
+// from -v=6.
+func TestVerbosityFlag(t *testing.T) {
+	root := NewRoot(genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	if root.PersistentFlags().Lookup("v") == nil || root.PersistentFlags().Lookup("vmodule") == nil {
+		t.Fatal("-v and --vmodule are missing")
+	}
+	if err := root.PersistentFlags().Set("v", "6"); err != nil {
+		t.Fatal(err)
+	}
+	defer root.PersistentFlags().Set("v", "0")
+	if !klog.V(6).Enabled() {
+		t.Fatal("-v=6 does not reach klog")
 	}
 }

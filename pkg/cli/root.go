@@ -9,9 +9,13 @@
 package cli
 
 import (
+	"flag"
+
 	"errors"
 	"strings"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -95,6 +99,7 @@ func newRoot(streams genericiooptions.IOStreams, net netSettings) *cobra.Command
 	root.SetErr(streams.ErrOut)
 	root.SetIn(streams.In)
 	flags.AddFlags(root.PersistentFlags())
+	addKlogFlags(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%w (see %s --help)", err, c.CommandPath())
 	})
@@ -141,4 +146,18 @@ func groupCommand(c *cobra.Command) {
 		return usageErrorf("unknown command %q for %q (%ssee %s --help)", args[0], c.CommandPath(), hint, c.CommandPath())
 	}
 	c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+}
+
+// addKlogFlags adds kubectl's logging flags (-v, --vmodule, …): client-go
+// logs every request with its status and time at -v=6, its headers at 7 and
+// bodies at 8, so a user can see what the tool asks the cluster.
+func addKlogFlags(root *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		switch f.Name {
+		case "v", "vmodule":
+			root.PersistentFlags().AddGoFlag(f)
+		}
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/rest"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/fleet"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
@@ -69,9 +68,7 @@ func (o *ScanOptions) Validate() error {
 
 // Run reads the fleet, ranks it and prints one row per Rollout.
 func (o *ScanOptions) Run(ctx context.Context) error {
-	// A few large paginated LISTs: let them through client-go's default
-	// rate limit (5 QPS) without queueing.
-	conn, err := o.cluster(func(c *rest.Config) { c.QPS, c.Burst = 50, 100 })
+	conn, err := o.cluster()
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ type Connection struct {
 	// Options carries Context, Server, Timeout and Mapper; callers add what
 	// to read.
 	Options Options
+	// Config is the REST config the clients were made from (rate limit,
+	// timeout); read it, do not change it.
+	Config *rest.Config
 
 	monitor *monitor
 }
@@ -70,6 +73,14 @@ type NoClusterError struct {
 
 func (e *NoClusterError) Error() string { return e.Reason + ": " + e.Fix }
 
+// ReadQPS and ReadBurst are the client-side rate limit of every command:
+// high enough that a diagnose's reads all go out at once, bounded so that a
+// fleet scan of many pages cannot flood an API server.
+const (
+	ReadQPS   = 50
+	ReadBurst = 100
+)
+
 // NewConfigFlags are kubectl's connection flags with this tool's default
 // request timeout (DefaultRequestTimeout instead of kubectl's 0 = none).
 func NewConfigFlags() *genericclioptions.ConfigFlags {
@@ -94,6 +105,11 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
+	// client-go's default limit (5 requests/s, bursts of 10) is made for
+	// controllers that run for days; a one-shot read of ~16 requests spent
+	// over a second queueing behind it. This limit still bounds what any
+	// command can send an API server.
+	cfg.QPS, cfg.Burst = ReadQPS, ReadBurst
 	for _, t := range tune {
 		t(cfg)
 	}
@@ -109,7 +125,7 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	c := &Connection{Dynamic: dc, Watcher: wdc, monitor: m}
+	c := &Connection{Dynamic: dc, Watcher: wdc, Config: cfg, monitor: m}
 	raw, _ := flags.ToRawKubeConfigLoader().RawConfig()
 	c.Options = Options{Context: raw.CurrentContext, Server: cfg.Host, Timeout: cfg.Timeout}
 	if flags.Context != nil && *flags.Context != "" {
