@@ -35,7 +35,9 @@ type DiagnoseOptions struct {
 // defaults.
 func NewDiagnoseOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *DiagnoseOptions {
 	o := &DiagnoseOptions{CommonOptions: newCommon(flags, streams, "json", "yaml")}
-	o.FailOn = "warning"
+	// An incident tool's exit code separates "something is on fire" from
+	// hygiene: warnings (a missing PDB, no preStop) are on most Rollouts.
+	o.FailOn = "critical"
 	return o
 }
 
@@ -53,7 +55,7 @@ func newDiagnoseCommand(o *DiagnoseOptions) *cobra.Command {
 	}
 	o.addFilenameFlag(cmd, "diagnose the snapshot or kubectl get -o yaml output in `FILE` instead of the cluster (- for stdin)")
 	o.addOutputFlags(cmd, "output format: json or yaml (default: human)")
-	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none")
+	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none (critical: something is on fire now; warnings are hygiene)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "re-diagnose on every change of the Rollout, its ReplicaSets and pods, until Ctrl-C")
 	return cmd

@@ -35,7 +35,8 @@ type PodsOptions struct {
 // NewPodsOptions makes the pods command's options with their defaults.
 func NewPodsOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *PodsOptions {
 	o := &PodsOptions{CommonOptions: newCommon(flags, streams, "json", "yaml"), Margin: 30 * time.Second}
-	o.FailOn = "warning"
+	// As diagnose: exit 1 means a critical finding, not hygiene.
+	o.FailOn = "critical"
 	return o
 }
 
@@ -53,7 +54,7 @@ func newPodsCommand(o *PodsOptions) *cobra.Command {
 	}
 	o.addFilenameFlag(cmd, "check the pods in the snapshot or kubectl get -o yaml output in `FILE` instead of the cluster (- for stdin)")
 	o.addOutputFlags(cmd, "output format: json or yaml (default: human)")
-	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none")
+	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none (critical: something is on fire now; warnings are hygiene)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	cmd.Flags().DurationVar(&o.P99, "p99", o.P99, "long-request p99 (e.g. 40s), measured from access logs or APM: DRAIN_TIMEOUT = p99 × 1.2")
 	cmd.Flags().DurationVar(&o.LBInterval, "lb-interval", o.LBInterval, "external load balancer health-check interval (e.g. 2s)")
