@@ -63,6 +63,10 @@ type Traffic struct {
 	MaxWeight       int32    `json:"maxWeight"`
 	CanaryAvailable int32    `json:"canaryAvailable"`
 	StableAvailable int32    `json:"stableAvailable"`
+	// CanarySpec and StableSpec are the ReplicaSets' spec.replicas: the same
+	// counts as the ReplicaSet table.
+	CanarySpec int32 `json:"canarySpecReplicas"`
+	StableSpec int32 `json:"stableSpecReplicas"`
 	CanaryHash      string   `json:"canaryHash,omitempty"`
 	NextWeight      int32    `json:"nextWeight"`
 	NextBranch      string   `json:"nextBranch"`
@@ -199,14 +203,14 @@ func traffic(ro *v1alpha1.Rollout, a model.Analysis) *Traffic {
 	}
 	for _, r := range in.All {
 		if t.CanaryHash != "" && r.Hash == t.CanaryHash {
-			t.CanaryAvailable = r.Available
+			t.CanaryAvailable, t.CanarySpec = r.Available, r.Spec
 		}
 	}
 	if t.CanaryHash == "" && in.New != nil {
-		t.CanaryAvailable = in.New.Available
+		t.CanaryAvailable, t.CanarySpec = in.New.Available, in.New.Spec
 	}
 	if in.Stable != nil {
-		t.StableAvailable = in.Stable.Available
+		t.StableAvailable, t.StableSpec = in.Stable.Available, in.Stable.Spec
 	}
 	t.NextWeight, t.NextBranch, t.NextWhy = a.Next.Weight, string(a.Next.Decision.Branch), a.Next.Decision.Why
 	if len(in.Invalid) > 0 {

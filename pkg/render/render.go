@@ -207,18 +207,20 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	}
 	st := rep.State
 	fmt.Fprintf(b, "\n%s %s\n", s.Title.Render("Traffic"), s.Dim.Render(t.Router))
-	capStyle := func(avail, weight int32) string {
-		need := (int64(weight)*int64(st.Replicas) + int64(t.MaxWeight) - 1) / int64(t.MaxWeight)
-		txt := fmt.Sprintf("%d/%d available ← %d%%", avail, st.Replicas, weight)
+	// Available of the ReplicaSet's own size (as in the ReplicaSet table),
+	// and what the weight needs when the pods fall short of it.
+	capStyle := func(avail, spec, weight int32) string {
+		txt := fmt.Sprintf("%d/%d available ← %d%%", avail, spec, weight)
 		if st.Replicas < 0 { // a rejected spec: no desired count to compare with
-			txt = fmt.Sprintf("%d available ← %d%%", avail, weight)
+			return s.OK.Render(txt)
 		}
+		need := (int64(weight)*int64(st.Replicas) + int64(t.MaxWeight) - 1) / int64(t.MaxWeight)
 		if weight > 0 && int64(avail) < need {
-			return s.Crit.Render(txt)
+			return s.Crit.Render(fmt.Sprintf("%s (needs %d of %d)", txt, need, st.Replicas))
 		}
 		return s.OK.Render(txt)
 	}
-	fmt.Fprintf(b, "  stable %s   canary %s\n", capStyle(t.StableAvailable, t.StableWeight), capStyle(t.CanaryAvailable, t.CanaryWeight))
+	fmt.Fprintf(b, "  stable %s   canary %s\n", capStyle(t.StableAvailable, t.StableSpec, t.StableWeight), capStyle(t.CanaryAvailable, t.CanarySpec, t.CanaryWeight))
 	// The branch in words; its tag is nextBranch in JSON and YAML.
 	next := fmt.Sprintf("  next pass: canary %d%% — %s", t.NextWeight, model.Branch(t.NextBranch).Words())
 	if len(t.HeldGates) > 0 {
@@ -246,7 +248,11 @@ func humanFindings(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		}
 	}
 	fmt.Fprintf(b, "\n%s\n", s.Title.Render("Findings"))
-	if len(main) == 0 {
+	switch {
+	case len(main) == 0 && len(pods) > 0:
+		// Never "none" above a critical: the pod findings follow.
+		fmt.Fprintf(b, "  %s\n", s.Dim.Render("none about the Rollout itself; its pods and traffic path below"))
+	case len(main) == 0:
 		fmt.Fprintf(b, "  %s\n", s.OK.Render("none"))
 	}
 	findings(b, main, s)
