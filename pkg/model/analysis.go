@@ -48,6 +48,9 @@ func analyzeInputs(in Inputs) Analysis {
 	a := Analysis{Version: in.Version, Inputs: in, Window: RollbackWindow(in), MinPods: EffectiveMinPods(in)}
 	a.Next = Evaluate(in)
 	a.Forecast = append(a.Forecast, forecastOf(in, a.Next))
+	if f, ok := abortScaleDown(in, a.Next); ok {
+		a.Forecast = append(a.Forecast, f)
+	}
 	if !in.TrafficRouted {
 		return a
 	}
@@ -81,7 +84,11 @@ func analyzeInputs(in Inputs) Analysis {
 // Forecast is one predicted pass: with the canary at this many available
 // pods, the controller writes this weight and sizes the canary to this count.
 type Forecast struct {
-	CanaryAvailable int32 `json:"canaryAvailable"`
+	// Event, when set, is a timed change rather than a pass that follows
+	// availability (the aborted canary's scale-down after its delay).
+	Event           string          `json:"event,omitempty"`
+	Cites           []upstream.Cite `json:"cites,omitempty"`
+	CanaryAvailable int32           `json:"canaryAvailable"`
 	Weight          int32 `json:"weight"`
 	CanaryTarget    int32 `json:"canaryTarget"`
 	StableTarget    int32 `json:"stableTarget"`
@@ -97,6 +104,34 @@ func forecastOf(in Inputs, p Pass) Forecast {
 		f.CanaryAvailable = in.New.Available
 	}
 	return f
+}
+
+// abortScaleDown forecasts the aborted canary's scale-down: the pass keeps
+// the canary at its size for abortScaleDownDelaySeconds (30 s by default with
+// traffic routing) once the stable is fully available — the controller then
+// stamps the scale-down-deadline annotation — and scales it to its computed
+// size when the deadline passes. A predictable event, not a guess.
+func abortScaleDown(in Inputs, p Pass) (Forecast, bool) {
+	if !in.Abort || in.New == nil || p.Errored || in.fullyPromoted() {
+		return Forecast{}, false
+	}
+	set, d := in.abortDelay()
+	if d == nil || (in.DSS && !set) {
+		return Forecast{}, false // no delay: the pass itself scales the canary
+	}
+	target, _ := DesiredCounts(in, nextWeights(in, p.Weight))
+	if p.CanaryTarget <= target {
+		return Forecast{}, false
+	}
+	when := fmt.Sprintf("abortScaleDownDelaySeconds (%d s) after the stable is fully available", *d)
+	if in.New.ScaleDownDeadline != "" {
+		when = "at its scale-down deadline " + in.New.ScaleDownDeadline
+	}
+	return Forecast{
+		Event:  fmt.Sprintf("%s: the aborted canary %s is scaled from %d to %d", when, in.New.Name, p.CanaryTarget, target),
+		Cites:  in.cites("df.abort-delay-default", "rs.abort-delay-needs-stable-full", "rs.abort-delay-fallthrough"),
+		Weight: p.Weight, CanaryAvailable: in.New.Available, CanaryTarget: target, StableTarget: p.StableTarget, NextStepIndex: p.NextIndex,
+	}, true
 }
 
 func exposure(in Inputs, p Pass, when string) *Exposure {

@@ -234,6 +234,13 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	if t.NextWhy != "" {
 		fmt.Fprintf(b, "    %s\n", t.NextWhy)
 	}
+	if rep.Model != nil {
+		for _, f := range rep.Model.Forecast {
+			if f.Event != "" {
+				fmt.Fprintf(b, "  then: %s\n", f.Event)
+			}
+		}
+	}
 }
 
 // humanFindings writes the findings in full and the pod checks as a
