@@ -284,7 +284,17 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 	}
 	docs := splitDocuments(data)
 	decoded := make([]decodedDoc, len(docs))
-	par.Do(len(docs), func(i int) { decoded[i] = decodeDocument(name, docs[i]) })
+	for i, d := range docs {
+		if rest, items, ok := splitList(d); ok {
+			decoded[i] = decodeList(name, rest, items)
+			docs[i] = document{} // done
+		}
+	}
+	par.Do(len(docs), func(i int) {
+		if docs[i].body != nil {
+			decoded[i] = decodeDocument(name, docs[i])
+		}
+	})
 	var out []Located
 	var hdr *Header
 	for _, d := range decoded {
@@ -299,6 +309,31 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 		}
 	}
 	return out, hdr, nil
+}
+
+// decodeList decodes a List whose items splitList cut apart: each item on
+// its own, in parallel, then the List around them.
+func decodeList(name string, rest document, items []document) decodedDoc {
+	d := decodeDocument(name, rest)
+	if d.err != nil || d.obj == nil {
+		return decodedDoc{err: d.err}
+	}
+	parts := make([]decodedDoc, len(items))
+	par.Do(len(items), func(i int) { parts[i] = decodeDocument(name, items[i]) })
+	list := make([]interface{}, 0, len(items))
+	d.lines = make([]int, 0, len(items))
+	for i, p := range parts {
+		if p.err != nil {
+			return decodedDoc{err: p.err}
+		}
+		if p.obj == nil {
+			return decodedDoc{err: &ParseError{File: name, Line: items[i].line, Err: fmt.Errorf("%s item %d is not an object", d.obj["kind"], i)}}
+		}
+		list = append(list, p.obj)
+		d.lines = append(d.lines, items[i].line)
+	}
+	d.obj["items"] = list
+	return d
 }
 
 // decodedDoc is one document of a stream, decoded.
