@@ -22,8 +22,8 @@ type Report struct {
 	TakenAt    time.Time `json:"takenAt"`
 	// TimeInferred: the input did not say when it was taken; TakenAt is its
 	// newest timestamp and ages are lower bounds.
-	TimeInferred bool `json:"timeInferred,omitempty"`
-	Source     string    `json:"source"` // "cluster <context>" or "file <name>"
+	TimeInferred bool   `json:"timeInferred,omitempty"`
+	Source       string `json:"source"` // "cluster <context>" or "file <name>"
 
 	Controller model.ControllerVersion `json:"controller"`
 	// VersionDifferences lists where other modeled versions would predict
@@ -57,21 +57,21 @@ type State struct {
 
 // Traffic is where traffic is and where the controller will put it next.
 type Traffic struct {
-	Router          string   `json:"router"`
-	CanaryWeight    int32    `json:"canaryWeight"`
-	StableWeight    int32    `json:"stableWeight"`
-	MaxWeight       int32    `json:"maxWeight"`
-	CanaryAvailable int32    `json:"canaryAvailable"`
-	StableAvailable int32    `json:"stableAvailable"`
+	Router          string `json:"router"`
+	CanaryWeight    int32  `json:"canaryWeight"`
+	StableWeight    int32  `json:"stableWeight"`
+	MaxWeight       int32  `json:"maxWeight"`
+	CanaryAvailable int32  `json:"canaryAvailable"`
+	StableAvailable int32  `json:"stableAvailable"`
 	// CanarySpec and StableSpec are the ReplicaSets' spec.replicas: the same
 	// counts as the ReplicaSet table.
-	CanarySpec int32 `json:"canarySpecReplicas"`
-	StableSpec int32 `json:"stableSpecReplicas"`
-	CanaryHash      string   `json:"canaryHash,omitempty"`
-	NextWeight      int32    `json:"nextWeight"`
-	NextBranch      string   `json:"nextBranch"`
-	NextWhy         string   `json:"nextWhy"`
-	Held            []string `json:"heldBy,omitempty"`
+	CanarySpec int32    `json:"canarySpecReplicas"`
+	StableSpec int32    `json:"stableSpecReplicas"`
+	CanaryHash string   `json:"canaryHash,omitempty"`
+	NextWeight int32    `json:"nextWeight"`
+	NextBranch string   `json:"nextBranch"`
+	NextWhy    string   `json:"nextWhy"`
+	Held       []string `json:"heldBy,omitempty"`
 	// HeldGates are the gates in Held, for the human view (which says them
 	// in words).
 	HeldGates []model.Gate `json:"-"`

@@ -74,8 +74,8 @@ type Plan struct {
 	Reason          string                  `json:"reason"`
 	// AllHarmful is set when no way out is better than harmful: Recommended
 	// is then the least harmful, and Reason says so in those words.
-	AllHarmful bool `json:"allHarmful,omitempty"`
-	GitOps          *GitOps                 `json:"gitops,omitempty"`
+	AllHarmful bool    `json:"allHarmful,omitempty"`
+	GitOps     *GitOps `json:"gitops,omitempty"`
 }
 
 // Option is one action with its predicted effect and the requests it sends.
@@ -135,7 +135,7 @@ type Effect struct {
 	// does not cap it — updatedReplicas never equals replicas, so the
 	// Rollout ends Degraded (ProgressDeadlineExceeded) and stays there.
 	NeverHealthy bool `json:"neverHealthy,omitempty"`
-	Passes    int  `json:"passes"`
+	Passes       int  `json:"passes"`
 }
 
 // Serving is one stretch of passes with the same canary weight.

@@ -71,12 +71,12 @@ type Report struct {
 	// Deployments counts Deployments given the pod checks.
 	Deployments int `json:"deployments"`
 	// Skipped counts objects of kinds no rule reads, by kind.
-	Skipped    map[string]int `json:"skipped,omitempty"`
-	Errors     []FileError    `json:"errors,omitempty"`
+	Skipped map[string]int `json:"skipped,omitempty"`
+	Errors  []FileError    `json:"errors,omitempty"`
 	// SkippedFiles are paths a directory walk passed over (FIFOs, devices).
-	SkippedFiles []FileError `json:"skippedFiles,omitempty"`
-	Findings   []Finding      `json:"findings"`
-	Suppressed []Suppressed   `json:"suppressed,omitempty"`
+	SkippedFiles []FileError  `json:"skippedFiles,omitempty"`
+	Findings     []Finding    `json:"findings"`
+	Suppressed   []Suppressed `json:"suppressed,omitempty"`
 }
 
 // Worst is the highest severity among the unsuppressed findings.

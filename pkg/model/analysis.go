@@ -89,12 +89,12 @@ type Forecast struct {
 	Event           string          `json:"event,omitempty"`
 	Cites           []upstream.Cite `json:"cites,omitempty"`
 	CanaryAvailable int32           `json:"canaryAvailable"`
-	Weight          int32 `json:"weight"`
-	CanaryTarget    int32 `json:"canaryTarget"`
-	StableTarget    int32 `json:"stableTarget"`
-	NextStepIndex   int32 `json:"nextStepIndex"`
-	Errored         bool  `json:"errored,omitempty"`
-	Promotes        bool  `json:"promotes,omitempty"`
+	Weight          int32           `json:"weight"`
+	CanaryTarget    int32           `json:"canaryTarget"`
+	StableTarget    int32           `json:"stableTarget"`
+	NextStepIndex   int32           `json:"nextStepIndex"`
+	Errored         bool            `json:"errored,omitempty"`
+	Promotes        bool            `json:"promotes,omitempty"`
 }
 
 func forecastOf(in Inputs, p Pass) Forecast {
