@@ -89,7 +89,12 @@ func Snapshot(t testing.TB, name string) *snapshot.Snapshot {
 // View returns the view of the only Rollout of examples/name.
 func View(t testing.TB, name string) *snapshot.View {
 	t.Helper()
-	s := Snapshot(t, name)
+	return ViewOf(t, Snapshot(t, name))
+}
+
+// ViewOf returns the view of the only Rollout of a snapshot.
+func ViewOf(t testing.TB, s *snapshot.Snapshot) *snapshot.View {
+	t.Helper()
 	ro, err := s.FindRollout("", "")
 	if err != nil {
 		t.Fatal(err)

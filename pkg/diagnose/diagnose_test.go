@@ -41,16 +41,7 @@ func diagnoseEdited(t *testing.T, ver upstream.Version, edit func(ro *unstructur
 	if more != nil {
 		more(ex)
 	}
-	s := snapshot.New(*ex.header, objs)
-	ro, err := s.FindRollout("", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := s.View(ro)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Run(v, ex.cv, Options{})
+	return Run(exampletest.ViewOf(t, snapshot.New(*ex.header, objs)), ex.cv, Options{})
 }
 
 func has(r *Report, id string) bool {

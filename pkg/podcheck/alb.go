@@ -82,16 +82,23 @@ func albBackends(w *snapshot.Workload, fn func(ingName, svcName, targetType, fro
 	}
 }
 
-func checkALBGate(c *Context, r *rules.Rule) []rules.Finding {
-	w := c.W
-	var ip []string
+// albTargets lists the Ingress → Service pairs whose ALB target type is
+// typ, with the evidence of where the type comes from.
+func albTargets(w *snapshot.Workload, typ string) ([]string, []rules.Evidence) {
+	var pairs []string
 	var evs []rules.Evidence
 	albBackends(w, func(ing, svc, t, from string) {
-		if t == "ip" {
-			ip = append(ip, "Ingress "+ing+" → Service "+svc)
+		if t == typ {
+			pairs = append(pairs, "Ingress "+ing+" → Service "+svc)
 			evs = append(evs, ev("Ingress "+w.Namespace+"/"+ing, "target-type for Service "+svc, t+" ("+from+")"))
 		}
 	})
+	return pairs, evs
+}
+
+func checkALBGate(c *Context, r *rules.Rule) []rules.Finding {
+	w := c.W
+	ip, evs := albTargets(w, "ip")
 	if len(ip) == 0 {
 		return nil
 	}
@@ -133,14 +140,7 @@ func checkALBGate(c *Context, r *rules.Rule) []rules.Finding {
 
 func checkALBInstance(c *Context, r *rules.Rule) []rules.Finding {
 	w := c.W
-	var inst []string
-	var evs []rules.Evidence
-	albBackends(w, func(ing, svc, t, from string) {
-		if t == "instance" {
-			inst = append(inst, "Ingress "+ing+" → Service "+svc)
-			evs = append(evs, ev("Ingress "+w.Namespace+"/"+ing, "target-type for Service "+svc, t+" ("+from+")"))
-		}
-	})
+	inst, evs := albTargets(w, "instance")
 	if len(inst) == 0 {
 		return nil
 	}
