@@ -13,6 +13,9 @@ COMMIT="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 # Timestamps come from the commit, so two builds of one commit are identical.
 EPOCH="$(git log -1 --format=%ct 2>/dev/null || echo 0)"
 BASE_URL="${BASE_URL:-https://github.com/rolloutdoctor/rolloutdoctor/releases/download/$VERSION}"
+# PLATFORMS=... builds a subset (CI builds one per OS) and writes a manifest
+# for that subset; without it every platform of the template is built.
+SUBSET="${PLATFORMS:+1}"
 PLATFORMS="${PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}"
 
 rm -rf dist && mkdir -p dist/stage
@@ -45,9 +48,9 @@ done
 # Fill in the plugins/krew.yaml template: {{VERSION}}, {{BASE_URL}} and each
 # {{SHA256 ARCHIVE}} from sha256sums.txt. Fails on a placeholder left over,
 # an archive the template names that was not built, or a sum that is not one.
-python3 - "$VERSION" "$BASE_URL" <<'PY'
+python3 - "$VERSION" "$BASE_URL" "$SUBSET" <<'PY'
 import re, sys
-version, base = sys.argv[1], sys.argv[2]
+version, base, subset = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 sums = dict(reversed(l.split()) for l in open("dist/sha256sums.txt"))
 def fail(msg):
     sys.exit("dist.sh: " + msg)
@@ -57,6 +60,14 @@ def sha(m):
     return sums[m.group(1)]
 t = open("plugins/krew.yaml").read()
 t = t[t.index("apiVersion:"):]  # the template's header comment says it is one
+if subset:
+    # Keep the platform entries whose archive was built.
+    head, sep, plats = t.partition("\n  platforms:\n")
+    blocks = re.split(r"(?m)^(?=  - selector:)", plats)
+    keep = [b for b in blocks if b.strip() and all(a in sums for a in re.findall(r"\{\{SHA256 ([^}]+)\}\}", b))]
+    if not keep:
+        fail("PLATFORMS built no platform the template names")
+    t = head + sep + "".join(keep)
 out = re.sub(r"\{\{SHA256 ([^}]+)\}\}", sha, t).replace("{{VERSION}}", version).replace("{{BASE_URL}}", base)
 if "{{" in out:
     fail("placeholders left in dist/krew.yaml: " + ", ".join(sorted(set(re.findall(r"\{\{[^}]*\}\}", out)))))
