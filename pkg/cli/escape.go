@@ -201,7 +201,7 @@ func (o *EscapeOptions) planFrom(ctx context.Context, dc dynamic.Interface, snap
 			gap = g.String()
 		}
 	}
-	cv, err := model.DetectVersion(o.ControllerVersion, view.Controllers, gap)
+	cv, err := model.DetectVersionFor(o.ControllerVersion, view, gap)
 	if err != nil {
 		return nil, nil, &ExitCodeError{Code: ExitUsage, Err: err}
 	}

@@ -57,8 +57,11 @@ type View struct {
 	NodeLeases       map[string]*coordinationv1.Lease
 	Namespace        *corev1.Namespace
 	Events           []*corev1.Event // about the Rollout, newest last
-	// Controllers are argo-rollouts controller Deployments found in the cluster.
+	// Controllers are the argo-rollouts controller Deployments that reconcile
+	// this Rollout (OwningControllers: its instance-id label, --namespaced).
 	Controllers []*appsv1.Deployment
+	// OtherControllers are the controller Deployments found that do not.
+	OtherControllers []*appsv1.Deployment
 	// Workload is the Rollout's pods and traffic path as the pod checks see them.
 	Workload *Workload
 }
@@ -328,15 +331,17 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 		v.Events = append(v.Events, e)
 	}
 	sort.SliceStable(v.Events, func(i, j int) bool { return EventTime(v.Events[i]).Before(EventTime(v.Events[j])) })
+	var controllers []*appsv1.Deployment
 	for _, u := range s.byGroupKind("apps", "Deployment") {
 		if IsControllerDeployment(u) {
 			d := &appsv1.Deployment{}
 			if err := convert(u, d); err != nil {
 				return nil, err
 			}
-			v.Controllers = append(v.Controllers, d)
+			controllers = append(controllers, d)
 		}
 	}
+	v.Controllers, v.OtherControllers = OwningControllers(ro, controllers)
 	w, err := s.RolloutWorkload(ro)
 	if err != nil {
 		return nil, err

@@ -218,7 +218,7 @@ func staleWrite(t *testing.T, h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cv, _ := model.DetectVersion("", view.Controllers, "")
+	cv, _ := model.DetectVersionFor("", view, "")
 	p, err := escape.Build(escape.Input{View: view, Controller: cv})
 	if err != nil {
 		t.Fatal(err)
