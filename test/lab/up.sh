@@ -76,14 +76,21 @@ start kube-apiserver "$BIN/kube-apiserver-$KUBERNETES_VERSION" \
 	--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC --allow-privileged
 wait_for "kube-apiserver /readyz" 90 kc get --raw /readyz
 
+# Client rate limits off, as kwokctl does for simulated clusters: at their
+# defaults (controller-manager 20 requests/s per controller, scheduler 50) the
+# ReplicaSet controller queues pod creations and status updates for seconds
+# when many Rollouts ramp at once (the e2e suite runs dozens), and every
+# controller then sees pods turn available late.
 start kube-controller-manager "$BIN/kube-controller-manager-$KUBERNETES_VERSION" \
 	--kubeconfig "$KUBECONFIG_LAB" --authentication-kubeconfig "$KUBECONFIG_LAB" \
+	--kube-api-qps 5000 --kube-api-burst 10000 \
 	--authorization-kubeconfig "$KUBECONFIG_LAB" --controllers '*' --leader-elect=false \
 	--bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
 	--service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
 	--cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key"
 start kube-scheduler "$BIN/kube-scheduler-$KUBERNETES_VERSION" \
 	--kubeconfig "$KUBECONFIG_LAB" --authentication-kubeconfig "$KUBECONFIG_LAB" \
+	--kube-api-qps 5000 --kube-api-burst 10000 \
 	--authorization-kubeconfig "$KUBECONFIG_LAB" --leader-elect=false \
 	--bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT"
 
