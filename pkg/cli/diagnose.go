@@ -172,7 +172,7 @@ func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source str
 			gap = g.String()
 		}
 	}
-	cv, err := model.DetectVersion(versionFlag, view.Controllers, gap)
+	cv, err := model.DetectVersionFor(versionFlag, view, gap)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitUsage, Err: err}
 	}

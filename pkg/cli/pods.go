@@ -159,7 +159,7 @@ func podsReport(snap *snapshot.Snapshot, kind, ns, name, versionFlag, source str
 		if err != nil {
 			return nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading the snapshot: %w", err)}
 		}
-		if cv, err = model.DetectVersion(versionFlag, v.Controllers, ""); err != nil {
+		if cv, err = model.DetectVersionFor(versionFlag, v, ""); err != nil {
 			return nil, &ExitCodeError{Code: ExitUsage, Err: err}
 		}
 	}

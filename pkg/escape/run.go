@@ -45,7 +45,7 @@ func PlanSnapshot(snap *snapshot.Snapshot, t Target) (*Plan, *snapshot.View, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the snapshot: %w", err)
 	}
-	cv, err := model.DetectVersion(t.ControllerVersion, view.Controllers, controllerGap(snap))
+	cv, err := model.DetectVersionFor(t.ControllerVersion, view, controllerGap(snap))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -96,7 +96,7 @@ func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, ve
 				rep.Rows = append(rep.Rows, Row{Namespace: ro.Namespace, Name: ro.Name, Top: "unreadable: " + err.Error(), FindingIDs: []string{}})
 				continue
 			}
-			cv, err := model.DetectVersion(versionFlag, v.Controllers, gap)
+			cv, err := model.DetectVersionFor(versionFlag, v, gap)
 			if err != nil {
 				return nil, err
 			}

@@ -68,7 +68,7 @@ func countedDiagnose(tb testing.TB, objs []runtime.Object) (int64, *diagnose.Rep
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cv, err := model.DetectVersion("", v.Controllers, "")
+	cv, err := model.DetectVersionFor("", v, "")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -205,7 +205,7 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			findController(ctx, dc, c, opt.ControllerNamespace)
+			findController(ctx, dc, c, opt.ControllerNamespace, ro)
 		}()
 	}
 	wg.Wait()
@@ -256,34 +256,60 @@ func podTemplate(c *collector, ro *v1alpha1.Rollout) *corev1.PodTemplateSpec {
 	return &ro.Spec.Template
 }
 
-func findController(ctx context.Context, dc dynamic.Interface, c *collector, preferNS string) {
+// findController reads the controller Deployment that reconciles ro. The
+// common install is one Get: Deployment argo-rollouts (or
+// argo-rollouts-controller) in preferNS, when it reconciles ro. A Rollout
+// labelled with an instance-id, or one the Deployment found does not
+// reconcile (it runs with --instance-id or --namespaced elsewhere), lists the
+// controller Deployments by label instead, so that the one that owns it is
+// found among several; snapshot.OwningControllers then picks it.
+func findController(ctx context.Context, dc dynamic.Interface, c *collector, preferNS string, ro *v1alpha1.Rollout) {
 	if preferNS == "" {
 		preferNS = "argo-rollouts"
 	}
-	for _, name := range []string{"argo-rollouts", "argo-rollouts-controller"} {
-		o, err := dc.Resource(GVRDeployment).Namespace(preferNS).Get(ctx, name, metav1.GetOptions{})
-		if err == nil {
-			setGVK(o, GVRDeployment, "Deployment")
-			c.add(o)
-			return
-		}
-		if apierrors.IsForbidden(err) {
-			break
+	var direct *unstructured.Unstructured
+	if ro.Labels[snapshot.InstanceIDLabel] == "" {
+		for _, name := range []string{"argo-rollouts", "argo-rollouts-controller"} {
+			o, err := dc.Resource(GVRDeployment).Namespace(preferNS).Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				setGVK(o, GVRDeployment, "Deployment")
+				d := &appsv1.Deployment{}
+				if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d) == nil && snapshot.ScopeOf(d).Owns(ro) {
+					c.add(o)
+					return
+				}
+				direct = o
+				break
+			}
+			if apierrors.IsForbidden(err) {
+				break
+			}
 		}
 	}
-	// Installed elsewhere (Helm chart in another namespace): find it by label.
+	// Installed elsewhere (Helm chart in another namespace), or several
+	// controllers: find them by label.
 	list, err := listAll(ctx, dc, GVRDeployment, "", metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=argo-rollouts"})
 	if err != nil {
+		if direct != nil {
+			c.add(direct) // what could be read: the version detection says it does not own ro
+		}
 		c.gap(GVRDeployment, "", "argo-rollouts controller", err)
 		return
 	}
 	found := false
 	for _, o := range list {
 		setGVK(o, GVRDeployment, "Deployment")
+		if direct != nil && o.GetNamespace() == direct.GetNamespace() && o.GetName() == direct.GetName() {
+			direct = nil
+		}
 		if snapshot.IsControllerDeployment(o) {
 			c.add(o)
 			found = true
 		}
+	}
+	if direct != nil {
+		c.add(direct)
+		found = true
 	}
 	if !found {
 		c.gap(GVRDeployment, "", "argo-rollouts controller", apierrors.NewNotFound(GVRDeployment.GroupResource(), "argo-rollouts"))

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
@@ -110,8 +111,26 @@ func Nearest(release string) (upstream.Version, bool, string, error) {
 	return upstream.Newest(), false, fmt.Sprintf("v%d.%d.%d is not modeled", sv.major, sv.minor, sv.patch), nil
 }
 
+// DetectVersionFor decides the controller version of the Rollout in the
+// view: the flag wins, then the controller Deployments that reconcile it
+// (View.Controllers). When controllers run but none reconciles it (another
+// --instance-id, or --namespaced elsewhere) the version is unknown, with a
+// note that says so rather than one picked from a controller that does not
+// own it. gap is the failed read of the controller Deployments, if any.
+func DetectVersionFor(flag string, v *snapshot.View, gap string) (ControllerVersion, error) {
+	if flag == "" && len(v.Controllers) == 0 && len(v.OtherControllers) > 0 {
+		note := snapshot.NoOwnerNote(v.Rollout, v.OtherControllers)
+		if gap != "" {
+			note += "; some controller Deployments could not be read (" + gap + ")"
+		}
+		return ControllerVersion{Assumed: upstream.Newest(), Source: SourceUnknown,
+			Note: note + "; assuming " + string(upstream.Newest()) + " and showing where other versions differ (set --controller-version to be exact)"}, nil
+	}
+	return DetectVersion(flag, v.Controllers, gap)
+}
+
 // DetectVersion decides the controller version: the flag wins, then the
-// controller Deployments in the snapshot.
+// controller Deployments given (those that reconcile the Rollout).
 func DetectVersion(flag string, controllers []*appsv1.Deployment, gap string) (ControllerVersion, error) {
 	if flag != "" {
 		v, exact, note, err := Nearest(flag)

@@ -49,8 +49,11 @@ type View struct {
 	// HPAs and ScaledObjects scale the Rollout (what an autoscaler may set).
 	HPAs          []*autoscalingv2.HorizontalPodAutoscaler
 	ScaledObjects []*unstructured.Unstructured
-	// Controllers are argo-rollouts controller Deployments found in the cluster.
+	// Controllers are the argo-rollouts controller Deployments that reconcile
+	// this Rollout (OwningControllers: its instance-id label, --namespaced).
 	Controllers []*appsv1.Deployment
+	// OtherControllers are the controller Deployments found that do not.
+	OtherControllers []*appsv1.Deployment
 	// Workload is the Rollout's pods and traffic path as the pod checks see them.
 	Workload *Workload
 }
@@ -142,13 +145,15 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 			v.ScaledObjects = append(v.ScaledObjects, u)
 		}
 	}
+	var controllers []*appsv1.Deployment
 	for _, u := range ix.controllers {
 		d, err := typedOf[appsv1.Deployment](s, u)
 		if err != nil {
 			return nil, err
 		}
-		v.Controllers = append(v.Controllers, d)
+		controllers = append(controllers, d)
 	}
+	v.Controllers, v.OtherControllers = OwningControllers(ro, controllers)
 	return v, nil
 }
 

@@ -25,8 +25,11 @@ func init() {
 	for _, a := range []escape.Action{escape.Retry, escape.Promote, escape.PromoteFull, escape.Undo, escape.Abort} {
 		scenarios = append(scenarios, scenario{"aborted-" + string(a), func(t *testing.T, h *harness) { abortedEscape(t, h, a) }})
 	}
+	// incident-undo first: its pods turn Ready 9–39 s after they start, the
+	// longest scenario; started first (TestControllers starts scenarios in
+	// this order), it does not extend the run.
+	scenarios = append([]scenario{{"incident-undo", incidentUndo}}, scenarios...)
 	scenarios = append(scenarios,
-		scenario{"incident-undo", incidentUndo},
 		scenario{"stale-write-409", staleWrite},
 		scenario{"guided-tmux", guidedInTmux},
 		scenario{"rbac-readonly", rbacReadOnly},
@@ -77,7 +80,7 @@ func (h *harness) abortedRollout() *observer {
 	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
 	h.apply(trafficObjects(hostMode))
-	h.apply(rolloutYAML(spec, "a"))
+	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 10, 90*time.Second)
 	h.setImage("b")
 	h.waitFor("the pause at setWeight 20", 90*time.Second, func() bool {
@@ -220,7 +223,7 @@ func staleWrite(t *testing.T, h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cv, _ := model.DetectVersion("", view.Controllers, "")
+	cv, _ := model.DetectVersionFor("", view, "")
 	p, err := escape.Build(escape.Input{View: view, Controller: cv})
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +246,7 @@ func guidedInTmux(t *testing.T, h *harness) {
 		t.Fatal("tmux is needed for the guided-mode test (apt-get install tmux)")
 	}
 	o := h.abortedRollout()
-	session := "rd-" + h.ns
+	session := "rd-" + h.ns + "-" + runID // tmux sessions are per user, not per lab
 	cmdline := fmt.Sprintf("%s escape app -n %s --kubeconfig %s --color never --watch-timeout 120s --interval 1s; echo EXIT=$?; sleep 600",
 		plugin, h.ns, kubeconfig)
 	if out, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "220", "-y", "80", cmdline).CombinedOutput(); err != nil {
@@ -347,7 +350,7 @@ func diagnoseWatch(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
 	h.apply(trafficObjects(hostMode))
-	h.apply(rolloutYAML(spec, "a"))
+	h.apply(h.rolloutYAML(spec, "a"))
 	hashA := h.healthy(o, 4, 90*time.Second)
 	cmd := exec.Command(plugin, "diagnose", "app", "--watch", "-o", "json", "-n", h.ns, "--kubeconfig", kubeconfig)
 	pr, pw := io.Pipe()

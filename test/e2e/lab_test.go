@@ -1,12 +1,17 @@
 //go:build e2e
 
 // Package e2e proves rolloutdoctor's predictions against the real Argo
-// Rollouts controller, version by version, in the lab of test/lab: a real
-// kube-apiserver, kube-controller-manager and scheduler, kwok nodes whose pods
-// turn Ready one by one, and one rollouts-controller binary per version.
+// Rollouts controllers in the lab of test/lab: a real kube-apiserver,
+// kube-controller-manager and scheduler, kwok nodes whose pods turn Ready one
+// by one, and one rollouts-controller binary per version. The versions run
+// side by side in one lab, each with its own --instance-id; a scenario's
+// Rollout carries the instance-id label of its version, so only that
+// version's controller reconciles it.
 //
 // Run with `make e2e` (it builds the lab first). E2E_VERSIONS restricts the
-// controller versions (default: all of test/lab/versions.env).
+// controller versions (default: all of test/lab/versions.env); E2E_PORT_BASE
+// moves the lab's ports (default 20000: etcd on 22379, the API server on
+// 26443, …) so that a second suite can run beside another lab.
 package e2e
 
 import (
@@ -14,10 +19,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +47,8 @@ var (
 	plugin     string // the kubectl-rolloutdoctor binary under test
 	dyn        dynamic.Interface
 	versions   []string
+	portBase   int    // E2E_PORT_BASE
+	runID      string // distinguishes this run's host-wide names (tmux sessions)
 )
 
 var (
@@ -51,6 +60,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse() // the lab is sized by -parallel before m.Run
 	os.Exit(run(m))
 }
 
@@ -66,7 +76,12 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(tmp)
 	stateDir = filepath.Join(tmp, "lab")
 	kubeconfig = filepath.Join(stateDir, "kubeconfig")
+	runID = strings.TrimPrefix(filepath.Base(tmp), "rolloutdoctor-e2e-")
 	versions = labVersions()
+	if portBase, err = labPortBase(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 2
+	}
 
 	plugin = filepath.Join(tmp, "kubectl-rolloutdoctor")
 	build := exec.Command("go", "build", "-o", plugin, "./cmd/kubectl-rolloutdoctor")
@@ -109,15 +124,45 @@ func run(m *testing.M) int {
 	return code
 }
 
-// labCmd runs a lab script against this run's state and ports.
+// labPortBase reads E2E_PORT_BASE. The lab's ports are offsets from it; the
+// default, 20000, gives the ports this suite has always used, and `make
+// lab-up`'s own defaults are those of 10000. Every port stays below Linux's
+// ephemeral range (32768).
+func labPortBase() (int, error) {
+	v := os.Getenv("E2E_PORT_BASE")
+	if v == "" {
+		return 20000, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1024 || n+10259 >= 32768 {
+		return 0, fmt.Errorf("E2E_PORT_BASE=%q: want a number from 1024 to 22508 (ports up to base+10259)", v)
+	}
+	return n, nil
+}
+
+// labCmd runs a lab script against this run's state and ports. The
+// controllers' metrics and healthz ports are the bases here plus a slot per
+// version (controller.sh).
 func labCmd(script string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(labDir, script), args...)
+	port := func(name string, offset int) string { return fmt.Sprintf("%s=%d", name, portBase+offset) }
 	cmd.Env = append(os.Environ(),
-		"LAB_STATE="+stateDir, "LAB_CONTROLLER=none",
-		"LAB_ETCD_PORT=22379", "LAB_ETCD_PEER_PORT=22380", "LAB_APISERVER_PORT=26443",
-		"LAB_KCM_PORT=30257", "LAB_SCHEDULER_PORT=30259",
-		"LAB_CONTROLLER_METRICS_PORT=28090", "LAB_CONTROLLER_HEALTHZ_PORT=28080")
+		"LAB_STATE="+stateDir, "LAB_CONTROLLER=none", fmt.Sprintf("LAB_NODES=%d", labNodes()),
+		port("LAB_ETCD_PORT", 2379), port("LAB_ETCD_PEER_PORT", 2380), port("LAB_APISERVER_PORT", 6443),
+		port("LAB_KCM_PORT", 10257), port("LAB_SCHEDULER_PORT", 10259),
+		port("LAB_CONTROLLER_METRICS_PORT", 8090), port("LAB_CONTROLLER_HEALTHZ_PORT", 8080))
 	return cmd
+}
+
+// labNodes is how many kwok nodes the lab gets: room for every scenario that
+// runs at once (-parallel) at its peak (a reverted Rollout of 20 holds both
+// revisions, 40 pods), at 100 of a node's 110 pods.
+func labNodes() int {
+	p := 8
+	if f := flag.Lookup("test.parallel"); f != nil {
+		p, _ = strconv.Atoi(f.Value.String())
+	}
+	return max(4, (p*45+99)/100)
 }
 
 // labVersions reads CONTROLLER_VERSIONS from versions.env, filtered by E2E_VERSIONS.
@@ -147,26 +192,51 @@ func labVersions() []string {
 	return out
 }
 
+// instanceID is the --instance-id the e2e runs a controller version with.
+func instanceID(version string) string { return "e2e-" + strings.ReplaceAll(version, ".", "-") }
+
 // TestControllers runs every scenario against every controller version. The
-// scenarios of one version run in parallel, each in its own namespace.
+// versions' controllers run side by side, each with its own --instance-id,
+// and every scenario of every version runs in parallel in its own namespace,
+// its Rollout labelled for its version's controller (harness.rolloutYAML).
 func TestControllers(t *testing.T) {
+	t.Parallel() // with TestPods, which needs no Argo controller
+	errs := make(chan error, len(versions))
 	for _, v := range versions {
-		t.Run(v, func(t *testing.T) {
-			if out, err := labCmd("controller.sh", "start", v).CombinedOutput(); err != nil {
-				t.Fatalf("starting controller %s: %v\n%s", v, err, out)
+		go func() {
+			out, err := labCmd("controller.sh", "start", v, instanceID(v)).CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("starting controller %s: %v\n%s", v, err, out)
 			}
-			t.Cleanup(func() { labCmd("controller.sh", "stop").Run() })
-			for _, sc := range scenarios {
-				if f := os.Getenv("E2E_SCENARIOS"); f != "" && !strings.Contains(","+f+",", ","+sc.name+",") {
-					continue
-				}
-				t.Run(sc.name, func(t *testing.T) {
-					t.Parallel()
-					h := newHarness(t, v, sc.name)
-					sc.run(t, h)
-				})
-			}
-		})
+			errs <- err
+		}()
+	}
+	// Registered before any check, so that whatever started is stopped once
+	// every scenario has finished.
+	t.Cleanup(func() { labCmd("controller.sh", "stop-all").Run() })
+	for range versions {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	// Scenario by scenario, each for every version: -parallel admits them in
+	// this order, so the long ones of every version start first. The names
+	// read TestControllers/VERSION/SCENARIO as subtests of subtests would.
+	for _, sc := range scenarios {
+		if f := os.Getenv("E2E_SCENARIOS"); f != "" && !strings.Contains(","+f+",", ","+sc.name+",") {
+			continue
+		}
+		for _, v := range versions {
+			t.Run(v+"/"+sc.name, func(t *testing.T) {
+				t.Parallel()
+				h := newHarness(t, v, sc.name)
+				h.instanceID = instanceID(v)
+				sc.run(t, h)
+			})
+		}
 	}
 }
 
@@ -174,8 +244,11 @@ func TestControllers(t *testing.T) {
 type harness struct {
 	t       *testing.T
 	version string
-	ns      string
-	ctx     context.Context
+	// instanceID is the --instance-id of the version's controller, which the
+	// scenario's Rollout is labelled with (TestPods has none).
+	instanceID string
+	ns         string
+	ctx        context.Context
 }
 
 func newHarness(t *testing.T, version, name string) *harness {

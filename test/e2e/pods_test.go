@@ -172,6 +172,9 @@ func TestPods(t *testing.T) {
 	if f := os.Getenv("E2E_SCENARIOS"); f != "" && !strings.Contains(","+f+",", ",pods,") {
 		t.Skip("E2E_SCENARIOS excludes pods")
 	}
+	// Beside TestControllers: its nodes are tainted, so no scenario's pods
+	// land there, and its Deployments run on those nodes only.
+	t.Parallel()
 	h := newHarness(t, "kubernetes", "pods")
 	// pods-e2e-1's "kubelet" is a kwok process of its own: killing it is the
 	// node losing power. The lab's kwok runs the other two.

@@ -55,7 +55,10 @@ type rolloutSpec struct {
 	podTiming         string // pod template annotations; default podTiming
 }
 
-func rolloutYAML(s rolloutSpec, image string) string {
+// rolloutYAML is the scenario's Rollout, labelled with the instance-id of
+// the harness's controller version: only that version's controller
+// reconciles it, as with `rollouts-controller --instance-id` in a cluster.
+func (h *harness) rolloutYAML(s rolloutSpec, image string) string {
 	routing := `
       canaryService: app-canary
       stableService: app-stable
@@ -86,6 +89,7 @@ func rolloutYAML(s rolloutSpec, image string) string {
 kind: Rollout
 metadata:
   name: app
+  labels: {argo-rollouts.argoproj.io/controller-instance-id: %q}
 spec:
   replicas: %d
   revisionHistoryLimit: 5
@@ -100,7 +104,7 @@ spec:
     canary:%s%s
       abortScaleDownDelaySeconds: 5
       steps: %s
-`, s.replicas, timing, image, routing, extra, s.steps)
+`, h.instanceID, s.replicas, timing, image, routing, extra, s.steps)
 }
 
 func trafficObjects(mode trafficMode) string {
@@ -302,7 +306,7 @@ func predictedMaxBeforeFull(r *diagnose.Report, full int32) (w, onPods int32) {
 func (h *harness) aThenB(o *observer, spec rolloutSpec, timeout time.Duration) (hashA, hashB string) {
 	h.t.Helper()
 	h.apply(trafficObjects(spec.mode))
-	h.apply(rolloutYAML(spec, "a"))
+	h.apply(h.rolloutYAML(spec, "a"))
 	hashA = h.healthy(o, int64(spec.replicas), timeout)
 	h.setImage("b")
 	h.waitFor("revision B promoted and A scaled to 0", 2*timeout, func() bool {
@@ -459,7 +463,7 @@ func minPodsOverReplicas(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 1, minPods: 2, steps: "[{setWeight: 50}, {pause: {duration: 2s}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
 	h.apply(trafficObjects(hostMode))
-	h.apply(rolloutYAML(spec, "a"))
+	h.apply(h.rolloutYAML(spec, "a"))
 	h.settled(o, 8*time.Second, 60*time.Second)
 	h.setImage("b")
 	h.waitFor("the update to be observed", 20*time.Second, func() bool {
@@ -493,7 +497,7 @@ func dynamicStableScale(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 30}, {pause: {}}]", mode: hostMode, dss: true}
 	o := h.observe(isCanaryDest(hostMode))
 	h.apply(trafficObjects(hostMode))
-	h.apply(rolloutYAML(spec, "a"))
+	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 10, 90*time.Second)
 	h.setImage("b")
 	h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {

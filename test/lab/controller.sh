@@ -1,36 +1,100 @@
 #!/usr/bin/env bash
-# controller.sh start VERSION   stop the lab's Argo Rollouts controller, if any,
-#                               and start VERSION (e.g. v1.9.3) in its place
-# controller.sh stop            stop it
-# controller.sh version         print the running version
-# The argo-rollouts Deployment's image tag follows, so the plugin's version
-# detection sees what runs.
+# controller.sh start VERSION [ID]  start VERSION (e.g. v1.9.3). Without ID it is the
+#                                   lab's default controller (no --instance-id; it
+#                                   replaces the default one running, if any). With ID
+#                                   it runs beside the others with --instance-id=ID and
+#                                   reconciles only Rollouts labelled
+#                                   argo-rollouts.argoproj.io/controller-instance-id=ID.
+# controller.sh stop [ID]           stop one (default: the default controller) and
+#                                   delete its Deployment
+# controller.sh stop-all            stop every controller
+# controller.sh list                print "ID VERSION HEALTHZ-PORT" for each running one
+#                                   ("-" is the default controller)
+# controller.sh version             print the default controller's version
+# Each controller appears as a Deployment (argo-rollouts, or argo-rollouts-ID) in
+# namespace argo-rollouts with its version as image tag and its args, so the
+# plugin's version detection sees what runs and which Rollouts each one owns.
+# Ports: the default controller uses the metrics/healthz base ports; a controller
+# with an ID uses base + 1 + the index of its version in versions.env (so one
+# controller per version runs side by side; LAB_CONTROLLER_SLOT overrides).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# key ID: the process name and state key of a controller.
+key() { if [[ -n ${1:-} ]]; then echo "rollouts-controller-$1"; else echo rollouts-controller; fi; }
+
+# slot VERSION ID: the port offset of a controller.
+slot() {
+	if [[ -n ${LAB_CONTROLLER_SLOT:-} ]]; then echo "$LAB_CONTROLLER_SLOT"; return; fi
+	[[ -z $2 ]] && { echo 0; return; }
+	local i=1 v
+	for v in $CONTROLLER_VERSIONS; do
+		[[ $v == "$1" ]] && { echo "$i"; return; }
+		i=$((i + 1))
+	done
+	die "$1 is not in CONTROLLER_VERSIONS (versions.env): set LAB_CONTROLLER_SLOT"
+}
+
+stop_controller() { # ID [delete]
+	local k
+	k="$(key "${1:-}")"
+	stop "$k"
+	rm -f "$STATE/controllers/$k"
+	if [[ -n ${2:-} ]] && running kube-apiserver; then
+		local name=argo-rollouts
+		[[ -n ${1:-} ]] && name="argo-rollouts-$1"
+		kc -n argo-rollouts delete deployment "$name" --ignore-not-found --wait=false >/dev/null
+	fi
+}
+
 case "${1:-}" in
 start)
-	v="${2:?usage: controller.sh start VERSION}"
+	v="${2:?usage: controller.sh start VERSION [ID]}" id="${3:-}"
 	[[ -x $BIN/rollouts-controller-$v ]] || die "$BIN/rollouts-controller-$v is missing: run make lab-build"
 	running kube-apiserver || die "the lab is not running: run make lab-up"
-	stop rollouts-controller
-	sed "s/VERSION/$v/" "$LAB/manifests/controller-deployment.yaml" | kc apply -f - >/dev/null
+	[[ -z $id || $id =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || die "instance id $id: use lowercase letters, digits and '-'"
+	k="$(key "$id")" s="$(slot "$v" "$id")"
+	((s < 10)) || die "port slot $s: the metrics and healthz ranges hold 10 controllers"
+	metrics=$((CONTROLLER_METRICS_PORT + s)) healthz=$((CONTROLLER_HEALTHZ_PORT + s))
+	stop "$k"
+	# Something else answering on the port would pass the health check below.
+	curl -s -o /dev/null "http://127.0.0.1:$healthz/healthz" && die "port $healthz is in use (another controller?)"
+	name=argo-rollouts args='[]' flags=()
+	if [[ -n $id ]]; then
+		name="argo-rollouts-$id" args="[\"--instance-id=$id\"]" flags=(--instance-id "$id")
+	fi
+	sed -e "s/NAME/$name/g" -e "s/VERSION/$v/" -e "s/ARGS/$args/" "$LAB/manifests/controller-deployment.yaml" |
+		kc apply -f - >/dev/null
 	# POD_NAMESPACE is where the controller reads its ConfigMap, as in-cluster.
-	POD_NAMESPACE=argo-rollouts start rollouts-controller "$BIN/rollouts-controller-$v" \
-		--kubeconfig "$KUBECONFIG_LAB" --leader-elect=false \
-		--metricsport "$CONTROLLER_METRICS_PORT" --healthzPort "$CONTROLLER_HEALTHZ_PORT"
-	echo "$v" >"$STATE/controller-version"
-	wait_for "rollouts-controller $v healthz" 60 curl -sf "http://127.0.0.1:$CONTROLLER_HEALTHZ_PORT/healthz"
-	log "Argo Rollouts controller $v running (log: $STATE/logs/rollouts-controller.log)"
+	POD_NAMESPACE=argo-rollouts start "$k" "$BIN/rollouts-controller-$v" \
+		--kubeconfig "$KUBECONFIG_LAB" --leader-elect=false "${flags[@]}" \
+		--metricsport "$metrics" --healthzPort "$healthz"
+	mkdir -p "$STATE/controllers"
+	echo "${id:--} $v $healthz" >"$STATE/controllers/$k"
+	wait_for "rollouts-controller $v${id:+ ($id)} healthz" 60 curl -sf "http://127.0.0.1:$healthz/healthz"
+	running "$k" || die "rollouts-controller $v${id:+ ($id)} exited (log: $STATE/logs/$k.log)"
+	log "Argo Rollouts controller $v${id:+ --instance-id=$id} running (log: $STATE/logs/$k.log)"
 	;;
 stop)
-	stop rollouts-controller
-	rm -f "$STATE/controller-version"
+	stop_controller "${2:-}" delete
+	;;
+stop-all)
+	for f in "$STATE"/controllers/rollouts-controller*; do
+		[[ -f $f ]] || continue
+		read -r id _ _ <"$f"
+		[[ $id == - ]] && id=""
+		stop_controller "$id" delete
+	done
+	;;
+list)
+	for f in "$STATE"/controllers/rollouts-controller*; do
+		[[ -f $f ]] && running "$(basename "$f")" && cat "$f"
+	done
 	;;
 version)
-	running rollouts-controller && cat "$STATE/controller-version"
+	running rollouts-controller && cut -d' ' -f2 "$STATE/controllers/rollouts-controller"
 	;;
 *)
-	die "usage: controller.sh start VERSION | stop | version"
+	die "usage: controller.sh start VERSION [ID] | stop [ID] | stop-all | list | version"
 	;;
 esac

@@ -2,7 +2,10 @@
 # Stops what up.sh started (by PID, nothing else) and removes the lab's state.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-for p in rollouts-controller kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+for f in "$STATE"/pids/rollouts-controller*.pid; do
+	[[ -f $f ]] && stop "$(basename "$f" .pid)"
+done
+for p in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
 	stop "$p"
 done
 # Keep logs of a failed run when asked (CI uploads them).

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Starts the lab: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kwok with fake nodes, the Argo Rollouts and minimal Istio CRDs, and one Argo
-# Rollouts controller (LAB_CONTROLLER, default v1.8.2; "none" starts none).
+# kwok with fake nodes, the Argo Rollouts and minimal Istio CRDs, and the Argo
+# Rollouts controller LAB_CONTROLLER: a version (default v1.8.2) runs as the
+# default controller (no --instance-id); "all" runs one controller per version
+# of versions.env side by side, each with --instance-id=lab-vX-Y-Z; "none"
+# starts none.
 # Writes $STATE/kubeconfig. Stop everything with down.sh.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -73,14 +76,21 @@ start kube-apiserver "$BIN/kube-apiserver-$KUBERNETES_VERSION" \
 	--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC --allow-privileged
 wait_for "kube-apiserver /readyz" 90 kc get --raw /readyz
 
+# Client rate limits off, as kwokctl does for simulated clusters: at their
+# defaults (controller-manager 20 requests/s per controller, scheduler 50) the
+# ReplicaSet controller queues pod creations and status updates for seconds
+# when many Rollouts ramp at once (the e2e suite runs dozens), and every
+# controller then sees pods turn available late.
 start kube-controller-manager "$BIN/kube-controller-manager-$KUBERNETES_VERSION" \
 	--kubeconfig "$KUBECONFIG_LAB" --authentication-kubeconfig "$KUBECONFIG_LAB" \
+	--kube-api-qps 5000 --kube-api-burst 10000 \
 	--authorization-kubeconfig "$KUBECONFIG_LAB" --controllers '*' --leader-elect=false \
 	--bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
 	--service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
 	--cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key"
 start kube-scheduler "$BIN/kube-scheduler-$KUBERNETES_VERSION" \
 	--kubeconfig "$KUBECONFIG_LAB" --authentication-kubeconfig "$KUBECONFIG_LAB" \
+	--kube-api-qps 5000 --kube-api-burst 10000 \
 	--authorization-kubeconfig "$KUBECONFIG_LAB" --leader-elect=false \
 	--bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT"
 
@@ -108,11 +118,21 @@ newest="${CONTROLLER_VERSIONS##* }"
 kc apply --server-side -f "$BIN/crds-$newest" >/dev/null
 kc apply --server-side -f "$LAB/manifests/istio-crds.yaml" >/dev/null
 kc create namespace istio-system >/dev/null # where Istio's mesh ConfigMap lives (docs/rbac.yaml names it)
+kc create namespace argo-rollouts >/dev/null # where the controllers' Deployments are
 kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 
-if [[ $CONTROLLER != none ]]; then
-	"$LAB/controller.sh" start "$CONTROLLER"
-fi
+case "$CONTROLLER" in
+none) ;;
+all)
+	for v in $CONTROLLER_VERSIONS; do
+		"$LAB/controller.sh" start "$v" "lab-${v//./-}" &
+	done
+	wait_all=0
+	for _ in $CONTROLLER_VERSIONS; do wait -n || wait_all=1; done
+	((wait_all == 0)) || die "a controller did not start"
+	;;
+*) "$LAB/controller.sh" start "$CONTROLLER" ;;
+esac
 started=1
 
 cat <<EOF
@@ -121,5 +141,7 @@ lab is up: Kubernetes $KUBERNETES_VERSION, $NODES kwok nodes, Argo Rollouts cont
   kubectl get nodes
   kubectl rolloutdoctor diagnose ROLLOUT -n NAMESPACE     # or: bin/kubectl-rolloutdoctor ...
 switch controllers with:  test/lab/controller.sh start v1.10.2
+one beside the others:    test/lab/controller.sh start v1.9.3 blue   # reconciles Rollouts labelled
+                          #   argo-rollouts.argoproj.io/controller-instance-id: blue
 stop with:                make lab-down
 EOF
