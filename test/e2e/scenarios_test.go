@@ -429,13 +429,27 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	}
 }
 
-// settled waits until nothing observed has changed for quiet, so a diagnosis
-// taken now describes a state the controller is holding.
+// settled waits until nothing observed has changed for quiet and every
+// ReplicaSet has all its pods available, so a diagnosis taken now describes a
+// state the controller is holding. Quiet alone is not enough: a pod kwok has
+// not yet made Ready (up to 12 s after it is created, more on a busy machine)
+// leaves every watched object unchanged while the controller waits for it.
+// Under the load of five versions' scenarios minpods-over-replicas once
+// diagnosed v1.10.2 so, 14 s after the update, while its canary pod was
+// still starting: the Rollout reached its 2 s pause only afterwards.
 func (h *harness) settled(o *observer, quiet, timeout time.Duration) {
 	h.t.Helper()
-	h.waitFor(fmt.Sprintf("%s without changes", quiet), timeout, func() bool {
+	h.waitFor(fmt.Sprintf("%s without changes, every pod available", quiet), timeout, func() bool {
 		ss := o.Samples()
-		return len(ss) > 0 && time.Since(ss[len(ss)-1].At) > quiet
+		if len(ss) == 0 || time.Since(ss[len(ss)-1].At) <= quiet {
+			return false
+		}
+		for _, rs := range o.Now().RS {
+			if rs.Available != rs.Spec {
+				return false
+			}
+		}
+		return true
 	})
 }
 
