@@ -119,7 +119,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 		// A spec the controller rejects is not acted on: rules that reason
 		// from its values would compute with numbers the controller never
 		// uses. Only RD113 and the rules about state and data remain.
-		if invalid && !stateRules[r.ID] {
+		if invalid && !r.OnInvalidSpec {
 			return true
 		}
 		// An offline file has no record of what could not be read.
@@ -132,10 +132,6 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	rules.Sort(rep.Findings)
 	return rep
 }
-
-// stateRules still run on a spec the controller rejects: they read the
-// status, the data gaps and the version, not the rejected values.
-var stateRules = map[string]bool{"RD113": true, "RD104": true, "RD106": true, "RD107": true, "RD109": true, "RD110": true, "RD111": true, "RD112": true}
 
 // Worst is the highest severity among the findings (0 when none).
 func (r *Report) Worst() rules.Severity { return rules.Worst(r.Findings) }

@@ -47,7 +47,7 @@ func leastHarmful(opts []Option, base model.Inputs, v *snapshot.View) (Action, s
 		}
 	}
 	if base.TrafficRouted {
-		why += ". Outside the controller's verbs: scale the argo-rollouts controller Deployment to 0, set the router's weights back to the stable by hand, and scale the controller up again once the canary has the pods — risk: no Rollout in the cluster is reconciled meanwhile, and on its first pass the controller writes its own weight again"
+		why += ". Outside the controller's verbs: scale the argo-rollouts controller Deployment to 0, set the router's weights back to the stable by hand, and scale the controller up again once the canary has the pods — risk: no Rollout in the cluster is reconciled meanwhile, and on its first pass back the controller writes its own weight again"
 	}
 	return best.Action, why
 }

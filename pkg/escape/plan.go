@@ -74,8 +74,11 @@ type Plan struct {
 	Reason          string                  `json:"reason"`
 	// AllHarmful is set when no way out is better than harmful: Recommended
 	// is then the least harmful, and Reason says so in those words.
-	AllHarmful bool    `json:"allHarmful,omitempty"`
-	GitOps     *GitOps `json:"gitops,omitempty"`
+	AllHarmful bool `json:"allHarmful,omitempty"`
+	// ReasonCites back what Reason says of the controller beyond the
+	// options' own citations.
+	ReasonCites []upstream.Cite `json:"reasonCites,omitempty"`
+	GitOps      *GitOps         `json:"gitops,omitempty"`
 }
 
 // Option is one action with its predicted effect and the requests it sends.
@@ -235,12 +238,21 @@ func Build(in Input) (*Plan, error) {
 		case Wait:
 			o.Cites = cite("tr.reverse-loop", "sy.full-promote-gate")
 		}
+		if o.Effect.NeverHealthy {
+			// The canary sized to minPods above replicas; Healthy needs them equal.
+			o.Cites = append(o.Cites, cite("uc.check-min-max", "uc.min-cap-replicas", "co.healthy-updated")...)
+		}
 		p.Options = append(p.Options, o)
 	}
 	p.Recommended, p.Reason = recommend(p.Options, base)
 	if w, _ := p.Option(Wait); p.Recommended == Wait && w.Verdict == Harmful {
 		p.AllHarmful = true
 		p.Recommended, p.Reason = leastHarmful(p.Options, base, v)
+		if base.TrafficRouted {
+			// The out-of-band option rests on the controller writing its
+			// computed weight on every pass.
+			p.ReasonCites = cite("tr.set-weight-call")
+		}
 	}
 	p.GitOps = detectGitOps(ro, v.WorkloadRef)
 	return p, nil

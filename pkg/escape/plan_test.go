@@ -190,6 +190,9 @@ func TestEveryWayOutHarmful(t *testing.T) {
 	if !p.AllHarmful || p.Recommended != Wait {
 		t.Fatalf("allHarmful %v, recommended %s (%s)", p.AllHarmful, p.Recommended, p.Reason)
 	}
+	if len(p.ReasonCites) == 0 || p.ReasonCites[0].Key != "tr.set-weight-call" {
+		t.Errorf("the out-of-band option's claim is not cited: %+v", p.ReasonCites)
+	}
 	for _, want := range []string{"every way out is harmful; the least harmful is to wait", "It lasts until 20 pods of checkout-api-5f6c8d7b9a are available", "Outside the controller's verbs", "risk:"} {
 		if !strings.Contains(p.Reason, want) {
 			t.Errorf("reason lacks %q:\n%s", want, p.Reason)
@@ -226,6 +229,13 @@ func TestWaitNeverHealthyBeforeV110(t *testing.T) {
 		o, _ := p.Option(Wait)
 		if o.Verdict != want || (want == SafeWithCost) != strings.Contains(o.Why, "never becomes Healthy") {
 			t.Errorf("%s: wait is %s (%s)", ver, o.Verdict, o.Why)
+		}
+		cited := false
+		for _, c := range o.Cites {
+			cited = cited || c.Key == "co.healthy-updated"
+		}
+		if cited != (want == SafeWithCost) {
+			t.Errorf("%s: never-Healthy claim cited %v, want %v", ver, cited, want == SafeWithCost)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // Verdict renders an escape verdict with its colour.
@@ -47,11 +48,14 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 		if o.Command != "" && o.Verdict != escape.NotApplicable {
 			fmt.Fprintf(&b, "       %s\n", s.Dim.Render("same requests as: "+o.Command))
 		}
-		if code := compactCites(o); code != "" {
+		if code := compactCites(o.Cites); code != "" {
 			fmt.Fprintf(&b, "       %s\n", s.Dim.Render(code))
 		}
 	}
 	fmt.Fprintf(&b, "\n%s %s\n", s.Bold.Render("Recommended:"), p.Reason)
+	if code := compactCites(p.ReasonCites); code != "" {
+		fmt.Fprintf(&b, "  %s\n", s.Dim.Render(code))
+	}
 	if g := p.GitOps; g != nil {
 		fmt.Fprintf(&b, "\n%s %s (%s)\n", s.Warn.Render("GitOps:"), g.Tool+" "+g.Owner, g.Evidence)
 		for _, n := range g.Notes {
@@ -64,10 +68,10 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 
 // compactCites lists an option's citations on one line: file:line for the
 // version, the files shortened to their last two path elements.
-func compactCites(o escape.Option) string {
+func compactCites(cites []upstream.Cite) string {
 	var parts []string
 	ver := ""
-	for _, c := range o.Cites {
+	for _, c := range cites {
 		if c.Absent {
 			continue
 		}

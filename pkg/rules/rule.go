@@ -56,6 +56,10 @@ type Rule struct {
 	// references a user can open: a page of the project's docs/, relative to
 	// it (incidents.md#anchor), or a public https URL.
 	Sources []string `json:"sources,omitempty"`
+	// OnInvalidSpec marks a Rollout rule that still runs when the controller
+	// rejects the spec (RD113): it reads status, data gaps or the version,
+	// not the rejected values the others would compute with.
+	OnInvalidSpec bool `json:"onInvalidSpec,omitempty"`
 }
 
 // NewFinding is a finding of this rule with its usual severity, remediation

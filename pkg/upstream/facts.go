@@ -782,12 +782,22 @@ var facts = []Fact{
 	// Spec validation: what the controller refuses to reconcile.
 	{
 		Key:      "ct.invalid-spec",
-		Claim:    `Before reconciling, the controller validates the spec; an invalid spec sets the InvalidSpec condition (Degraded) and the Rollout is not reconciled — no scaling, no traffic change — until the spec is fixed (it retries every 20 s).`,
+		Claim:    `Before reconciling, the controller validates the spec; an invalid spec sets the InvalidSpec condition (Degraded) and the Rollout is not reconciled — no scaling, no traffic change — until the spec is fixed.`,
 		File:     srcCT,
 		Contains: `err = roCtx.getRolloutValidationErrors()`,
 		Lines:    Lines{"v1.7.2": 56, "v1.8.2": 549, "v1.8.3": 549, "v1.9.3": 573, "v1.10.2": 571},
 		Except: map[Version]Override{
 			"v1.7.2": {File: srcCX, Contains: `err := c.getRolloutValidationErrors()`},
+		},
+	},
+	{
+		Key:      "ct.invalid-spec-requeue",
+		Claim:    `A Rollout with an invalid spec is queued again after 20 s, so a fixed spec is picked up within that time.`,
+		File:     srcCT,
+		Contains: `enqueueRolloutAfter(roCtx.rollout, 20*time.Second)`,
+		Lines:    Lines{"v1.7.2": 61, "v1.8.2": 420, "v1.8.3": 420, "v1.9.3": 436, "v1.10.2": 445},
+		Except: map[Version]Override{
+			"v1.7.2": {File: srcCX, Contains: `enqueueRolloutAfter(c.rollout, 20*time.Second)`},
 		},
 	},
 	{
