@@ -100,6 +100,7 @@ func newRoot(streams genericiooptions.IOStreams, net netSettings) *cobra.Command
 	root.SetIn(streams.In)
 	flags.AddFlags(root.PersistentFlags())
 	addKlogFlags(root)
+	addProfileFlags(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%w (see %s --help)", err, c.CommandPath())
 	})

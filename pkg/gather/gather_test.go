@@ -4,14 +4,22 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -92,5 +100,87 @@ func TestGatherCRDMissingAndPodsForbidden(t *testing.T) {
 	}
 	if g, ok := snap.HasGap("pods"); !ok || g.Reason != snapshot.GapForbidden || g.Namespace != "shop" {
 		t.Fatalf("gaps = %+v, want a Forbidden gap for pods in shop", snap.Header.Gaps)
+	}
+}
+
+// TestTypedPodsMatchDynamic: reading pods through the typed (protobuf)
+// client must give the same snapshot as through the dynamic client — the
+// same pod objects as written out, and the same typed pods in the view.
+func TestTypedPodsMatchDynamic(t *testing.T) {
+	// The example's ReplicaSets, with three pods each as the ReplicaSet
+	// controller makes them (owner reference, template labels, a node).
+	objs := exampleObjects(t)
+	var pods []runtime.Object
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		if u.GetKind() != "ReplicaSet" {
+			continue
+		}
+		rs := &appsv1.ReplicaSet{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rs); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			p := &corev1.Pod{
+				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", rs.Name, i), Namespace: rs.Namespace,
+					Labels: rs.Spec.Template.Labels, CreationTimestamp: rs.CreationTimestamp,
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}},
+				Spec: *rs.Spec.Template.Spec.DeepCopy(),
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+					{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: rs.CreationTimestamp}}},
+			}
+			p.Spec.NodeName = fmt.Sprintf("node-%d", i)
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, pods = append(objs, &unstructured.Unstructured{Object: m}), append(pods, p)
+		}
+	}
+	if len(pods) == 0 {
+		t.Fatal("the example has no ReplicaSets")
+	}
+	cs := kubefake.NewSimpleClientset(pods...)
+	viaDynamic, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaTyped, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Pods: cs.CoreV1()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	podsOf := func(s *snapshot.Snapshot) []*unstructured.Unstructured {
+		var out []*unstructured.Unstructured
+		for _, o := range s.Objects() {
+			if o.GetKind() == "Pod" {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	a, b := podsOf(viaDynamic), podsOf(viaTyped)
+	if len(a) != len(pods) || len(b) != len(a) {
+		t.Fatalf("pods: %d via dynamic, %d via typed, %d in the cluster", len(a), len(b), len(pods))
+	}
+	for i := range a {
+		if !equality.Semantic.DeepEqual(a[i].Object, b[i].Object) {
+			t.Fatalf("pod %s differs:\ndynamic: %v\ntyped:   %v", a[i].GetName(), a[i].Object, b[i].Object)
+		}
+	}
+	view := func(s *snapshot.Snapshot) *snapshot.View {
+		ro, err := s.FindRollout("shop", "checkout-api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.View(ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	va, vb := view(viaDynamic), view(viaTyped)
+	if len(va.Workload.Pods) != len(pods) || !equality.Semantic.DeepEqual(va.Workload.Pods, vb.Workload.Pods) {
+		t.Fatalf("typed pods in the view differ (%d vs %d)", len(va.Workload.Pods), len(vb.Workload.Pods))
 	}
 }

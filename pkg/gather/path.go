@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +45,7 @@ func ListKinds() map[schema.GroupVersionResource]string {
 type reader struct {
 	ctx    context.Context
 	dc     dynamic.Interface
+	pods   corev1client.PodsGetter // nil: pods through dc
 	c      *collector
 	mapper meta.RESTMapper
 	wg     sync.WaitGroup
@@ -115,13 +117,52 @@ func (r *reader) getIf(def schema.GroupVersionResource, kind, ns, name string, g
 // trafficPath reads what sits between clients and the pods: the Services in
 // the namespace that select them (one LIST), their EndpointSlices (one LIST
 // of the namespace, filtered here), the Ingresses routing to them (one LIST),
-// PDBs and the Namespace; after the pods are known, the Nodes, their Leases
-// and Istio's mesh config.
+// PDBs, the Namespace, and the Nodes and their Leases; after the pods are
+// known, Istio's mesh config. Nodes and Leases are read in the first wave
+// and kept once the pods say which matter: waiting for the pods first put a
+// second round trip after the largest read.
 type trafficPath struct {
 	ns                      string
 	labels                  map[string]string
 	namedSvc, namedIng      map[string]bool
 	svcs, slices, ingresses []*unstructured.Unstructured
+	nodes, leases           deferredList
+}
+
+// deferredList is a LIST whose result, or failure, is kept only if it turns
+// out to matter (a Rollout with no pods reads no nodes, and a node list it
+// may not read is then no gap).
+type deferredList struct {
+	gvr  schema.GroupVersionResource
+	ns   string
+	objs []*unstructured.Unstructured
+	err  error
+}
+
+// listDeferred reads every page in the background into d.
+func (r *reader) listDeferred(def schema.GroupVersionResource, kind, ns string, d *deferredList) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		d.gvr, d.ns = resolve(r.mapper, def), ns
+		d.objs, d.err = listAll(r.ctx, r.dc, d.gvr, ns, metav1.ListOptions{})
+		for _, u := range d.objs {
+			setGVK(u, d.gvr, kind)
+		}
+	}()
+}
+
+// keep adds what keep accepts, or the failure as a gap.
+func (d *deferredList) keep(c *collector, keep func(*unstructured.Unstructured) bool) {
+	if d.err != nil {
+		c.gap(d.gvr, d.ns, "", d.err)
+		return
+	}
+	for _, u := range d.objs {
+		if keep(u) {
+			c.add(u)
+		}
+	}
 }
 
 func startPath(r *reader, ns string, podLabels map[string]string, namedSvc, namedIng map[string]bool) *trafficPath {
@@ -131,12 +172,14 @@ func startPath(r *reader, ns string, podLabels map[string]string, namedSvc, name
 	r.listInto(GVRIngress, "Ingress", ns, metav1.ListOptions{}, &p.ingresses)
 	r.list(GVRPDB, "PodDisruptionBudget", ns, metav1.ListOptions{}, nil)
 	r.get(GVRNamespace, "Namespace", "", ns)
+	r.listDeferred(GVRNode, "Node", "", &p.nodes)
+	r.listDeferred(GVRLease, "Lease", corev1.NamespaceNodeLease, &p.leases)
 	return p
 }
 
 // finish keeps the path objects that matter, once the first wave is in, and
-// starts the second wave. The caller waits on r.wg again.
-func (p *trafficPath) finish(r *reader, tmpl *corev1.PodTemplateSpec, pods []*unstructured.Unstructured) {
+// starts the second wave (Istio's mesh config, when the pods are in the mesh). The caller waits on r.wg again.
+func (p *trafficPath) finish(r *reader, tmpl *corev1.PodTemplateSpec, pods []*corev1.Pod) {
 	kept := map[string]bool{}
 	for _, u := range p.svcs {
 		svc := &corev1.Service{}
@@ -168,15 +211,17 @@ func (p *trafficPath) finish(r *reader, tmpl *corev1.PodTemplateSpec, pods []*un
 
 	nodes := map[string]bool{}
 	istio := tmpl.Annotations["sidecar.istio.io/inject"] == "true" || tmpl.Labels["sidecar.istio.io/inject"] == "true"
-	for _, u := range pods {
-		pod := &corev1.Pod{}
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pod) != nil {
+	for _, pod := range pods {
+		if pod == nil {
 			continue
 		}
 		if pod.Spec.NodeName != "" {
 			nodes[pod.Spec.NodeName] = true
 		}
-		for _, c := range append(pod.Spec.Containers, pod.Spec.InitContainers...) {
+		for _, c := range pod.Spec.Containers {
+			istio = istio || c.Name == "istio-proxy"
+		}
+		for _, c := range pod.Spec.InitContainers {
 			istio = istio || c.Name == "istio-proxy"
 		}
 	}
@@ -184,11 +229,11 @@ func (p *trafficPath) finish(r *reader, tmpl *corev1.PodTemplateSpec, pods []*un
 	// ones; otherwise the nodes the pods run on. One LIST either way.
 	allNodes := hasRequiredAntiAffinity(tmpl)
 	if len(nodes) > 0 || allNodes {
-		r.list(GVRNode, "Node", "", metav1.ListOptions{}, func(u *unstructured.Unstructured) bool { return allNodes || nodes[u.GetName()] })
+		p.nodes.keep(r.c, func(u *unstructured.Unstructured) bool { return allNodes || nodes[u.GetName()] })
 		// A dead kubelet stops renewing its Lease tens of seconds before the
 		// node lifecycle controller marks anything: the Lease age is the
 		// earliest signal of pods that only look Ready.
-		r.list(GVRLease, "Lease", corev1.NamespaceNodeLease, metav1.ListOptions{}, func(u *unstructured.Unstructured) bool { return nodes[u.GetName()] })
+		p.leases.keep(r.c, func(u *unstructured.Unstructured) bool { return nodes[u.GetName()] })
 	}
 	if istio {
 		r.getIf(GVRConfigMap, "ConfigMap", snapshot.IstioNamespace, snapshot.IstioMeshConfig, false)
@@ -216,16 +261,16 @@ func Deployment(ctx context.Context, dc dynamic.Interface, opt Options) (*snapsh
 	}
 	ns := d.Namespace
 	selector := selectorString(d.Spec.Selector)
-	rd := &reader{ctx: ctx, dc: dc, c: c, mapper: opt.Mapper}
-	var podList []*unstructured.Unstructured
+	rd := &reader{ctx: ctx, dc: dc, pods: opt.Pods, c: c, mapper: opt.Mapper}
+	var pods podSet
 	rd.list(GVRReplicaSet, "ReplicaSet", ns, metav1.ListOptions{LabelSelector: selector}, ownedBy("Deployment", d.Name))
-	rd.listInto(GVRPod, "Pod", ns, metav1.ListOptions{LabelSelector: selector}, &podList)
+	rd.listPods(ns, selector, &pods)
 	path := startPath(rd, ns, d.Spec.Template.Labels, nil, nil)
 	rd.wg.Wait()
-	c.add(podList...)
-	path.finish(rd, &d.Spec.Template, podList)
+	c.add(pods.objs...)
+	path.finish(rd, &d.Spec.Template, pods.typed)
 	rd.wg.Wait()
-	return snapshot.New(opt.header("Deployment", ns, d.Name, c.gaps), c.objs), nil
+	return snapshot.NewTyped(opt.header("Deployment", ns, d.Name, c.gaps), c.objs, pods.typedMap()), nil
 }
 
 func deploymentError(err error, opt Options) error {

@@ -4,7 +4,8 @@
 #   one Argo Rollouts controller per version in CONTROLLER_VERSIONS.
 # Binaries carry their version in their file name, so a second run with
 # nothing changed only checks that they exist. Usage: test/lab/build.sh [component...]
-# where a component is etcd, kube, kwok or a controller version (v1.8.2).
+# where a component is etcd, kube, kwok, plugin (kubectl-argo-rollouts, for
+# make bench) or a controller version (v1.8.2).
 set -euo pipefail
 LAB="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
@@ -120,6 +121,21 @@ build_controller() {
 	mv "$out.tmp" "$out"
 }
 
+# build_plugin VERSION builds the official kubectl-argo-rollouts plugin from the
+# released module, unchanged, for the side-by-side benchmark (make bench). Its
+# dashboard embeds server/static, which the module holds empty (.gitkeep only):
+# the plugin builds as upstream's `make plugin` would without the UI.
+build_plugin() {
+	local v="$1" out="$BIN/kubectl-argo-rollouts-$1" src
+	[[ -x $out ]] && return
+	log "kubectl-argo-rollouts $v"
+	src="$(moddir "github.com/argoproj/argo-rollouts@$v")"
+	(cd "$src" && go build -trimpath \
+		-ldflags="-s -w -X github.com/argoproj/argo-rollouts/utils/version.version=${v#v}" \
+		-o "$out.tmp" ./cmd/kubectl-argo-rollouts)
+	mv "$out.tmp" "$out"
+}
+
 targets=("$@")
 ((${#targets[@]})) || targets=(etcd kube kwok $CONTROLLER_VERSIONS)
 for t in "${targets[@]}"; do
@@ -127,8 +143,9 @@ for t in "${targets[@]}"; do
 	etcd) build_etcd ;;
 	kube) build_kube ;;
 	kwok) build_kwok ;;
+	plugin) build_plugin "$PLUGIN_VERSION" ;;
 	v*) build_controller "$t" ;;
-	*) log "unknown component $t (etcd, kube, kwok or a controller version)" && exit 2 ;;
+	*) log "unknown component $t (etcd, kube, kwok, plugin or a controller version)" && exit 2 ;;
 	esac
 done
 log "binaries in $BIN"

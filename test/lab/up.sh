@@ -11,6 +11,7 @@ set -euo pipefail
 
 CONTROLLER="${LAB_CONTROLLER:-v1.8.2}"
 NODES="${LAB_NODES:-4}"
+NODE_PODS="${LAB_NODE_PODS:-110}" # pods each node takes (the benchmark's fleet needs more than 110)
 running kube-apiserver && die "a lab is already running (state in $STATE); run make lab-down first"
 for b in "etcd-$ETCD_VERSION" "kube-apiserver-$KUBERNETES_VERSION" "kube-controller-manager-$KUBERNETES_VERSION" \
 	"kube-scheduler-$KUBERNETES_VERSION" "kwok-$KWOK_VERSION"; do
@@ -105,7 +106,7 @@ start kwok "$BIN/kwok-$KWOK_VERSION" --kubeconfig "$KUBECONFIG_LAB" "${stages[@]
 
 wait_for "the default ServiceAccount" 60 kc get serviceaccount default -n default
 for i in $(seq 1 "$NODES"); do
-	sed "s/NAME/lab-node-$i/" "$LAB/manifests/node.yaml"
+	sed -e "s/NAME/lab-node-$i/" -e "s/pods: \"110\"/pods: \"$NODE_PODS\"/g" "$LAB/manifests/node.yaml"
 	echo ---
 done | kc apply -f - >/dev/null
 wait_for "$NODES Ready nodes" 60 bash -c \
