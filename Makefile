@@ -11,7 +11,7 @@ BUILD_VERSION := $(or $(VERSION),$(shell git describe --tags --always --dirty 2>
 BUILD_COMMIT := $(or $(shell git rev-parse HEAD 2>/dev/null),unknown)
 LDFLAGS := -X github.com/rolloutdoctor/rolloutdoctor/pkg/cli.Version=$(BUILD_VERSION) -X github.com/rolloutdoctor/rolloutdoctor/pkg/cli.Commit=$(BUILD_COMMIT)
 
-.PHONY: build install example test fuzz docs vet lab-build lab-up lab-down e2e dist krew-test
+.PHONY: build install example test fuzz docs vet lab-build lab-up lab-down e2e bench bench-short dist krew-test
 # bin/kubectl-rolloutdoctor and, next to it, the helper kubectl (1.26+) runs
 # from PATH to complete `kubectl rolloutdoctor <TAB>`.
 build:
@@ -69,6 +69,18 @@ lab-down:
 # (and skips docs/fidelity.md); E2E_PORT_BASE=21000 moves the lab's ports.
 e2e: lab-build
 	$(GO) test -tags e2e -count=1 -parallel 24 -timeout 60m -v ./test/e2e/
+
+# rolloutdoctor side by side with the official kubectl-argo-rollouts plugin
+# (built from the argo-rollouts module) on a fleet the real controller
+# reconciled in the lab: 1,000 Rollouts / 20,000 pods, 10 interleaved runs
+# per case; writes its table into docs/performance.md and the profiles of
+# each case into bench-out/. About 15 minutes on 2 cores.
+bench: lab-build
+	$(GO) run ./test/bench -write docs/performance.md
+
+# The CI form: 100 Rollouts, 3 runs per case, nothing written (about 3 minutes).
+bench-short: lab-build
+	$(GO) run ./test/bench -short
 
 # Release archives for linux, darwin and windows on amd64 and arm64, their
 # sha256 sums, and dist/krew.yaml. VERSION=v0.2.0 make dist

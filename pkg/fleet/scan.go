@@ -112,25 +112,7 @@ func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, ve
 // in namespace order, so that a Rollout's view sees only its namespace's
 // objects; the controller Deployments are cluster-wide and go into each.
 func byNamespace(snap *snapshot.Snapshot) []*snapshot.Snapshot {
-	var shared []*unstructured.Unstructured
-	byNS := map[string][]*unstructured.Unstructured{}
-	for _, o := range snap.Objects() {
-		if o.GetKind() == "Deployment" {
-			shared = append(shared, o)
-			continue
-		}
-		byNS[o.GetNamespace()] = append(byNS[o.GetNamespace()], o)
-	}
-	nss := make([]string, 0, len(byNS))
-	for n := range byNS {
-		nss = append(nss, n)
-	}
-	sort.Strings(nss)
-	out := make([]*snapshot.Snapshot, 0, len(nss))
-	for _, n := range nss {
-		out = append(out, snapshot.New(snap.Header, append(byNS[n], shared...)))
-	}
-	return out
+	return snap.ByNamespace(func(o *unstructured.Unstructured) bool { return o.GetKind() == "Deployment" })
 }
 
 // rank sorts riskiest first: by severity, then by how far the canary's

@@ -46,7 +46,9 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	var requests atomic.Int64
 	c := &collector{}
 	list := func(gvr schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-		out, err := listPages(ctx, dc, gvr, ns, lo, 500, func(n int) {
+		// Pages of 5,000 as for one Rollout: each page is a round trip
+		// after the last, and 500 made 1,000 Rollouts' ReplicaSets four.
+		out, err := listPages(ctx, dc, gvr, ns, lo, 5000, func(n int) {
 			requests.Add(1)
 			if opt.Progress != nil {
 				opt.Progress(kind, n)
@@ -61,11 +63,6 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 		}
 		return out, nil
 	}
-	ros, err := list(GVRRollout, "Rollout", opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector})
-	if err != nil {
-		return nil, listError(err, Options{Namespace: opt.Namespace, Context: opt.Context, Server: opt.Server, Timeout: opt.Timeout})
-	}
-	c.add(ros...)
 	type job struct {
 		gvr      schema.GroupVersionResource
 		kind, ns string
@@ -77,6 +74,8 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 		{GVRScaledObject, "ScaledObject", opt.Namespace, metav1.ListOptions{}},
 		{GVRDeployment, "Deployment", "", metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=argo-rollouts"}},
 	}
+	// Everything at once: nothing here depends on the Rollouts read (the
+	// ReplicaSets are found by the controller's label).
 	done := make(chan struct{}, len(jobs))
 	for _, j := range jobs {
 		go func() {
@@ -98,9 +97,14 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 			c.add(objs...)
 		}()
 	}
+	ros, err := list(GVRRollout, "Rollout", opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector})
 	for range jobs {
 		<-done
 	}
+	if err != nil {
+		return nil, listError(err, Options{Namespace: opt.Namespace, Context: opt.Context, Server: opt.Server, Timeout: opt.Timeout})
+	}
+	c.add(ros...)
 	h := snapshot.Header{TargetKind: "Fleet", TargetNamespace: opt.Namespace, TakenAt: time.Now().UTC().Truncate(time.Second),
 		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
 	if opt.Namespace == "" {

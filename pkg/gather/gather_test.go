@@ -3,10 +3,12 @@ package gather
 import (
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -142,11 +144,12 @@ func TestTypedPodsMatchDynamic(t *testing.T) {
 		t.Fatal("the example has no ReplicaSets")
 	}
 	cs := kubefake.NewSimpleClientset(pods...)
-	viaDynamic, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api"})
+	now := func() time.Time { return time.Date(2026, 11, 30, 3, 14, 0, 0, time.UTC) } // both headers alike
+	viaDynamic, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaTyped, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Pods: cs.CoreV1()})
+	viaTyped, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Pods: cs.CoreV1(), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +170,21 @@ func TestTypedPodsMatchDynamic(t *testing.T) {
 		if !equality.Semantic.DeepEqual(a[i].Object, b[i].Object) {
 			t.Fatalf("pod %s differs:\ndynamic: %v\ntyped:   %v", a[i].GetName(), a[i].Object, b[i].Object)
 		}
+	}
+	// What `snapshot` writes is the same file either way (the typed path
+	// holds pods as metadata stubs and derives their bodies to write them).
+	var wa, wb bytes.Buffer
+	if err := viaDynamic.Write(&wa); err != nil {
+		t.Fatal(err)
+	}
+	if err := viaTyped.Write(&wb); err != nil {
+		t.Fatal(err)
+	}
+	if wa.String() != wb.String() {
+		t.Fatalf("written snapshots differ:\n--- dynamic\n%s\n--- typed\n%s", wa.String(), wb.String())
+	}
+	if !strings.Contains(wb.String(), "containers:") {
+		t.Fatal("the written pods have no spec")
 	}
 	view := func(s *snapshot.Snapshot) *snapshot.View {
 		ro, err := s.FindRollout("shop", "checkout-api")

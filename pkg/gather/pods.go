@@ -10,25 +10,27 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // podSet is a workload's pods in both forms: unstructured for the snapshot
-// (written out as read by `snapshot`) and typed for the analysis. A
-// Rollout's pods are the one read that grows with its size, so they are
-// decoded once: from protobuf into structs when a typed client is there,
-// and each form is derived from the other exactly once.
+// and typed for the analysis. A Rollout's pods are the one read that grows
+// with its size, so they are decoded once: from protobuf into structs when
+// a typed client is there, with only their metadata as unstructured (the
+// snapshot derives the rest when it writes them out).
 type podSet struct {
 	objs  []*unstructured.Unstructured
 	typed []*corev1.Pod
+	stubs bool // objs hold metadata only
 }
 
 // typedMap maps each unstructured pod to its typed form, for
 // snapshot.NewTyped.
-func (p *podSet) typedMap() map[*unstructured.Unstructured]interface{} {
-	m := make(map[*unstructured.Unstructured]interface{}, len(p.objs))
+func (p *podSet) typedMap() map[*unstructured.Unstructured]snapshot.Decoded {
+	m := make(map[*unstructured.Unstructured]snapshot.Decoded, len(p.objs))
 	for i, u := range p.objs {
 		if p.typed[i] != nil {
-			m[u] = p.typed[i]
+			m[u] = snapshot.Decoded{Obj: p.typed[i], Stub: p.stubs}
 		}
 	}
 	return m
@@ -77,20 +79,20 @@ func listTypedPods(ctx context.Context, pc corev1client.PodsGetter, ns, selector
 	}
 }
 
-// podsFromTyped derives the unstructured form, on every core (2,000 pods
-// take about 0.1 s of CPU). managedFields are dropped first, as setGVK does
-// for every object read.
+// podsFromTyped makes the metadata stubs the snapshot indexes pods by.
+// managedFields are dropped, as setGVK does for every object read.
 func podsFromTyped(pods []corev1.Pod) podSet {
-	ps := podSet{objs: make([]*unstructured.Unstructured, len(pods)), typed: make([]*corev1.Pod, len(pods))}
+	ps := podSet{objs: make([]*unstructured.Unstructured, len(pods)), typed: make([]*corev1.Pod, len(pods)), stubs: true}
 	par.Do(len(pods), func(i int) {
 		p := &pods[i]
 		p.ManagedFields = nil
 		p.APIVersion, p.Kind = "v1", "Pod"
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p.ObjectMeta)
 		if err != nil {
-			return // cannot happen for a decoded Pod; the pod is left out rather than half-kept
+			return // cannot happen for decoded metadata; the pod is left out rather than half-kept
 		}
-		ps.objs[i], ps.typed[i] = &unstructured.Unstructured{Object: m}, p
+		ps.objs[i] = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Pod", "metadata": meta}}
+		ps.typed[i] = p
 	})
 	return ps.compact()
 }
@@ -109,7 +111,7 @@ func podsFromUnstructured(list []*unstructured.Unstructured) podSet {
 }
 
 func (p podSet) compact() podSet {
-	out := podSet{objs: p.objs[:0], typed: p.typed[:0]}
+	out := podSet{objs: p.objs[:0], typed: p.typed[:0], stubs: p.stubs}
 	for i, u := range p.objs {
 		if u != nil {
 			out.objs, out.typed = append(out.objs, u), append(out.typed, p.typed[i])

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,53 @@ func TestDecodeErrorsNameFileAndLine(t *testing.T) {
 	_, _, err = Decode("y.yaml", strings.NewReader("just: a map\n"))
 	if err == nil || !strings.Contains(err.Error(), "no apiVersion or kind") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestWriteJSONDecodesAsYAML: `snapshot` writes JSON by default; reading it
+// back gives exactly the objects and header that the YAML form gives.
+func TestWriteJSONDecodesAsYAML(t *testing.T) {
+	f, err := os.Open("../../examples/incident-rollback-window.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	located, hdr, err := Decode("example", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, l := range located {
+		objs = append(objs, l.Object)
+	}
+	s := New(*hdr, objs)
+	var y, j bytes.Buffer
+	if err := s.Write(&y); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteJSON(&j); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(j.Bytes(), []byte("{\n")) {
+		t.Fatalf("not JSON: %.40s", j.String())
+	}
+	fromY, hy, err := Decode("y", &y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJ, hj, err := Decode("j", &j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(hy, hj) || len(fromY) != len(fromJ) || len(fromJ) != len(located) {
+		t.Fatalf("headers %+v vs %+v; %d vs %d objects", hy, hj, len(fromY), len(fromJ))
+	}
+	for i := range fromY {
+		if !reflect.DeepEqual(fromY[i].Object.Object, fromJ[i].Object.Object) {
+			t.Fatalf("object %d differs:\n%v\n%v", i, fromY[i].Object.Object, fromJ[i].Object.Object)
+		}
+		if fromJ[i].Source.Line <= 1 {
+			t.Fatalf("object %d of the JSON snapshot is located at line %d, not at its own line", i, fromJ[i].Source.Line)
+		}
 	}
 }

@@ -205,6 +205,7 @@ func latestTimestamp(s *Snapshot) time.Time {
 		}
 	}
 	for _, u := range s.objects {
+		u = s.full(u)
 		bump(u.GetCreationTimestamp().Time)
 		for _, mf := range u.GetManagedFields() {
 			if mf.Time != nil {

@@ -14,6 +14,8 @@
 # Each controller appears as a Deployment (argo-rollouts, or argo-rollouts-ID) in
 # namespace argo-rollouts with its version as image tag and its args, so the
 # plugin's version detection sees what runs and which Rollouts each one owns.
+# LAB_CONTROLLER_ARGS adds flags (the benchmark raises --qps to reconcile its
+# fleet in minutes).
 # Ports: the default controller uses the metrics/healthz base ports; a controller
 # with an ID uses base + 1 + the index of its version in versions.env (so one
 # controller per version runs side by side; LAB_CONTROLLER_SLOT overrides).
@@ -68,7 +70,7 @@ start)
 	# POD_NAMESPACE is where the controller reads its ConfigMap, as in-cluster.
 	POD_NAMESPACE=argo-rollouts start "$k" "$BIN/rollouts-controller-$v" \
 		--kubeconfig "$KUBECONFIG_LAB" --leader-elect=false "${flags[@]}" \
-		--metricsport "$metrics" --healthzPort "$healthz"
+		--metricsport "$metrics" --healthzPort "$healthz" ${LAB_CONTROLLER_ARGS:-}
 	mkdir -p "$STATE/controllers"
 	echo "${id:--} $v $healthz" >"$STATE/controllers/$k"
 	wait_for "rollouts-controller $v${id:+ ($id)} healthz" 60 curl -sf "http://127.0.0.1:$healthz/healthz"

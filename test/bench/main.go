@@ -1,0 +1,191 @@
+// Command bench measures rolloutdoctor side by side with the official
+// kubectl-argo-rollouts plugin, on the same objects in the project's lab
+// (test/lab): a real kube-apiserver and etcd, kwok nodes, and the real Argo
+// Rollouts controller reconciling every Rollout, so that statuses,
+// ReplicaSets and pods are what a cluster holds, not bare manifests.
+//
+//	make bench          # the full form: 1,000 Rollouts / 20,000 pods, 10 runs each
+//	make bench-short    # the CI form: 100 Rollouts / 2,000 pods, 3 runs each
+//
+// Runs are interleaved (rolloutdoctor, plugin, rolloutdoctor, …) so that a
+// change in the machine's load hits both; each figure is the median. Peak
+// memory is the process's maximum RSS (rusage). Requests are counted by a
+// proxy in front of the API server, in separate runs (the timed runs talk to
+// the API server directly). CPU profiles of each rolloutdoctor case go to
+// -profiles. The full form writes its table into docs/performance.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	root, labDir, stateDir string
+	kubeconfig, rd, plugin string
+	pluginVersion          string
+	controllerVersion      string
+	portBase               int
+	fleet, bigPods         int
+	runs                   int
+	profiles               string
+	write                  string
+	keep                   bool
+	short                  bool
+}
+
+func main() {
+	var c config
+	flag.BoolVar(&c.short, "short", false, "the CI form: a 100-Rollout fleet, 3 runs per case, nothing written to docs")
+	flag.IntVar(&c.fleet, "fleet", 1000, "Rollouts in the fleet (20 pods each) that scan reads")
+	flag.IntVar(&c.bigPods, "big", 2000, "pods of the large Rollout")
+	flag.IntVar(&c.runs, "runs", 10, "runs of each tool per case")
+	flag.StringVar(&c.profiles, "profiles", "bench-out", "directory for the CPU and heap profiles of each case")
+	flag.StringVar(&c.write, "write", "", "markdown file whose bench section gets the table (the full form: docs/performance.md)")
+	flag.BoolVar(&c.keep, "keep", false, "leave the lab running afterwards (stop it with LAB_STATE=… test/lab/down.sh)")
+	flag.Parse()
+	if c.short {
+		c.fleet, c.runs = min(c.fleet, 100), min(c.runs, 3)
+	}
+	if err := run(&c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c *config) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if c.root, err = moduleRoot(wd); err != nil {
+		return err
+	}
+	c.labDir = filepath.Join(c.root, "test/lab")
+	env, err := readEnv(filepath.Join(c.labDir, "versions.env"))
+	if err != nil {
+		return err
+	}
+	c.pluginVersion = env["PLUGIN_VERSION"]
+	vs := strings.Fields(env["CONTROLLER_VERSIONS"])
+	c.controllerVersion = vs[len(vs)-1] // the newest, as the plugin's version
+	c.portBase = 19000
+	if v := os.Getenv("BENCH_PORT_BASE"); v != "" {
+		if _, err := fmt.Sscan(v, &c.portBase); err != nil || c.portBase < 1024 || c.portBase+10259 >= 32768 {
+			return fmt.Errorf("BENCH_PORT_BASE=%q: want a number from 1024 to 22508", v)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "rolloutdoctor-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	c.stateDir = filepath.Join(tmp, "lab")
+	c.kubeconfig = filepath.Join(c.stateDir, "kubeconfig")
+
+	step("building the lab's binaries and the official plugin %s", c.pluginVersion)
+	build := c.labScript("build.sh", "etcd", "kube", "kwok", c.controllerVersion, "plugin")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("test/lab/build.sh: %w", err)
+	}
+	c.plugin = filepath.Join(c.labDir, "bin", "kubectl-argo-rollouts-"+c.pluginVersion)
+	c.rd = filepath.Join(tmp, "kubectl-rolloutdoctor")
+	gb := exec.Command("go", "build", "-o", c.rd, "./cmd/kubectl-rolloutdoctor")
+	gb.Dir, gb.Stdout, gb.Stderr = c.root, os.Stderr, os.Stderr
+	if err := gb.Run(); err != nil {
+		return fmt.Errorf("building rolloutdoctor: %w", err)
+	}
+
+	// Pods of the fleet, the large Rollout's two revisions and the small
+	// one, with room: nodes of 3,000 pods each.
+	pods := c.fleet*20 + c.bigPods + 24
+	nodes := max(4, (pods+2999)/3000+1)
+	step("starting the lab: %d kwok nodes, controller %s", nodes, c.controllerVersion)
+	up := c.labScript("up.sh")
+	up.Env = append(up.Env, "LAB_CONTROLLER="+c.controllerVersion, fmt.Sprintf("LAB_NODES=%d", nodes), "LAB_NODE_PODS=3000",
+		// The fleet is created at once; at its default 40 requests/s the
+		// controller takes many minutes to reconcile 1,000 Rollouts.
+		"LAB_CONTROLLER_ARGS=--qps 1000 --burst 2000 --rollout-threads 20")
+	if out, err := up.CombinedOutput(); err != nil {
+		c.labScript("down.sh").Run()
+		return fmt.Errorf("test/lab/up.sh: %w\n%s", err, out)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if !c.keep {
+		defer c.labScript("down.sh").Run()
+	} else {
+		defer fmt.Fprintf(os.Stderr, "bench: the lab keeps running: LAB_STATE=%s %s/down.sh stops it\n", c.stateDir, c.labDir)
+	}
+
+	l, err := newLab(c)
+	if err != nil {
+		return err
+	}
+	if err := l.populate(ctx); err != nil {
+		return err
+	}
+	res, err := measure(ctx, c, l)
+	if res == nil {
+		return err
+	}
+	table := res.markdown(c)
+	fmt.Println(table)
+	if err != nil {
+		return err
+	}
+	if c.write != "" && !c.short {
+		return writeSection(c.write, table)
+	}
+	return nil
+}
+
+func step(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "bench: %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// labScript runs a lab script against this run's state directory and ports.
+func (c *config) labScript(script string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(c.labDir, script), args...)
+	port := func(name string, offset int) string { return fmt.Sprintf("%s=%d", name, c.portBase+offset) }
+	cmd.Env = append(os.Environ(), "LAB_STATE="+c.stateDir,
+		port("LAB_ETCD_PORT", 2379), port("LAB_ETCD_PEER_PORT", 2380), port("LAB_APISERVER_PORT", 6443),
+		port("LAB_KCM_PORT", 10257), port("LAB_SCHEDULER_PORT", 10259),
+		port("LAB_CONTROLLER_METRICS_PORT", 8090), port("LAB_CONTROLLER_HEALTHZ_PORT", 8080))
+	return cmd
+}
+
+func moduleRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod above %s: run from the repository", dir)
+		}
+	}
+}
+
+// readEnv reads the KEY=VALUE lines of versions.env.
+func readEnv(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && !strings.HasPrefix(k, "#") {
+			m[k] = strings.Trim(v, `"`)
+		}
+	}
+	return m, nil
+}
