@@ -37,8 +37,8 @@ format of kubectl get -o json: -f gives the same report later, on any machine.
 
 The default is JSON (which is also YAML): rolloutdoctor reads a JSON snapshot of 2,000 pods
 about three times faster than the same snapshot in YAML. -o yaml writes YAML.`,
-		Example: `  kubectl rolloutdoctor snapshot checkout-api -n shop > incident.yaml
-  kubectl rolloutdoctor diagnose -f incident.yaml
+		Example: `  kubectl rolloutdoctor snapshot checkout-api -n shop > incident.json
+  kubectl rolloutdoctor diagnose -f incident.json
   kubectl rolloutdoctor snapshot deployment/web -n shop > web.yaml
   kubectl rolloutdoctor pods -f web.yaml`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
