@@ -73,7 +73,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	opt := gather.FleetOptions{Namespace: o.Namespace, Selector: o.Selector, ToolVersion: Version,
-		Context: conn.Options.Context, Server: conn.Options.Server, Timeout: conn.Options.Timeout}
+		Context: conn.Options.Context, Server: conn.Options.Server, Timeout: conn.Options.Timeout, Kube: conn.Options.Kube}
 	if isTerminal(o.streams.ErrOut) {
 		opt.Progress = func(what string, n int) { render.Progress(o.streams.ErrOut, what, n) }
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -126,13 +126,13 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	// Pods as protobuf: the API server encodes and this process decodes
-	// them several times faster than JSON, and they decode straight into
-	// structs (see Options.Pods).
+	// Built-in kinds as protobuf: the API server encodes and this process
+	// decodes them several times faster than JSON, straight into structs
+	// (see Options.Kube).
 	pcfg := rest.CopyConfig(cfg)
 	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
 	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	core, err := corev1client.NewForConfig(pcfg)
+	kube, err := kubernetes.NewForConfig(pcfg)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
@@ -144,7 +144,7 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	}
 	c := &Connection{Dynamic: dc, Watcher: wdc, Config: cfg, monitor: m}
 	raw, _ := flags.ToRawKubeConfigLoader().RawConfig()
-	c.Options = Options{Context: raw.CurrentContext, Server: cfg.Host, Timeout: cfg.Timeout, Pods: core}
+	c.Options = Options{Context: raw.CurrentContext, Server: cfg.Host, Timeout: cfg.Timeout, Kube: kube}
 	if flags.Context != nil && *flags.Context != "" {
 		c.Options.Context = *flags.Context
 	}

@@ -6,10 +6,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -27,6 +29,9 @@ type FleetOptions struct {
 	Timeout time.Duration
 	// Progress, if set, is told what is being read (for a terminal).
 	Progress func(what string, n int)
+	// Kube reads ReplicaSets as protobuf (see Options.Kube); nil reads
+	// them through the dynamic client.
+	Kube kubernetes.Interface
 }
 
 // FleetResult is the fleet snapshot and what reading it cost.
@@ -69,14 +74,13 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 		lo       metav1.ListOptions
 	}
 	jobs := []job{
-		{GVRReplicaSet, "ReplicaSet", opt.Namespace, metav1.ListOptions{LabelSelector: "rollouts-pod-template-hash"}},
 		{GVRHPA, "HorizontalPodAutoscaler", opt.Namespace, metav1.ListOptions{}},
 		{GVRScaledObject, "ScaledObject", opt.Namespace, metav1.ListOptions{}},
 		{GVRDeployment, "Deployment", "", metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=argo-rollouts"}},
 	}
 	// Everything at once: nothing here depends on the Rollouts read (the
 	// ReplicaSets are found by the controller's label).
-	done := make(chan struct{}, len(jobs))
+	done := make(chan struct{}, len(jobs)+1)
 	for _, j := range jobs {
 		go func() {
 			defer func() { done <- struct{}{} }()
@@ -97,8 +101,26 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 			c.add(objs...)
 		}()
 	}
+	// The ReplicaSets (twice the Rollouts, or more) as protobuf straight
+	// into structs, as a diagnose reads pods.
+	var rss typedSet[appsv1.ReplicaSet]
+	var rsErr error
+	go func() {
+		defer func() { done <- struct{}{} }()
+		page := func(n int) {
+			requests.Add(1)
+			if opt.Progress != nil {
+				opt.Progress("ReplicaSet", n)
+			}
+		}
+		rss, rsErr = readReplicaSets(ctx, dc, opt.Kube, opt.Namespace, metav1.ListOptions{LabelSelector: "rollouts-pod-template-hash"}, 5000, page)
+		if rsErr != nil {
+			requests.Add(1) // the failed page
+			c.gap(GVRReplicaSet, opt.Namespace, "", rsErr)
+		}
+	}()
 	ros, err := list(GVRRollout, "Rollout", opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector})
-	for range jobs {
+	for range len(jobs) + 1 {
 		<-done
 	}
 	if err != nil {
@@ -110,7 +132,10 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	if opt.Namespace == "" {
 		h.TargetName = "all namespaces"
 	}
-	return &FleetResult{Snapshot: snapshot.New(h, c.objs), Requests: int(requests.Load())}, nil
+	c.add(rss.objs...)
+	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
+	rss.decoded(typed)
+	return &FleetResult{Snapshot: snapshot.NewTyped(h, c.objs, typed), Requests: int(requests.Load())}, nil
 }
 
 // String describes the scope for messages.

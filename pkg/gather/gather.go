@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -74,12 +74,12 @@ type Options struct {
 	// messages.
 	Timeout time.Duration
 	Now     func() time.Time
-	// Pods, when set, reads pods as protobuf straight into structs (Connect
-	// sets it): a Rollout's pods are the one read that grows with its size,
-	// and decoding 2,000 of them from JSON into maps and then into structs
-	// was most of a diagnose's time. Nil reads them through the dynamic
-	// client.
-	Pods corev1client.PodsGetter
+	// Kube, when set, reads pods and ReplicaSets as protobuf straight into
+	// structs (Connect sets it): a Rollout's pods are the one read that
+	// grows with its size, and decoding 2,000 of them from JSON into maps
+	// and then into structs was most of a diagnose's time. Nil reads
+	// everything through the dynamic client.
+	Kube kubernetes.Interface
 }
 
 // Error is a gather failure that stops the diagnosis (the Rollout itself
@@ -170,12 +170,13 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	ns := ro.Namespace
 	selector := selectorString(ro.Spec.Selector)
 
-	rd := &reader{ctx: ctx, dc: dc, pods: opt.Pods, c: c, mapper: opt.Mapper}
+	rd := &reader{ctx: ctx, dc: dc, kube: opt.Kube, c: c, mapper: opt.Mapper}
 	goList, goGet, wg := rd.list, rd.get, &rd.wg
 
 	// Pods and ReplicaSets by the Rollout's selector, in its namespace only.
-	var pods podSet
-	goList(GVRReplicaSet, "ReplicaSet", ns, metav1.ListOptions{LabelSelector: selector}, ownedBy("Rollout", ro.Name))
+	var pods typedSet[corev1.Pod]
+	var rss typedSet[appsv1.ReplicaSet]
+	rd.listReplicaSets(ns, selector, ownsReplicaSet("Rollout", ro.Name), &rss)
 	rd.listPods(ns, selector, &pods)
 
 	refs := snapshot.ReferencedNames(ro)
@@ -218,9 +219,13 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	wg.Wait()
 
 	c.add(pods.objs...)
+	c.add(rss.objs...)
 	path.finish(rd, podTemplate(c, ro), pods.typed)
 	wg.Wait()
-	return snapshot.NewTyped(opt.header("Rollout", ns, ro.Name, c.gaps), c.objs, pods.typedMap()), nil
+	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
+	pods.decoded(typed)
+	rss.decoded(typed)
+	return snapshot.NewTyped(opt.header("Rollout", ns, ro.Name, c.gaps), c.objs, typed), nil
 }
 
 // ownedBy keeps objects with an owner reference to the named owner.

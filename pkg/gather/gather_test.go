@@ -105,15 +105,19 @@ func TestGatherCRDMissingAndPodsForbidden(t *testing.T) {
 	}
 }
 
-// TestTypedPodsMatchDynamic: reading pods through the typed (protobuf)
-// client must give the same snapshot as through the dynamic client — the
-// same pod objects as written out, and the same typed pods in the view.
+// TestTypedPodsMatchDynamic: reading pods and ReplicaSets through the typed
+// (protobuf) client must give the same snapshot as through the dynamic
+// client — the same objects as written out, and the same typed pods and
+// ReplicaSets in the view.
 func TestTypedPodsMatchDynamic(t *testing.T) {
 	// The example's ReplicaSets, with three pods each as the ReplicaSet
 	// controller makes them (owner reference, template labels, a node).
+	// The ReplicaSets are served as the API server would serve them, from
+	// their typed form (with the empty structs a hand-written manifest
+	// leaves out, such as resources: {}).
 	objs := exampleObjects(t)
-	var pods []runtime.Object
-	for _, o := range objs {
+	var pods, typedObjs []runtime.Object
+	for i, o := range objs {
 		u := o.(*unstructured.Unstructured)
 		if u.GetKind() != "ReplicaSet" {
 			continue
@@ -122,6 +126,12 @@ func TestTypedPodsMatchDynamic(t *testing.T) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rs); err != nil {
 			t.Fatal(err)
 		}
+		typedObjs = append(typedObjs, rs)
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs[i] = &unstructured.Unstructured{Object: m}
 		for i := 0; i < 3; i++ {
 			p := &corev1.Pod{
 				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -143,13 +153,13 @@ func TestTypedPodsMatchDynamic(t *testing.T) {
 	if len(pods) == 0 {
 		t.Fatal("the example has no ReplicaSets")
 	}
-	cs := kubefake.NewSimpleClientset(pods...)
+	cs := kubefake.NewSimpleClientset(append(typedObjs, pods...)...)
 	now := func() time.Time { return time.Date(2026, 11, 30, 3, 14, 0, 0, time.UTC) } // both headers alike
 	viaDynamic, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaTyped, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Pods: cs.CoreV1(), Now: now})
+	viaTyped, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Kube: cs, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,5 +210,8 @@ func TestTypedPodsMatchDynamic(t *testing.T) {
 	va, vb := view(viaDynamic), view(viaTyped)
 	if len(va.Workload.Pods) != len(pods) || !equality.Semantic.DeepEqual(va.Workload.Pods, vb.Workload.Pods) {
 		t.Fatalf("typed pods in the view differ (%d vs %d)", len(va.Workload.Pods), len(vb.Workload.Pods))
+	}
+	if len(va.ReplicaSets) != len(typedObjs) || !equality.Semantic.DeepEqual(va.ReplicaSets, vb.ReplicaSets) {
+		t.Fatalf("typed ReplicaSets in the view differ (%d vs %d)", len(va.ReplicaSets), len(vb.ReplicaSets))
 	}
 }

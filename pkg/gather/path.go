@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/kubernetes"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -45,7 +45,7 @@ func ListKinds() map[schema.GroupVersionResource]string {
 type reader struct {
 	ctx    context.Context
 	dc     dynamic.Interface
-	pods   corev1client.PodsGetter // nil: pods through dc
+	kube   kubernetes.Interface // nil: everything through dc
 	c      *collector
 	mapper meta.RESTMapper
 	wg     sync.WaitGroup
@@ -261,16 +261,21 @@ func Deployment(ctx context.Context, dc dynamic.Interface, opt Options) (*snapsh
 	}
 	ns := d.Namespace
 	selector := selectorString(d.Spec.Selector)
-	rd := &reader{ctx: ctx, dc: dc, pods: opt.Pods, c: c, mapper: opt.Mapper}
-	var pods podSet
-	rd.list(GVRReplicaSet, "ReplicaSet", ns, metav1.ListOptions{LabelSelector: selector}, ownedBy("Deployment", d.Name))
+	rd := &reader{ctx: ctx, dc: dc, kube: opt.Kube, c: c, mapper: opt.Mapper}
+	var pods typedSet[corev1.Pod]
+	var rss typedSet[appsv1.ReplicaSet]
+	rd.listReplicaSets(ns, selector, ownsReplicaSet("Deployment", d.Name), &rss)
 	rd.listPods(ns, selector, &pods)
 	path := startPath(rd, ns, d.Spec.Template.Labels, nil, nil)
 	rd.wg.Wait()
 	c.add(pods.objs...)
+	c.add(rss.objs...)
 	path.finish(rd, &d.Spec.Template, pods.typed)
 	rd.wg.Wait()
-	return snapshot.NewTyped(opt.header("Deployment", ns, d.Name, c.gaps), c.objs, pods.typedMap()), nil
+	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
+	pods.decoded(typed)
+	rss.decoded(typed)
+	return snapshot.NewTyped(opt.header("Deployment", ns, d.Name, c.gaps), c.objs, typed), nil
 }
 
 func deploymentError(err error, opt Options) error {

@@ -1,0 +1,200 @@
+package gather
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// typedSet is a list read in both forms: unstructured for the snapshot and
+// typed for the analysis. The reads that grow with a Rollout's size (its
+// pods) or a fleet's (its ReplicaSets) are decoded once: from protobuf into
+// structs when a typed client is there, with only their metadata as
+// unstructured (the snapshot derives the rest when it writes them out).
+type typedSet[T any] struct {
+	objs  []*unstructured.Unstructured
+	typed []*T
+	stubs bool // objs hold metadata only
+}
+
+// decoded maps each unstructured object to its typed form, for
+// snapshot.NewTyped.
+func (p *typedSet[T]) decoded(into map[*unstructured.Unstructured]snapshot.Decoded) {
+	for i, u := range p.objs {
+		if p.typed[i] != nil {
+			into[u] = snapshot.Decoded{Obj: p.typed[i], Stub: p.stubs}
+		}
+	}
+}
+
+// keep returns the set reduced to the objects keep accepts.
+func (p typedSet[T]) keep(keep func(*T) bool) typedSet[T] {
+	out := typedSet[T]{stubs: p.stubs}
+	for i, u := range p.objs {
+		if p.typed[i] != nil && keep(p.typed[i]) {
+			out.objs, out.typed = append(out.objs, u), append(out.typed, p.typed[i])
+		}
+	}
+	return out
+}
+
+// object is what a typed API object offers this file.
+type object[T any] interface {
+	*T
+	runtime.Object
+	metav1.Object
+	metav1.ObjectMetaAccessor
+}
+
+// fromTyped makes the metadata stubs the snapshot indexes objects by, on
+// every core. managedFields are dropped, as setGVK does for every object
+// read.
+func fromTyped[T any, PT object[T]](items []T, apiVersion, kind string) typedSet[T] {
+	s := typedSet[T]{objs: make([]*unstructured.Unstructured, len(items)), typed: make([]*T, len(items)), stubs: true}
+	par.Do(len(items), func(i int) {
+		o := PT(&items[i])
+		o.SetManagedFields(nil)
+		o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+		meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.GetObjectMeta())
+		if err != nil {
+			return // cannot happen for decoded metadata; the object is left out rather than half-kept
+		}
+		s.objs[i] = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": apiVersion, "kind": kind, "metadata": meta}}
+		s.typed[i] = &items[i]
+	})
+	return s.compact()
+}
+
+// fromUnstructured derives the typed form (the dynamic client's path:
+// fakes in tests, library users' own clients).
+func fromUnstructured[T any](list []*unstructured.Unstructured) typedSet[T] {
+	s := typedSet[T]{objs: list, typed: make([]*T, len(list))}
+	par.Do(len(list), func(i int) {
+		t := new(T)
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(list[i].Object, t) == nil {
+			s.typed[i] = t
+		}
+	})
+	return s
+}
+
+func (p typedSet[T]) compact() typedSet[T] {
+	out := typedSet[T]{objs: p.objs[:0], typed: p.typed[:0], stubs: p.stubs}
+	for i, u := range p.objs {
+		if u != nil {
+			out.objs, out.typed = append(out.objs, u), append(out.typed, p.typed[i])
+		}
+	}
+	return out
+}
+
+// listTyped reads every page (of 5,000, as listAll) through a typed client.
+func listTyped[T any, L any](ctx context.Context, list func(context.Context, metav1.ListOptions) (*L, error), items func(*L) ([]T, string), lo metav1.ListOptions) ([]T, error) {
+	var out []T
+	lo.Limit = 5000
+	for {
+		l, err := list(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		page, cont := items(l)
+		if out == nil {
+			out = page
+		} else {
+			out = append(out, page...)
+		}
+		if cont == "" {
+			return out, nil
+		}
+		lo.Continue = cont
+	}
+}
+
+// readPods lists the pods selected in ns: through kube (protobuf) when set,
+// else through dc.
+func readPods(ctx context.Context, r *reader, ns, selector string) (typedSet[corev1.Pod], error) {
+	lo := metav1.ListOptions{LabelSelector: selector}
+	if r.kube == nil {
+		list, err := listAll(ctx, r.dc, GVRPod, ns, lo)
+		for _, u := range list {
+			setGVK(u, GVRPod, "Pod")
+		}
+		return fromUnstructured[corev1.Pod](list), err
+	}
+	pods, err := listTyped(ctx, r.kube.CoreV1().Pods(ns).List, func(l *corev1.PodList) ([]corev1.Pod, string) { return l.Items, l.Continue }, lo)
+	return fromTyped(pods, "v1", "Pod"), err
+}
+
+// readReplicaSets lists the ReplicaSets selected in ns ("" all namespaces),
+// as readPods.
+func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube kubernetes.Interface, ns string, lo metav1.ListOptions, pages int64, onPage func(int)) (typedSet[appsv1.ReplicaSet], error) {
+	if kube == nil {
+		list, err := listPages(ctx, dc, GVRReplicaSet, ns, lo, pages, onPage)
+		for _, u := range list {
+			setGVK(u, GVRReplicaSet, "ReplicaSet")
+		}
+		return fromUnstructured[appsv1.ReplicaSet](list), err
+	}
+	n := 0
+	rss, err := listTyped(ctx, kube.AppsV1().ReplicaSets(ns).List, func(l *appsv1.ReplicaSetList) ([]appsv1.ReplicaSet, string) {
+		n += len(l.Items)
+		if onPage != nil {
+			onPage(n)
+		}
+		return l.Items, l.Continue
+	}, lo)
+	return fromTyped(rss, "apps/v1", "ReplicaSet"), err
+}
+
+// listPods reads the pods selected in ns in the background, into into; a
+// failure becomes a gap.
+func (r *reader) listPods(ns, selector string, into *typedSet[corev1.Pod]) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		s, err := readPods(r.ctx, r, ns, selector)
+		if err != nil {
+			r.c.gap(GVRPod, ns, "", err)
+			return
+		}
+		*into = s
+	}()
+}
+
+// listReplicaSets reads the ReplicaSets selected in ns that keep accepts,
+// in the background, into into; a failure becomes a gap.
+func (r *reader) listReplicaSets(ns, selector string, keep func(*appsv1.ReplicaSet) bool, into *typedSet[appsv1.ReplicaSet]) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		s, err := readReplicaSets(r.ctx, r.dc, r.kube, ns, metav1.ListOptions{LabelSelector: selector}, 5000, nil)
+		if err != nil {
+			r.c.gap(GVRReplicaSet, ns, "", err)
+			return
+		}
+		*into = s.keep(keep)
+	}()
+}
+
+// ownsReplicaSet keeps ReplicaSets with an owner reference to the named
+// owner.
+func ownsReplicaSet(kind, name string) func(*appsv1.ReplicaSet) bool {
+	return func(rs *appsv1.ReplicaSet) bool {
+		for _, o := range rs.OwnerReferences {
+			if o.Kind == kind && o.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+}
