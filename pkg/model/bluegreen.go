@@ -23,8 +23,8 @@ import (
 // Stable, All, WindowRevision, Unobserved).
 type BlueGreen struct {
 	// Name and Namespace are the Rollout's, for the commands the model names.
-	Name      string `json:"-"`
-	Namespace string `json:"-"`
+	Name                 string `json:"-"`
+	Namespace            string `json:"-"`
 	PreviewReplicaCount  *int32 `json:"previewReplicaCount,omitempty"`
 	AutoPromotionEnabled bool   `json:"autoPromotionEnabled"`
 	AutoPromotionSeconds int32  `json:"autoPromotionSeconds,omitempty"`

@@ -41,6 +41,8 @@ type OldRS struct {
 	// Aborted is the aborted new ReplicaSet (abortScaleDownDelaySeconds),
 	// not an old one.
 	Aborted bool `json:"aborted,omitempty"`
+	// Meaning says what the deadline means for undo, abort and retry.
+	Meaning string `json:"meaning,omitempty"`
 }
 
 // BlueGreenAnalysis is the model's view of a blue-green Rollout.
@@ -122,7 +124,16 @@ func (a *BlueGreenAnalysis) classify(in Inputs) {
 		if err == nil {
 			left = t.Sub(now)
 		}
-		a.Old = append(a.Old, OldRS{Name: r.Name, Pods: r.Spec, Deadline: r.ScaleDownDeadline, Left: left, Aborted: in.New != nil && r.Name == in.New.Name})
+		o := OldRS{Name: r.Name, Pods: r.Spec, Deadline: r.ScaleDownDeadline, Left: left, Aborted: in.New != nil && r.Name == in.New.Name}
+		switch {
+		case o.Aborted && in.present("bg.retry-deadline-fast-track"):
+			o.Meaning = fmt.Sprintf("until then a retry on %s fast-tracks it (no pause, no analysis: it goes live as soon as it is fully available); afterwards it is scaled to 0 and a retry starts it from scratch", in.Version)
+		case o.Aborted:
+			o.Meaning = "afterwards it is scaled to 0; a retry starts it again with its pause and analysis"
+		case left > 0:
+			o.Meaning = "until then undo to it is a fast rollback (no pause, no analysis: the active Service switches back once it is fully available); afterwards it has no pods and undo is a full blue-green update"
+		}
+		a.Old = append(a.Old, o)
 	}
 	newName := ""
 	if in.New != nil {
