@@ -434,7 +434,7 @@ func EvaluateBG(in Inputs) BGPass {
 		p.HeldBack = true
 	}
 	// status
-	if !in.Abort && !in.PromoteFull && (isFailed(bg.PrePhase) || isFailed(bg.PostPhase)) {
+	if !in.Abort && !in.PromoteFull && !in.fastRollback(deadline) && (isFailed(bg.PrePhase) || isFailed(bg.PostPhase)) {
 		p.Aborts, aborted = true, true
 	}
 	if in.PromoteFull || RollbackWindow(in).WithinWindow {
@@ -474,7 +474,7 @@ func (in Inputs) bgPromoteReason(p BGPass, deadline string, aborted bool) string
 	if !p.ActiveHasHash || p.ActiveHash == "" {
 		return "Initial deploy"
 	}
-	if p.ActiveHash != in.New.Hash || in.fullyPromoted() {
+	if p.ActiveHash != in.New.Hash || in.StableHash == in.New.Hash {
 		return ""
 	}
 	if in.PromoteFull {
@@ -688,6 +688,7 @@ func SimulateBG(in Inputs, max int) []BGStep {
 	bgc := *in.BG
 	cur.BG = &bgc
 	for i := 0; i < max; i++ {
+		wasMoving := moving(cur)
 		p := EvaluateBG(cur)
 		next := ApplyBG(cur, p)
 		s := BGStep{Pass: p, Now: cur.BG.Now, Abort: next.Abort, StableHash: next.StableHash, Paused: next.bgPaused(), After: next}
@@ -705,12 +706,14 @@ func SimulateBG(in Inputs, max int) []BGStep {
 		}
 		changed := p.Reset || p.Promotes || p.Switched || p.Reverted || p.PauseAdded || p.PauseRemoved || p.AbortCleared || len(p.Deadlines) > 0 || movingBG(cur, next)
 		cur = tickAll(next)
-		if !changed && !moving(cur) {
+		if !changed && !wasMoving && !moving(cur) {
+			// This pass saw a settled world and changed nothing: only a
+			// clock can move the controller now.
 			t, ok := nextDeadline(cur)
 			if !ok {
 				break
 			}
-			cur.BG.Now = t.Add(time.Second)
+			cur.BG.Now = t
 		}
 	}
 	return out
@@ -753,3 +756,16 @@ func nextDeadline(in Inputs) (time.Time, bool) {
 }
 
 func isFailed(phase string) bool { return phase == phaseFailed || phase == phaseError }
+
+// Clone returns a deep copy of the inputs, free to change.
+func (in Inputs) Clone() Inputs { return in.clone() }
+
+// TickAll is the ReplicaSet controller between two passes: every
+// ReplicaSet one step closer to its spec.
+func TickAll(in Inputs) Inputs { return tickAll(in) }
+
+// AtLeast reports whether the modeled version is major.minor or newer.
+func AtLeast(v upstream.Version, major, minor int) bool {
+	sv, ok := parseSemver(string(v))
+	return ok && !sv.less(semver{major, minor, 0})
+}

@@ -180,7 +180,7 @@ func (a *BlueGreenAnalysis) classify(in Inputs) {
 		default:
 			a.State, a.StateWhy = BGPromoting, "switched: the active Service selects "+newName+"; it becomes stable on the next pass"
 		}
-	case bg.CheckPoint && bg.PreviewReplicaCount != nil && bg.PrePromotion && bg.PrePhase == "" && in.New.Spec == in.Replicas && !switchReady(in) && !bg.SpecPaused && bg.PauseStart == nil:
+	case bg.CheckPoint && bg.PreviewReplicaCount != nil && *bg.PreviewReplicaCount < in.Replicas && bg.PrePromotion && bg.PrePhase == "" && in.New.Spec == in.Replicas && !bg.SpecPaused && bg.PauseStart == nil:
 		a.State = BGStuckCheckpoint
 		a.StateWhy = fmt.Sprintf("scaleUpPreviewCheckPoint was carried over from the previous revision: %s was sized to %d instead of previewReplicaCount %d, so pre-promotion analysis never starts and the active Service never switches", newName, in.New.Spec, *bg.PreviewReplicaCount)
 		a.Act = "a person: pause then promote (the workaround reported upstream), or promote --full"
@@ -228,26 +228,50 @@ func stableName(in Inputs) string {
 
 // forecast turns the replay into events.
 func (a *BlueGreenAnalysis) forecast(in Inputs) {
+	a.Forecast = BGEvents(in, a.Steps)
+	if len(a.Steps) > 0 {
+		a.Waits = waitsFor(a.Steps[len(a.Steps)-1].After)
+	}
+}
+
+// BGEvents describes a replay (SimulateBG from in) as events.
+func BGEvents(in Inputs, steps []BGStep) []BGEvent {
+	var out []BGEvent
 	base := in.BG.Now
+	// Deadlines the input already holds are exact times; those the replay
+	// writes are a delay after the pass that writes them.
+	known := map[time.Time]bool{}
+	if t, ok := nextDeadline(in); ok {
+		known[t] = true
+	}
+	for _, r := range in.All {
+		if t, err := time.Parse(time.RFC3339, r.ScaleDownDeadline); err == nil {
+			known[t] = true
+		}
+	}
 	newName := ""
 	if in.New != nil {
 		newName = in.New.Name
 	}
 	cur := in
-	for i, s := range a.Steps {
+	for i, s := range steps {
 		p := s.Pass
 		when := "on the next pass"
 		var at *time.Time
 		switch {
-		case s.Now.After(base):
+		case s.Now.After(base) && known[s.Now]:
 			t := s.Now
 			at = &t
 			when = fmt.Sprintf("at %s (in %s)", t.UTC().Format(time.RFC3339), short(t.Sub(base)))
-		case i > 0 && cur.New != nil:
+		case s.Now.After(base):
+			when = short(s.Now.Sub(base)) + " later"
+		case i > 0 && cur.New != nil && (cur.New.Available < cur.New.Spec || cur.New.Available < in.Replicas):
 			when = fmt.Sprintf("when %s has %d/%d available", cur.New.Name, cur.New.Available, in.Replicas)
+		case i > 0:
+			when = "then"
 		}
 		add := func(what string, keys ...upstream.Key) {
-			a.Forecast = append(a.Forecast, BGEvent{At: at, When: when, What: what, Cites: in.cites(keys...)})
+			out = append(out, BGEvent{At: at, When: when, What: what, Cites: in.cites(keys...)})
 		}
 		if p.Errored {
 			break
@@ -282,23 +306,32 @@ func (a *BlueGreenAnalysis) forecast(in Inputs) {
 		}
 		for _, r := range cur.All {
 			if d, ok := p.Deadlines[r.Name]; ok && d != "" {
-				add(fmt.Sprintf("%s gets scale-down-deadline %s and keeps its %d pods until then", r.Name, d, r.Spec), "bg.scale-down-deadline-add")
+				delay := in.BG.ScaleDownDelay
+				key := upstream.Key("bg.scale-down-deadline-add")
+				if cur.New != nil && r.Name == cur.New.Name {
+					delay, key = in.BG.AbortDelay, "bg.abort-delay-stable-full"
+				}
+				add(fmt.Sprintf("%s gets a scale-down-deadline %d s ahead and keeps its %d pods until then", r.Name, delay, r.Spec), key)
 			}
 			if t, ok := p.Targets[r.Name]; ok && t == 0 && r.Spec > 0 {
 				add(fmt.Sprintf("%s is scaled from %d to 0", r.Name, r.Spec), "bg.scale-down-keep")
 			}
 			if t, ok := p.Targets[r.Name]; ok && t > r.Spec && t > 0 && !p.Reset {
-				add(fmt.Sprintf("%s is scaled from %d to %d", r.Name, r.Spec, t), "bg.preview-count-new-update")
+				if cur.New != nil && r.Name == cur.New.Name {
+					add(fmt.Sprintf("%s is scaled from %d to %d", r.Name, r.Spec, t), "bg.checkpoint-full-size", "bg.preview-count-promote-full")
+				} else {
+					add(fmt.Sprintf("%s is scaled from %d to %d: an old ReplicaSet is kept at spec.replicas until its scale-down deadline", r.Name, r.Spec, t), "bg.scale-down-keep")
+				}
 			}
 		}
 		cur = tickAll(s.After)
 	}
-	if len(a.Steps) == 0 {
-		return
-	}
-	last := a.Steps[len(a.Steps)-1].After
-	a.Waits = waitsFor(last)
+	return out
 }
+
+// WaitsFor says what the Rollout waits for once the replay stops ("" when
+// it has settled).
+func WaitsFor(in Inputs) string { return waitsFor(in) }
 
 // waitsFor says what a replay that stopped is waiting for.
 func waitsFor(in Inputs) string {
