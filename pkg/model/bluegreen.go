@@ -301,7 +301,8 @@ func (in Inputs) completedPause(added bool) bool {
 	case !in.needsPause():
 		return true
 	case bg.AutoPromotionEnabled:
-		return bg.PauseStart != nil && bg.Now.After(bg.PauseStart.Add(time.Duration(bg.AutoPromotionSeconds)*time.Second))
+		// The controller requeues itself at the deadline and finds it passed.
+		return bg.PauseStart != nil && !bg.Now.Before(bg.PauseStart.Add(time.Duration(bg.AutoPromotionSeconds)*time.Second))
 	}
 	return bg.ControllerPause && bg.PauseStart == nil
 }
@@ -688,7 +689,7 @@ func SimulateBG(in Inputs, max int) []BGStep {
 	bgc := *in.BG
 	cur.BG = &bgc
 	for i := 0; i < max; i++ {
-		wasMoving := moving(cur)
+		wasMoving := movingUnstuck(cur)
 		p := EvaluateBG(cur)
 		next := ApplyBG(cur, p)
 		s := BGStep{Pass: p, Now: cur.BG.Now, Abort: next.Abort, StableHash: next.StableHash, Paused: next.bgPaused(), After: next}
@@ -704,9 +705,9 @@ func SimulateBG(in Inputs, max int) []BGStep {
 		if p.Errored {
 			break
 		}
-		changed := p.Reset || p.Promotes || p.Switched || p.Reverted || p.PauseAdded || p.PauseRemoved || p.AbortCleared || len(p.Deadlines) > 0 || movingBG(cur, next)
+		changed := p.Reset || (p.Promotes && next.StableHash != cur.StableHash) || p.Switched || p.Reverted || p.PauseAdded || p.PauseRemoved || p.AbortCleared || len(p.Deadlines) > 0 || movingBG(cur, next)
 		cur = tickAll(next)
-		if !changed && !wasMoving && !moving(cur) {
+		if !changed && !wasMoving && !movingUnstuck(cur) {
 			// This pass saw a settled world and changed nothing: only a
 			// clock can move the controller now.
 			t, ok := nextDeadline(cur)
@@ -726,6 +727,16 @@ func movingBG(a, b Inputs) bool {
 		}
 	}
 	return a.CheckPoint() != b.CheckPoint() || a.BG.ControllerPause != b.BG.ControllerPause
+}
+
+// movingUnstuck: some ReplicaSet that can still move is not at its spec.
+func movingUnstuck(in Inputs) bool {
+	for _, r := range in.All {
+		if r.Replicas != r.Spec || r.Available > r.Spec || (r.Available < r.Spec && !r.Stuck) {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckPoint is status.blueGreen.scaleUpPreviewCheckPoint.

@@ -301,7 +301,7 @@ func BGEvents(in Inputs, steps []BGStep) []BGEvent {
 		if p.Reverted {
 			add("the active Service goes back to the stable "+stableName(cur), "bg.active-abort-to-stable")
 		}
-		if p.Promotes {
+		if p.Promotes && s.After.StableHash != cur.StableHash {
 			add(fmt.Sprintf("%s becomes stable (%s)", newName, p.PromoteWhy), "bg.promote-needs-active")
 		}
 		for _, r := range cur.All {

@@ -31,6 +31,9 @@ type RS struct {
 	// Desired is the desired-replicas annotation the controller writes
 	// when it scales the ReplicaSet (nil when absent).
 	Desired *int32 `json:"desiredReplicasAnnotation,omitempty"`
+	// Stuck: its missing pods do not become available (a what-if for
+	// revisions that crash); replays keep its availability where it is.
+	Stuck bool `json:"-"`
 }
 
 // Inputs is everything a reconcile decision depends on, flattened out of the
@@ -112,6 +115,9 @@ func (in Inputs) clone() Inputs {
 		return &x
 	}
 	out.New, out.Stable = cp(in.New), cp(in.Stable)
+	if in.New != nil && in.Stable != nil && in.New.Name == in.Stable.Name {
+		out.Stable = out.New // one ReplicaSet, one copy
+	}
 	if in.BG != nil {
 		b := *in.BG
 		out.BG = &b
