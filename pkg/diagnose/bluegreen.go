@@ -133,10 +133,17 @@ func checkCapacityCliff(c *Context, r *rules.Rule) []rules.Finding {
 			now, what = rs.Available, "available pods"
 		}
 	}
+	steps := a.Steps
+	if a.State == model.BGPaused || a.State == model.BGManualPause {
+		// Paused for a person: the promotion is what they are about to do.
+		p := in.Clone()
+		p.BG.PauseStart, p.BG.SpecPaused = nil, false
+		steps = model.SimulateBG(p, 400)
+	}
 	var sw *model.BGStep
-	for i := range a.Steps {
-		if a.Steps[i].Pass.Switched {
-			sw = &a.Steps[i]
+	for i := range steps {
+		if steps[i].Pass.Switched {
+			sw = &steps[i]
 			break
 		}
 	}
