@@ -51,7 +51,7 @@ func TestBlueGreenEscapes(t *testing.T) {
 			want bgCell
 			rec  Action
 		}{
-			"paused before promotion": {nil, paused, Wait},
+			"paused before promotion":   {nil, paused, Wait},
 			"aborted before the switch": {aborted, abortedCell, Undo},
 		} {
 			p, err := Build(Input{View: bgView(t, tc.edit), Controller: model.ControllerVersion{Assumed: ver, Exact: true}})

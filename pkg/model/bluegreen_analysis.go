@@ -195,6 +195,9 @@ func (a *BlueGreenAnalysis) classify(in Inputs) {
 		} else {
 			a.StateWhy += ": autoPromotionEnabled is false, it waits for a person"
 			a.Act = "a person: " + promote + "switches the active Service to " + newName
+			if c := bg.PreviewReplicaCount; c != nil && *c < in.Replicas {
+				a.Act += fmt.Sprintf(" once it is scaled from %d to %d and all %d are available", *c, in.Replicas, in.Replicas)
+			}
 		}
 	case bg.PrePromotion && bg.PrePhase != phaseSuccessful && readyForPause(in):
 		a.State, a.StateWhy = BGPreAnalysis, fmt.Sprintf("pre-promotion analysis %s on %s: the pause and the switch wait for it to succeed", strings.ToLower(orDefault(bg.PrePhase, "not started yet")), newName)
