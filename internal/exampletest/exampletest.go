@@ -20,6 +20,10 @@ import (
 // rollbackWindow, 100% on the first canary pods).
 const Incident = "incident-rollback-window.yaml"
 
+// BlueGreen is a blue-green Rollout paused before promotion, its preview
+// at previewReplicaCount.
+const BlueGreen = "bluegreen-paused.yaml"
+
 // PodsWeb is a Deployment behind an ALB Ingress with pod-check findings.
 const PodsWeb = "pods-web.yaml"
 

@@ -80,12 +80,24 @@ func checkWindow(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	f := r.NewFinding("rollback within rollbackWindow: " + w.Why + "; steps and analysis are skipped")
 	in := c.Analysis.Inputs
+	if a := c.bg(); a != nil {
+		msg := "rollback within rollbackWindow (blue-green): " + strings.ReplaceAll(w.Why, "canary ", "new ReplicaSet ") + "; analysis is skipped"
+		if len(a.Notes) > 0 && strings.Contains(a.Notes[0], "#3304") {
+			msg += "; " + a.Notes[0]
+		} else if upstream.At("bg.retry-deadline-fast-track", c.Version.Assumed).Absent {
+			msg += " and the pause too: the active Service switches as soon as the ReplicaSet is fully available"
+		}
+		f.Message = msg
+	}
 	f.Evidence = []rules.Evidence{
 		ev(c.obj(), "spec.rollbackWindow.revisions", w.Revisions),
 		ev("ReplicaSet "+in.New.Name, "metadata.creationTimestamp", in.New.Created.UTC().Format(time.RFC3339)),
 		ev("ReplicaSet "+in.Stable.Name, "metadata.creationTimestamp", in.Stable.Created.UTC().Format(time.RFC3339)),
 	}
 	f.Cites = c.cites("sy.within-window-created-before", "sy.within-window-compare", "rc.every-pass-window", "an.cancel-on-window")
+	if c.bg() != nil {
+		f.Cites = c.cites("sy.within-window-created-before", "sy.within-window-compare", "bg.window-clears-pause", "bg.fast-track-rollback", "an.cancel-on-window")
+	}
 	return []rules.Finding{f}
 }
 
@@ -106,6 +118,17 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 	if c.Analysis.Window.WithinWindow {
 		msg = "aborted during a rollback within rollbackWindow: the controller clears this abort on its next pass and the rollback resumes"
 	}
+	if a := c.bg(); a != nil && a.State == model.BGAborted {
+		msg = "aborted (blue-green)" + strings.TrimPrefix(a.StateWhy, "aborted")
+		if len(a.Old) > 0 {
+			for _, o := range a.Old {
+				if o.Aborted {
+					msg += fmt.Sprintf("; the aborted %s keeps its pods until %s (%s left)", o.Name, o.Deadline, o.Left.Round(time.Second))
+				}
+			}
+		}
+		msg += "; it will not recover by itself"
+	}
 	f := r.NewFinding(msg)
 	f.Evidence = []rules.Evidence{ev(c.obj(), "status.abort", true)}
 	if m := c.ro.Status.Message; m != "" {
@@ -115,7 +138,9 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		f.Evidence = append(f.Evidence, ev(c.obj(), "status.abortedAt", at.UTC().Format(time.RFC3339)))
 	}
 	f.Cites = c.cites("tr.branch-aborted", "rc.abort-idx", "ct.fully-promoted-remove-abort")
-	if c.Analysis.Window.WithinWindow {
+	if c.bg() != nil {
+		f.Cites = c.cites("bg.active-abort-to-stable", "bg.preview-switch", "bg.abort-delay-stable-full", "ct.fully-promoted-remove-abort")
+	} else if c.Analysis.Window.WithinWindow {
 		f.Cites = append(f.Cites, c.cites("rc.every-pass-remove-abort")...)
 	}
 	return []rules.Finding{f}
@@ -161,6 +186,13 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 				}
 			}
 		}
+		if pc.Reason == v1alpha1.PauseReasonBlueGreenPause && c.bg() != nil {
+			if t := c.bg().AutoPromoteAt; t != nil {
+				s += fmt.Sprintf(", auto-promotes at %s", t.UTC().Format(time.RFC3339))
+			} else {
+				s += ", autoPromotionEnabled false: needs promote"
+			}
+		}
 		parts = append(parts, s)
 		evs = append(evs, ev(c.obj(), "status.pauseConditions", pc.Reason))
 	}
@@ -170,6 +202,12 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	f := r.NewFinding("paused: " + strings.Join(parts, "; "))
 	f.Evidence = evs
+	if a := c.bg(); a != nil {
+		if a.Act != "" {
+			f.Message += "; who must act: " + a.Act
+		}
+		f.Cites = c.cites("bg.pause-add", "bg.needs-pause", "bg.auto-promotion-deadline", "bg.pause-manual-promote")
+	}
 	return []rules.Finding{f}
 }
 
@@ -294,6 +332,10 @@ func checkUnobserved(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	f := r.NewFinding(fmt.Sprintf("the controller last observed generation %s, the spec is at generation %d; its next pass resets the status (index → %d)", c.ro.Status.ObservedGeneration, c.ro.Generation, c.Analysis.Next.NextIndex))
 	f.Cites = c.Analysis.Next.IndexCites
+	if a := c.bg(); a != nil {
+		f.Message = fmt.Sprintf("the controller last observed generation %s, the spec is at generation %d; its next pass points the preview Service at the new ReplicaSet and resets the status", c.ro.Status.ObservedGeneration, c.ro.Generation)
+		f.Cites = c.cites("bg.preview-switch")
+	}
 	return []rules.Finding{f}
 }
 

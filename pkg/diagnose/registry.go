@@ -38,4 +38,10 @@ var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Con
 	"RD207": checkMaxWeight,
 	"RD208": checkAbortDelayResync,
 	"RD113": checkInvalidSpec,
+	"RD114": checkActiveBlackout,
+	"RD115": checkPreviewNotReady,
+	"RD116": checkCapacityCliff,
+	"RD117": checkCheckpointLeak,
+	"RD118": checkAbortHeld,
+	"RD209": checkScaleDownDelayZero,
 })

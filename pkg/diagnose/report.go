@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -79,7 +80,10 @@ type Traffic struct {
 
 // ReplicaSetView is one ReplicaSet row.
 type ReplicaSetView struct {
-	Role string `json:"role"` // canary, stable, canary+stable, old
+	// Role is canary, stable, old; for blue-green what the Services select:
+	// active, preview, active+preview, stable (the stable selected by no
+	// Service), old.
+	Role string `json:"role"`
 	model.RS
 }
 
@@ -111,6 +115,9 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	}
 	rep.State = state(v.Rollout, a)
 	rep.Sets = sets(a.Inputs)
+	if a.BlueGreen != nil {
+		rep.Sets = bgSets(a.Inputs)
+	}
 	if a.Inputs.TrafficRouted {
 		rep.Traffic = traffic(v.Rollout, a)
 	}
@@ -256,4 +263,33 @@ func router(ro *v1alpha1.Rollout) string {
 		}
 	}
 	return "unknown"
+}
+
+// bgSets labels a blue-green Rollout's ReplicaSets by what its Services
+// actually select.
+func bgSets(in model.Inputs) []ReplicaSetView {
+	var out []ReplicaSetView
+	bg := in.BG
+	for i := len(in.All) - 1; i >= 0; i-- {
+		r := in.All[i]
+		var roles []string
+		if bg.Active.Found && bg.Active.HasHash && bg.Active.Hash == r.Hash {
+			roles = append(roles, "active")
+		}
+		if bg.Preview.Found && bg.Preview.HasHash && bg.Preview.Hash == r.Hash {
+			roles = append(roles, "preview")
+		}
+		role := strings.Join(roles, "+")
+		if role == "" {
+			role = "old"
+			if r.Hash != "" && r.Hash == in.StableHash {
+				role = "stable"
+			}
+		}
+		if role == "old" && r.Spec == 0 && r.Available == 0 && len(out) >= 4 {
+			continue
+		}
+		out = append(out, ReplicaSetView{Role: role, RS: *r})
+	}
+	return out
 }

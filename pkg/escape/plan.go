@@ -1,7 +1,7 @@
 // Package escape plans the ways out of a Rollout's current state: for each of
 // promote --full, undo, retry, abort, plain promote, skip to the end of the
-// steps, and waiting, it predicts with the controller model what the
-// controller will do, gives a verdict, cites the controller and CLI source
+// steps, and waiting, it predicts with the controller model (the canary's or
+// the blue-green one) what the controller will do, gives a verdict, cites the controller and CLI source
 // for the version, and builds the exact requests kubectl-argo-rollouts would
 // send (with the Rollout's resourceVersion as a precondition). Planning is
 // pure; sending the requests is Apply's job (apply.go).
@@ -183,8 +183,15 @@ func Build(in Input) (*Plan, error) {
 		// No verb of the controller acts on a Rollout it does not reconcile.
 		return nil, fmt.Errorf("rollout %s/%s has a spec the controller rejects (InvalidSpec: %s): it does nothing until the spec is fixed, so no way out applies — fix the field and apply again (kubectl rolloutdoctor diagnose shows every rejected value)", ro.Namespace, ro.Name, base.Invalid[0])
 	}
+	if base.BG != nil {
+		p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,
+			ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
+		buildBlueGreen(in, base, p)
+		p.GitOps = detectGitOps(ro, v.WorkloadRef)
+		return p, nil
+	}
 	if ro.Spec.Strategy.Canary == nil {
-		return nil, fmt.Errorf("rollout %s/%s is not a canary Rollout: escape plans canary strategies only", ro.Namespace, ro.Name)
+		return nil, fmt.Errorf("rollout %s/%s has no canary or blueGreen strategy: no way out can be planned", ro.Namespace, ro.Name)
 	}
 	if i := base.Index0(); i < 0 {
 		// The controller never writes a negative index, and from one the

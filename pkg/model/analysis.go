@@ -36,6 +36,9 @@ type Analysis struct {
 	// Forecast summarises the next pass and the lookahead: the weight the
 	// controller will write as the canary becomes available.
 	Forecast []Forecast `json:"forecast,omitempty"`
+	// BlueGreen is the blue-green model's view, for a blue-green Rollout
+	// (Next, Forecast and Exposure are then empty: they are the canary's).
+	BlueGreen *BlueGreenAnalysis `json:"blueGreen,omitempty"`
 }
 
 // Analyze runs the model for one version.
@@ -46,6 +49,13 @@ func Analyze(v *snapshot.View, ver upstream.Version) Analysis {
 
 func analyzeInputs(in Inputs) Analysis {
 	a := Analysis{Version: in.Version, Inputs: in, Window: RollbackWindow(in), MinPods: EffectiveMinPods(in)}
+	if in.BG != nil {
+		a.BlueGreen = AnalyzeBlueGreen(in)
+		if len(in.Invalid) > 0 {
+			a.Next = Evaluate(in)
+		}
+		return a
+	}
 	a.Next = Evaluate(in)
 	a.Forecast = append(a.Forecast, forecastOf(in, a.Next))
 	if f, ok := abortScaleDown(in, a.Next); ok {
@@ -156,6 +166,12 @@ func Differences(v *snapshot.View, assumed upstream.Version) []string {
 			continue
 		}
 		a := Analyze(v, ver)
+		if base.BlueGreen != nil && a.BlueGreen != nil {
+			if d := bgDifferences(base.BlueGreen, a.BlueGreen); d != "" {
+				out = append(out, string(ver)+": "+d)
+			}
+			continue
+		}
 		var d []string
 		if a.Next.Weight != base.Next.Weight || a.Next.Errored != base.Next.Errored {
 			d = append(d, fmt.Sprintf("next weight %d%% (errored=%v) instead of %d%%", a.Next.Weight, a.Next.Errored, base.Next.Weight))

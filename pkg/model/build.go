@@ -38,6 +38,7 @@ func RSFrom(rs *appsv1.ReplicaSet) *RS {
 		Available:         rs.Status.AvailableReplicas,
 		Experiment:        rs.Annotations[annExperiment] != "",
 		ScaleDownDeadline: rs.Annotations[annScaleDownDeadline],
+		Desired:           desiredAnnotation(rs.Annotations),
 	}
 }
 
@@ -63,6 +64,9 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 			}
 			in.SubsetOnly = tr.Istio != nil && !in.HasServices
 		}
+	}
+	if ro.Spec.Strategy.BlueGreen != nil && ro.Spec.Strategy.Canary == nil {
+		blueGreenFromView(v, &in)
 	}
 	if ro.Spec.RollbackWindow != nil {
 		in.WindowRevision = ro.Spec.RollbackWindow.Revisions

@@ -28,6 +28,12 @@ type RS struct {
 	Experiment bool      `json:"experiment,omitempty"`
 	// ScaleDownDeadline is the scale-down-deadline annotation, if any.
 	ScaleDownDeadline string `json:"scaleDownDeadline,omitempty"`
+	// Desired is the desired-replicas annotation the controller writes
+	// when it scales the ReplicaSet (nil when absent).
+	Desired *int32 `json:"desiredReplicasAnnotation,omitempty"`
+	// Stuck: its missing pods do not become available (a what-if for
+	// revisions that crash); replays keep its availability where it is.
+	Stuck bool `json:"-"`
 }
 
 // Inputs is everything a reconcile decision depends on, flattened out of the
@@ -63,6 +69,9 @@ type Inputs struct {
 	New    *RS
 	Stable *RS
 	All    []*RS
+
+	// BG is set for a blue-green Rollout: its spec, status and Services.
+	BG *BlueGreen
 
 	// Invalid lists the spec values the controller's validation rejects:
 	// it then does not reconcile the Rollout at all.
@@ -106,6 +115,13 @@ func (in Inputs) clone() Inputs {
 		return &x
 	}
 	out.New, out.Stable = cp(in.New), cp(in.Stable)
+	if in.New != nil && in.Stable != nil && in.New.Name == in.Stable.Name {
+		out.Stable = out.New // one ReplicaSet, one copy
+	}
+	if in.BG != nil {
+		b := *in.BG
+		out.BG = &b
+	}
 	out.All = make([]*RS, len(in.All))
 	for i, r := range in.All {
 		out.All[i] = cp(r)

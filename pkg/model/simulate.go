@@ -92,6 +92,8 @@ func tickAll(in Inputs) Inputs {
 			stride = 1
 		}
 		switch {
+		case r.Available < r.Spec && r.Stuck:
+			r.Replicas = r.Spec
 		case r.Available < r.Spec:
 			r.Available = min32(r.Spec, r.Available+stride)
 			r.Replicas, r.Ready = r.Spec, r.Available

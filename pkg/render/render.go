@@ -114,6 +114,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 	var b strings.Builder
 	humanState(&b, rep, s)
 	humanTraffic(&b, rep, s)
+	humanBlueGreen(&b, rep, s)
 	if len(rep.Sets) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("ReplicaSets"))
 		for _, r := range rep.Sets {
@@ -163,7 +164,16 @@ func humanState(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	if st.PromoteFull {
 		flags = append(flags, "PROMOTE-FULL")
 	}
-	fmt.Fprintf(b, "  %s  step %s  replicas %d  %s\n", st.Strategy, step, st.Replicas, strings.Join(flags, " "))
+	if rep.Model != nil && rep.Model.BlueGreen != nil {
+		// A blue-green Rollout has no steps: its state is the Services'.
+		extra := ""
+		if c := rep.Model.Inputs.BG.PreviewReplicaCount; c != nil {
+			extra = fmt.Sprintf("  previewReplicaCount %d", *c)
+		}
+		fmt.Fprintf(b, "  %s  replicas %d%s  %s\n", st.Strategy, st.Replicas, extra, strings.Join(flags, " "))
+	} else {
+		fmt.Fprintf(b, "  %s  step %s  replicas %d  %s\n", st.Strategy, step, st.Replicas, strings.Join(flags, " "))
+	}
 	fmt.Fprintf(b, "  controller %s (%s)\n", rep.Controller.Assumed, controllerSource(rep.Controller))
 }
 

@@ -1,0 +1,264 @@
+package escape
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// Escape from a blue-green state: the same verbs, requests and guarantees
+// as for a canary, rated with the blue-green model. The effect says which
+// ReplicaSet the active Service selects, with how many pods, and what is
+// scaled down when.
+
+func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
+	v := in.View
+	ro := v.Rollout
+	ver := in.Controller.Assumed
+	cite := func(keys ...upstream.Key) []upstream.Cite {
+		out := make([]upstream.Cite, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, upstream.At(k, ver))
+		}
+		return out
+	}
+	wait := bgEffect(base)
+	p.Now = wait
+	stable := ""
+	if base.Stable != nil {
+		stable = base.Stable.Name
+	}
+	for _, a := range Actions {
+		o := Option{Action: a}
+		after, applicable, why := bgApply(a, base, ro, in, &o)
+		switch {
+		case !applicable:
+			o.Verdict, o.Why = NotApplicable, why
+			o.Requests = nil
+		default:
+			o.Effect = bgEffect(after)
+			o.Verdict, o.Why = bgJudge(a, o.Effect, wait, base, after, stable, why, o.TargetRevision)
+		}
+		switch a {
+		case Abort:
+			o.Cites = cite("cli.abort-patch", "cli.abort-status-subresource", "cli.abort-fallback", "bg.active-abort-to-stable", "bg.active-gate", "bg.abort-delay-stable-full")
+		case Retry:
+			o.Cites = cite("cli.retry-patch", "cli.retry-status-subresource", "bg.retry-deadline-fast-track", "bg.promote-fast-rollback")
+		case Promote:
+			o.Cites = cite("cli.promote-clear-pause", "cli.promote-status-first", "bg.pause-manual-promote", "bg.active-after-pause", "bg.checkpoint-full-size")
+		case PromoteFull:
+			o.Cites = cite("cli.promote-full-patch", "cli.promote-full-guard", "cli.promote-full-unpause", "bg.fast-track-promote-full", "bg.preview-count-promote-full", "an.cancel-on-window")
+		case Undo:
+			o.Cites = cite("cli.undo-patch", "cli.undo-second-highest", "cli.undo-skip-equal", "bg.preview-switch", "bg.fast-track-rollback", "bg.promote-fast-rollback")
+		case Skip:
+			o.Cites = cite("bg.cli-skip-rejected")
+		case Wait:
+			o.Cites = cite("bg.active-gate", "bg.active-after-pause", "bg.scale-down-keep")
+		}
+		p.Options = append(p.Options, o)
+	}
+	p.Recommended, p.Reason = recommend(p.Options, base)
+	if w, _ := p.Option(Wait); p.Recommended == Wait && w.Verdict == Harmful {
+		p.AllHarmful = true
+		p.Recommended, p.Reason = leastHarmful(p.Options, base, v)
+	}
+}
+
+// bgApply changes the model inputs as the action's requests would, and
+// fills the option's requests and command.
+func bgApply(a Action, base model.Inputs, ro *v1alpha1.Rollout, in Input, o *Option) (model.Inputs, bool, string) {
+	after := base.Clone()
+	name := ro.Name
+	o.Command = "kubectl argo rollouts " + string(a) + " " + name + " -n " + ro.Namespace
+	switch a {
+	case Wait:
+		o.Command = ""
+		return after, true, ""
+	case Skip:
+		o.Command = ""
+		return after, false, "kubectl argo rollouts refuses --skip-all-steps on a blue-green Rollout: it has no steps"
+	case Abort:
+		o.Requests = []Request{merge("status", `{"status":{"abort":true}}`, name, `{"status":{"abort":true}}`)}
+		if base.Abort {
+			return after, true, "already aborted: the patch changes nothing"
+		}
+		after.Abort = true
+	case Retry:
+		o.Requests = []Request{merge("status", `{"status":{"abort":false}}`, name, `{"status":{"abort":false}}`)}
+		if !base.Abort {
+			return after, false, "the Rollout is not aborted: retry only clears status.abort"
+		}
+		after.Abort = false
+		if model.AtLeast(base.Version, 1, 9) && !isFailedPhase(after.BG.PostPhase) {
+			// From v1.9 a new pre-promotion run is created after a retry.
+			after.BG.PrePhase = ""
+		}
+	case PromoteFull:
+		x, ok, why := applyPromoteFull(after, ro, o)
+		if ok && !upstream.At("cli.promote-full-unpause", base.Version).Absent {
+			x.BG.SpecPaused = false
+		}
+		return x, ok, why
+	case Promote:
+		applyPromote(after, ro, o, 0, 0)
+		if len(ro.Status.PauseConditions) == 0 && !ro.Spec.Paused {
+			return after, true, "no pause condition and no manual pause: kubectl sends nothing for a blue-green Rollout (it still prints \"promoted\")"
+		}
+		after.BG.PauseStart, after.BG.Inconclusive, after.BG.SpecPaused = nil, false, false
+	case Undo:
+		return applyUndo(after, ro, in.View, in, o)
+	}
+	return after, true, ""
+}
+
+func isFailedPhase(p string) bool { return p == "Failed" || p == "Error" }
+
+// bgEffect replays the controller from in and summarises who the active
+// Service sends production traffic to.
+func bgEffect(in model.Inputs) Effect {
+	steps := model.SimulateBG(in, maxPasses)
+	e := Effect{Passes: len(steps)}
+	if len(steps) == 0 {
+		return e
+	}
+	last := steps[len(steps)-1]
+	fin := last.After
+	e.FinalAbort, e.Abort = fin.Abort, steps[0].Abort
+	e.FinalStable = rsName(fin, fin.StableHash)
+	for _, s := range steps {
+		who, of := s.Active, in.Replicas
+		if s.NoHash {
+			who = "every ReplicaSet"
+		} else if who == "" {
+			who = "no ReplicaSet"
+		}
+		avail := s.ActiveAvailable
+		if n := len(e.Serving); n > 0 && e.Serving[n-1].Canary == who {
+			cur := &e.Serving[n-1]
+			cur.To, cur.Promotes = avail, cur.Promotes || s.Pass.Promotes
+		} else {
+			e.Serving = append(e.Serving, Serving{Weight: 100, Canary: who, Stable: rsName(s.After, s.StableHash), From: avail, To: avail, Of: of, Promotes: s.Pass.Promotes})
+		}
+		if !s.NoHash && s.Active != "" && avail < in.Replicas {
+			x := &Exposure{Weight: 100, OnPods: avail, Replicas: in.Replicas, Canary: s.Active}
+			if e.Exposure == nil || worse(x, e.Exposure) {
+				e.Exposure = x
+			}
+		}
+		if !s.NoHash && s.Active == "" && !s.Pass.Errored {
+			x := &Exposure{Weight: 100, OnPods: 0, Replicas: in.Replicas, Canary: "no ReplicaSet"}
+			e.Exposure = x
+		}
+	}
+	// The settled world after the last pass.
+	ex := model.TickAll(fin)
+	if r := activeOf(ex); r != nil && r.Available < in.Replicas && !fin.Abort {
+		x := &Exposure{Weight: 100, OnPods: r.Available, Replicas: in.Replicas, Canary: r.Name}
+		if e.Exposure == nil || worse(x, e.Exposure) {
+			e.Exposure = x
+		}
+	}
+	switch {
+	case fin.Abort:
+		e.Phase = "Degraded"
+	case fin.BG.SpecPaused || fin.BG.PauseStart != nil || fin.BG.Inconclusive:
+		e.Phase = "Paused"
+	case fin.New != nil && fin.StableHash == fin.New.Hash && fin.BG.Active.HasHash && fin.BG.Active.Hash == fin.New.Hash && fin.New.Available >= in.Replicas:
+		e.Phase = "Healthy"
+	default:
+		e.Phase = "Progressing"
+	}
+	e.Summary = bgSummary(in, steps, e)
+	return e
+}
+
+func activeOf(in model.Inputs) *model.RS {
+	if in.BG == nil || !in.BG.Active.HasHash {
+		return nil
+	}
+	for _, r := range in.All {
+		if r.Hash == in.BG.Active.Hash {
+			return r
+		}
+	}
+	return nil
+}
+
+func rsName(in model.Inputs, h string) string {
+	for _, r := range in.All {
+		if h != "" && r.Hash == h {
+			return r.Name
+		}
+	}
+	return h
+}
+
+func bgSummary(in model.Inputs, steps []model.BGStep, e Effect) string {
+	var parts []string
+	first := e.Serving[0]
+	parts = append(parts, fmt.Sprintf("the active Service is on %s (%d/%d available)", first.Canary, first.From, first.Of))
+	for _, ev := range model.BGEvents(in, steps) {
+		if strings.HasPrefix(ev.What, "the preview Service") {
+			continue // every new template does it; the active Service is what serves
+		}
+		parts = append(parts, ev.When+": "+ev.What)
+	}
+	out := strings.Join(parts, "; ")
+	if w := model.WaitsFor(steps[len(steps)-1].After); w != "" {
+		out += "; then " + w
+	}
+	return out + fmt.Sprintf("; ends %s with stable %s", e.Phase, e.FinalStable)
+}
+
+func bgJudge(a Action, e, wait Effect, base, after model.Inputs, stable, why, targetRev string) (Verdict, string) {
+	if why != "" && a != Wait {
+		return NoEffect, why
+	}
+	exposed := func(x *Exposure) string {
+		if x.Canary == "no ReplicaSet" {
+			return "the active Service selecting no ReplicaSet"
+		}
+		return fmt.Sprintf("the active Service on %s with %d of %d pods available", x.Canary, x.OnPods, x.Replicas)
+	}
+	newName := ""
+	if base.New != nil {
+		newName = base.New.Name
+	}
+	if a == Wait {
+		switch {
+		case e.Exposure != nil:
+			return Harmful, "doing nothing leaves " + exposed(e.Exposure)
+		case base.Abort:
+			return Safe, "the Rollout stays aborted: production on " + e.Serving[len(e.Serving)-1].Canary + ", but spec.template still names the aborted revision"
+		}
+		return Safe, "production stays served: " + e.Summary
+	}
+	if sameOutcome(e, wait) && e.Phase == wait.Phase {
+		if e.Exposure != nil {
+			return NoEffect, "it changes nothing that matters: " + exposed(e.Exposure) + " stays"
+		}
+		return NoEffect, "the controller ends where it would without it: " + e.Summary
+	}
+	if e.Exposure != nil {
+		return Harmful, "it puts or keeps " + exposed(e.Exposure)
+	}
+	switch {
+	case a == Retry && after.BG != nil && e.FinalStable == newName && newName != stable && !upstream.At("bg.retry-deadline-fast-track", base.Version).Absent && base.New.ScaleDownDeadline != "":
+		return SafeWithCost, fmt.Sprintf("it re-releases the aborted %s and, on %s within its abort scale-down deadline, promotes it without pause or analysis", newName, base.Version)
+	case a == Retry:
+		return SafeWithCost, "it re-releases the aborted revision " + newName + ": " + e.Summary
+	case a == PromoteFull && (base.Abort || base.BG.PrePromotion || base.BG.PostPromotion) && e.FinalStable == newName:
+		return SafeWithCost, "capacity-safe, but it promotes " + newName + " without pre- or post-promotion analysis" + map[bool]string{true: " although it was aborted", false: ""}[base.Abort]
+	case a == Undo && e.FinalStable != stable:
+		return SafeWithCost, fmt.Sprintf("it deploys revision %s, which is not the stable revision", targetRev)
+	case a == Undo:
+		return Safe, fmt.Sprintf("production stays on the stable %s; the new revision %s is dropped: %s", stable, newName, e.Summary)
+	case a == Abort && e.FinalAbort:
+		return SafeWithCost, "production on the stable " + stable + ", the aborted " + newName + " is scaled down after abortScaleDownDelaySeconds, and the Rollout stays aborted until its spec changes"
+	}
+	return Safe, e.Summary
+}

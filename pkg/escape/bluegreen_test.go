@@ -1,0 +1,170 @@
+package escape
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// bgView is the blue-green example after edit (on every object).
+func bgView(t *testing.T, edit func(*unstructured.Unstructured)) *snapshot.View {
+	t.Helper()
+	objs, hdr := exampletest.Decode(t, exampletest.BlueGreen)
+	for _, o := range objs {
+		if edit != nil {
+			edit(o)
+		}
+	}
+	return exampletest.ViewOf(t, snapshot.New(*hdr, objs))
+}
+
+func setf(u *unstructured.Unstructured, v interface{}, path ...string) {
+	if err := unstructured.SetNestedField(u.Object, v, path...); err != nil {
+		panic(err)
+	}
+}
+
+type bgCell map[Action]Verdict
+
+// TestBlueGreenEscapes rates every verb from each state, per version; the
+// verdicts are read off the controller's code paths.
+func TestBlueGreenEscapes(t *testing.T) {
+	paused := bgCell{PromoteFull: Safe, Undo: Safe, Retry: NotApplicable, Abort: SafeWithCost, Promote: Safe, Skip: NotApplicable, Wait: Safe}
+	// Aborted before the switch: production already on the stable.
+	aborted := func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Rollout" {
+			setf(u, true, "status", "abort")
+			unstructured.RemoveNestedField(u.Object, "status", "pauseConditions")
+			setf(u, false, "status", "controllerPause")
+		}
+	}
+	abortedCell := bgCell{PromoteFull: SafeWithCost, Undo: Safe, Retry: SafeWithCost, Abort: NoEffect, Promote: NoEffect, Skip: NotApplicable, Wait: Safe}
+	for _, ver := range upstream.Modeled {
+		for name, tc := range map[string]struct {
+			edit func(*unstructured.Unstructured)
+			want bgCell
+			rec  Action
+		}{
+			"paused before promotion":   {nil, paused, Wait},
+			"aborted before the switch": {aborted, abortedCell, Undo},
+		} {
+			p, err := Build(Input{View: bgView(t, tc.edit), Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
+			if err != nil {
+				t.Fatalf("%s %s: %v", ver, name, err)
+			}
+			for a, want := range tc.want {
+				o, _ := p.Option(a)
+				if o.Verdict != want {
+					t.Errorf("%s %s: %s is %s (%s), want %s", ver, name, a, o.Verdict, o.Why, want)
+				}
+			}
+			if p.Recommended != tc.rec {
+				t.Errorf("%s %s: recommended %s (%s), want %s", ver, name, p.Recommended, p.Reason, tc.rec)
+			}
+		}
+	}
+}
+
+// The requests are the CLI's for blue-green: promote clears the pause
+// conditions; promote --full sets promoteFull and, from v1.9, unpauses.
+func TestBlueGreenRequests(t *testing.T) {
+	manual := func(u *unstructured.Unstructured) {
+		if u.GetKind() == "Rollout" {
+			setf(u, true, "spec", "paused")
+		}
+	}
+	for _, ver := range upstream.Modeled {
+		p, err := Build(Input{View: bgView(t, manual), Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, _ := p.Option(Promote)
+		if len(pr.Requests) != 2 || string(pr.Requests[0].Body) != `{"status":{"pauseConditions":null}}` || string(pr.Requests[1].Body) != `{"spec":{"paused":false}}` {
+			t.Errorf("%s promote requests: %+v", ver, pr.Requests)
+		}
+		pf, _ := p.Option(PromoteFull)
+		unpauses := len(pf.Requests) == 2 && string(pf.Requests[1].Body) == `{"spec":{"paused":false}}`
+		v19 := ver == "v1.9.3" || ver == "v1.10.2"
+		if unpauses != v19 {
+			t.Errorf("%s promote --full unpauses: %v (requests %+v)", ver, unpauses, pf.Requests)
+		}
+		// Without the unpause the manual pause halts the switch: the
+		// Rollout stays paused on v1.7–v1.8.
+		if v19 != (pf.Effect.Phase == "Healthy") {
+			t.Errorf("%s promote --full with spec.paused ends %s: %s", ver, pf.Effect.Phase, pf.Effect.Summary)
+		}
+		sk, _ := p.Option(Skip)
+		if sk.Verdict != NotApplicable || len(sk.Requests) != 0 {
+			t.Errorf("%s skip: %s %+v", ver, sk.Verdict, sk.Requests)
+		}
+	}
+}
+
+// Retry within the abort scale-down delay: up to v1.9 the aborted revision
+// is promoted without pause (the example needs a promote); v1.10 pauses.
+func TestBlueGreenRetryWithinAbortDelay(t *testing.T) {
+	edit := func(u *unstructured.Unstructured) {
+		switch {
+		case u.GetKind() == "Rollout":
+			setf(u, true, "status", "abort")
+			unstructured.RemoveNestedField(u.Object, "status", "pauseConditions")
+			setf(u, false, "status", "controllerPause")
+			unstructured.RemoveNestedField(u.Object, "spec", "strategy", "blueGreen", "previewReplicaCount")
+		case u.GetKind() == "ReplicaSet" && u.GetName() == "checkout-web-5c6d7e8f9":
+			setf(u, int64(4), "spec", "replicas")
+			setf(u, int64(4), "status", "availableReplicas")
+			setf(u, "2026-11-20T14:31:40Z", "metadata", "annotations", "scale-down-deadline")
+		}
+	}
+	for _, ver := range upstream.Modeled {
+		p, err := Build(Input{View: bgView(t, edit), Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := p.Option(Retry)
+		fast := o.Effect.FinalStable == "checkout-web-5c6d7e8f9" && o.Effect.Phase == "Healthy"
+		old := ver != "v1.10.2"
+		if fast != old {
+			t.Errorf("%s retry: %s / %s", ver, o.Why, o.Effect.Summary)
+		}
+		if old && !strings.Contains(o.Why, "without pause or analysis") {
+			t.Errorf("%s retry why: %s", ver, o.Why)
+		}
+		if !old && o.Effect.Phase != "Paused" {
+			t.Errorf("%s retry should pause again: %s", ver, o.Effect.Summary)
+		}
+	}
+}
+
+// Aborted after the switch with a failing new revision: waiting keeps the
+// active Service on it until it is scaled to 0 — harmful in every version.
+func TestBlueGreenAbortHeldIsHarmful(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		v := bgView(t, func(u *unstructured.Unstructured) {
+			switch {
+			case u.GetKind() == "Rollout":
+				setf(u, true, "status", "abort")
+				setf(u, "5c6d7e8f9", "status", "blueGreen", "activeSelector")
+				unstructured.RemoveNestedField(u.Object, "status", "pauseConditions")
+				unstructured.RemoveNestedField(u.Object, "spec", "strategy", "blueGreen", "previewReplicaCount")
+			case u.GetKind() == "Service" && u.GetName() == "checkout-web-active":
+				setf(u, "5c6d7e8f9", "spec", "selector", "rollouts-pod-template-hash")
+			case u.GetKind() == "ReplicaSet" && u.GetName() == "checkout-web-5c6d7e8f9":
+				setf(u, int64(4), "spec", "replicas")
+				setf(u, int64(1), "status", "availableReplicas")
+			}
+		})
+		base := model.FromView(v, ver)
+		base.New.Stuck = true
+		e := bgEffect(base)
+		if e.Exposure == nil || e.Exposure.Canary != "checkout-web-5c6d7e8f9" || e.Exposure.OnPods != 0 {
+			t.Errorf("%s: waiting: exposure %+v (%s)", ver, e.Exposure, e.Summary)
+		}
+	}
+}
