@@ -119,14 +119,19 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 			c.gap(GVRReplicaSet, opt.Namespace, "", rsErr)
 		}
 	}()
-	ros, err := list(GVRRollout, "Rollout", opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector})
+	ros, err := readRollouts(ctx, dc, opt.Kube, opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector}, func(n int) {
+		requests.Add(1)
+		if opt.Progress != nil {
+			opt.Progress("Rollout", n)
+		}
+	})
 	for range len(jobs) + 1 {
 		<-done
 	}
 	if err != nil {
 		return nil, listError(err, Options{Namespace: opt.Namespace, Context: opt.Context, Server: opt.Server, Timeout: opt.Timeout})
 	}
-	c.add(ros...)
+	c.add(ros.objs...)
 	h := snapshot.Header{TargetKind: "Fleet", TargetNamespace: opt.Namespace, TakenAt: time.Now().UTC().Truncate(time.Second),
 		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
 	if opt.Namespace == "" {
@@ -135,6 +140,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	c.add(rss.objs...)
 	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
 	rss.decoded(typed)
+	ros.decoded(typed)
 	return &FleetResult{Snapshot: snapshot.NewTyped(h, c.objs, typed), Requests: int(requests.Load())}, nil
 }
 

@@ -2,6 +2,11 @@ package gather
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -197,4 +204,54 @@ func ownsReplicaSet(kind, name string) func(*appsv1.ReplicaSet) bool {
 		}
 		return false
 	}
+}
+
+// readRollouts lists Rollouts in ns ("" all namespaces). With kube, the
+// JSON is decoded straight into structs (a CRD has no protobuf) and the
+// snapshot holds metadata stubs; without, through dc, leaving the typed
+// form to the snapshot (typed stays nil).
+func readRollouts(ctx context.Context, dc dynamic.Interface, kube kubernetes.Interface, ns string, lo metav1.ListOptions, onPage func(int)) (typedSet[v1alpha1.Rollout], error) {
+	var rc rest.Interface
+	if kube != nil {
+		rc = kube.Discovery().RESTClient()
+	}
+	if rc == nil || reflect.ValueOf(rc).IsNil() {
+		list, err := listPages(ctx, dc, GVRRollout, ns, lo, 5000, onPage)
+		for _, u := range list {
+			setGVK(u, GVRRollout, "Rollout")
+		}
+		return typedSet[v1alpha1.Rollout]{objs: list, typed: make([]*v1alpha1.Rollout, len(list))}, err
+	}
+	path := "/apis/argoproj.io/v1alpha1/rollouts"
+	if ns != "" {
+		path = "/apis/argoproj.io/v1alpha1/namespaces/" + ns + "/rollouts"
+	}
+	n := 0
+	ros, err := listTyped(ctx, func(ctx context.Context, lo metav1.ListOptions) (*v1alpha1.RolloutList, error) {
+		req := rc.Get().AbsPath(path).SetHeader("Accept", "application/json").Param("limit", strconv.FormatInt(lo.Limit, 10))
+		if lo.LabelSelector != "" {
+			req = req.Param("labelSelector", lo.LabelSelector)
+		}
+		if lo.Continue != "" {
+			req = req.Param("continue", lo.Continue)
+		}
+		body, err := req.DoRaw(ctx)
+		if err != nil {
+			return nil, err
+		}
+		l := &v1alpha1.RolloutList{}
+		// Case-sensitive, as the API server decodes; numbers that overflow
+		// their field are an error, as snapshot.TypedRollout makes them.
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, l); err != nil {
+			return nil, fmt.Errorf("decoding the Rollout list: %w", err)
+		}
+		return l, nil
+	}, func(l *v1alpha1.RolloutList) ([]v1alpha1.Rollout, string) {
+		n += len(l.Items)
+		if onPage != nil {
+			onPage(n)
+		}
+		return l.Items, l.Continue
+	}, lo)
+	return fromTyped(ros, "argoproj.io/v1alpha1", "Rollout"), err
 }

@@ -64,6 +64,10 @@ func convert(u *unstructured.Unstructured, into interface{}) error { return Conv
 func (s *Snapshot) Rollouts() ([]*v1alpha1.Rollout, error) {
 	var out []*v1alpha1.Rollout
 	for _, u := range s.byGroupKind(GroupArgo, "Rollout") {
+		if ro, ok := s.decodedRollout(u); ok {
+			out = append(out, ro)
+			continue
+		}
 		ro, err := TypedRollout(u)
 		if err != nil {
 			return nil, err
@@ -71,6 +75,15 @@ func (s *Snapshot) Rollouts() ([]*v1alpha1.Rollout, error) {
 		out = append(out, ro)
 	}
 	return out, nil
+}
+
+// decodedRollout is the typed form a reader decoded u into (see Decoded),
+// shared and read-only like every typed object of a view.
+func (s *Snapshot) decodedRollout(u *unstructured.Unstructured) (*v1alpha1.Rollout, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ro, ok := s.typed[u].(*v1alpha1.Rollout)
+	return ro, ok
 }
 
 // FindRollout picks the target Rollout: the named one, the header's target,
