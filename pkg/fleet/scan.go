@@ -27,6 +27,8 @@ type Row struct {
 	Top         string   `json:"topFinding,omitempty"`
 	FindingIDs  []string `json:"findings"`
 	Phase       string   `json:"phase"`
+	// Step is "index/count" for a canary, "blueGreen STATE" for a
+	// blue-green Rollout.
 	Step        string   `json:"step"`
 	Aborted     bool     `json:"aborted"`
 	Weight      *int32   `json:"canaryWeight,omitempty"`
@@ -145,6 +147,11 @@ func rowOf(d *diagnose.Report) Row {
 	}
 	if r.severity > 0 {
 		r.Worst = r.severity.String()
+	}
+	// A blue-green Rollout has no steps: its state says where it stands
+	// ("blueGreen paused", "blueGreen old-scale-down-delay").
+	if d.Model != nil && d.Model.BlueGreen != nil {
+		r.Step = "blueGreen " + string(d.Model.BlueGreen.State)
 	}
 	if t := d.Traffic; t != nil {
 		w := t.CanaryWeight

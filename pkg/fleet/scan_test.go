@@ -79,3 +79,28 @@ func TestScanRejectsAnUnknownControllerVersion(t *testing.T) {
 		t.Fatal("--controller-version nonsense was accepted")
 	}
 }
+
+// TestScanBlueGreenRow: a blue-green Rollout paused before promotion is a
+// row with its blue-green state, not a canary's "0/0", and its findings.
+func TestScanBlueGreenRow(t *testing.T) {
+	objs := exampletest.Objects(t, "bluegreen-paused.yaml", nil)
+	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...)
+	rep, err := Scan(context.Background(), dc, gather.FleetOptions{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 1 {
+		t.Fatalf("%d rows", len(rep.Rows))
+	}
+	r := rep.Rows[0]
+	if r.Name != "checkout-web" || r.Step != "blueGreen paused" || r.Weight != nil || r.Phase != "Paused" {
+		t.Fatalf("row %+v", r)
+	}
+	found := false
+	for _, id := range r.FindingIDs {
+		found = found || id == "RD106"
+	}
+	if !found {
+		t.Fatalf("findings %v: want RD106 (paused, who must act)", r.FindingIDs)
+	}
+}
