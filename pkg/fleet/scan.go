@@ -23,19 +23,19 @@ type Row struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// Worst is the highest finding severity ("" when none).
-	Worst       string   `json:"worst,omitempty"`
-	Top         string   `json:"topFinding,omitempty"`
-	FindingIDs  []string `json:"findings"`
-	Phase       string   `json:"phase"`
+	Worst      string   `json:"worst,omitempty"`
+	Top        string   `json:"topFinding,omitempty"`
+	FindingIDs []string `json:"findings"`
+	Phase      string   `json:"phase"`
 	// Step is "index/count" for a canary, "blueGreen STATE" for a
 	// blue-green Rollout.
-	Step        string   `json:"step"`
-	Aborted     bool     `json:"aborted"`
-	Weight      *int32   `json:"canaryWeight,omitempty"`
-	CanaryAvail int32    `json:"canaryAvailable"`
-	Needed      int32    `json:"podsTheWeightNeeds"`
-	Replicas    int32    `json:"replicas"`
-	Controller  string   `json:"controller"`
+	Step        string `json:"step"`
+	Aborted     bool   `json:"aborted"`
+	Weight      *int32 `json:"canaryWeight,omitempty"`
+	CanaryAvail int32  `json:"canaryAvailable"`
+	Needed      int32  `json:"podsTheWeightNeeds"`
+	Replicas    int32  `json:"replicas"`
+	Controller  string `json:"controller"`
 	severity    diagnose.Severity
 	// ratio is pods the weight needs per available canary pod: the
 	// tie-breaker between rows of the same severity.
