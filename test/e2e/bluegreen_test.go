@@ -182,8 +182,19 @@ func summaryEvents(summary string) []bgEv { return predictedEvents(strings.Split
 func observedEvents(ss []sample, after int64) []bgEv {
 	var out []bgEv
 	var prev *sample
+	// seen holds every deadline a ReplicaSet has carried. v1.7.2 removes the
+	// deadline of a rollback target and then scales it from a copy read
+	// before the removal, which writes the old deadline back for one
+	// revision (seen in the lab's bg-undo-within-delay on every run): the
+	// same deadline again is not a new one.
+	seen := map[string]bool{}
 	for i := range ss {
 		s := &ss[i]
+		for h, r := range s.RS {
+			if r.Deadline != "" && (prev == nil || s.RV <= after) {
+				seen[h+" "+r.Deadline] = true
+			}
+		}
 		if prev == nil || s.RV <= after {
 			prev = s
 			continue
@@ -210,7 +221,8 @@ func observedEvents(ss []sample, after int64) []bgEv {
 			if r.Spec != p.Spec {
 				out = append(out, bgEv{Kind: "scale", RS: "app-" + h, From: p.Spec, To: r.Spec, At: s.At})
 			}
-			if r.Deadline != "" && r.Deadline != p.Deadline {
+			if r.Deadline != "" && r.Deadline != p.Deadline && !seen[h+" "+r.Deadline] {
+				seen[h+" "+r.Deadline] = true
 				d, _ := time.Parse(time.RFC3339, r.Deadline)
 				out = append(out, bgEv{Kind: "deadline", RS: "app-" + h, Deadline: d, Delay: d.Sub(s.At).Seconds(), At: s.At})
 			}
@@ -547,6 +559,29 @@ func bgEscape(t *testing.T, h *harness, o *observer, l letters, p *escape.Plan, 
 	if code != 0 || !strings.Contains(out, "outcome: as predicted") {
 		t.Errorf("%s: the plugin's watch did not report the predicted outcome (exit %d):\n%s", verb, code, out)
 	}
+	if t.Failed() {
+		t.Logf("writes after the plan:\n%s", l.trail(o.Samples(), after))
+	}
+}
+
+// trail renders every write after a revision, for a failure message.
+func (l letters) trail(ss []sample, after int64) string {
+	var b strings.Builder
+	for _, s := range ss {
+		if s.RV <= after {
+			continue
+		}
+		fmt.Fprintf(&b, "%s rv=%d %s current=%s stable=%s paused=%v active=%s preview=%s",
+			s.At.Format("15:04:05.000"), s.RV, s.Kind, l.of("app-"+s.CurrentHash), l.of("app-"+s.StableHash), s.Paused, l.of("app-"+s.Active), l.of("app-"+s.Preview))
+		for h, r := range s.RS {
+			fmt.Fprintf(&b, " %s=%d/%d", l.of("app-"+h), r.Available, r.Spec)
+			if r.Deadline != "" {
+				fmt.Fprintf(&b, "(deadline %s)", r.Deadline)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // bgPromoted takes A to B with a promote and waits until B is stable
