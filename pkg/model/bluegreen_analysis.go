@@ -130,6 +130,13 @@ func (a *BlueGreenAnalysis) classify(in Inputs) {
 			o.Meaning = fmt.Sprintf("until then a retry on %s fast-tracks it (no pause, no analysis: it goes live as soon as it is fully available); afterwards it is scaled to 0 and a retry starts it from scratch", in.Version)
 		case o.Aborted:
 			o.Meaning = "afterwards it is scaled to 0; a retry starts it again with its pause and analysis"
+		case left > 0 && bg.PreviewReplicaCount != nil && *bg.PreviewReplicaCount < in.Replicas:
+			// The undo's first full pass sizes it to previewReplicaCount
+			// (not yet ReadyForPause: more pods available than wanted) and
+			// removes its deadline, so the next pass no longer sees a
+			// rollback within the scale-down delay.
+			o.Meaning = fmt.Sprintf("until then it keeps its pods, but with previewReplicaCount %d an undo to it is not a fast rollback: the controller's first pass scales it to %d and removes its deadline, so it is promoted like any update (pause, analysis); afterwards it has no pods", *bg.PreviewReplicaCount, *bg.PreviewReplicaCount)
+			a.Cites = append(a.Cites, in.cites("bg.new-deadline-removed", "ur.bluegreen-preview-count", "bg.ready-for-pause")...)
 		case left > 0:
 			o.Meaning = "until then undo to it is a fast rollback (no pause, no analysis: the active Service switches back once it is fully available); afterwards it has no pods and undo is a full blue-green update"
 		}
@@ -152,7 +159,10 @@ func (a *BlueGreenAnalysis) classify(in Inputs) {
 			a.StateWhy = fmt.Sprintf("aborted, but the active Service still selects the aborted %s (%d/%d available): the controller moves it back only when that ReplicaSet is fully available again", newName, in.New.Available, in.Replicas)
 		}
 		a.Act = "a person: retry, promote --full, or undo to leave the aborted state"
-	case in.Stable == nil || in.StableHash == "":
+	case in.Stable == nil || in.StableHash == "" || (in.fullyPromoted() && bg.StatusActive == "" && !bg.Active.HasHash):
+		// The first pass marks the first revision stable before the active
+		// Service selects it ("Initial deploy"): until the controller has
+		// pointed the active Service at it, it is still the initial deploy.
 		a.State, a.StateWhy = BGInitial, fmt.Sprintf("initial deploy: %s is stable at once and the active Service follows it when it is fully available (%d/%d)", newName, in.New.Available, in.Replicas)
 	case in.fullyPromoted():
 		a.State, a.StateWhy = BGHealthy, "fully promoted: the active Service selects the stable "+in.Stable.Name
@@ -318,6 +328,11 @@ func BGEvents(in Inputs, steps []BGStep) []BGEvent {
 			}
 			if t, ok := p.Targets[r.Name]; ok && t == 0 && r.Spec > 0 {
 				add(fmt.Sprintf("%s is scaled from %d to 0", r.Name, r.Spec), "bg.scale-down-keep")
+			}
+			if t, ok := p.Targets[r.Name]; ok && t > 0 && t < r.Spec && !p.Reset {
+				// A rollback target that still had its pods is sized
+				// down to previewReplicaCount.
+				add(fmt.Sprintf("%s is scaled from %d to %d", r.Name, r.Spec, t), "ur.bluegreen-preview-count")
 			}
 			if t, ok := p.Targets[r.Name]; ok && t > r.Spec && t > 0 && !p.Reset {
 				if cur.New != nil && r.Name == cur.New.Name {

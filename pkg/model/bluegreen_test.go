@@ -285,3 +285,77 @@ func TestBlueGreenExample(t *testing.T) {
 		}
 	}
 }
+
+// The first revision: the controller's first pass marks it stable ("Initial
+// deploy", sync.go: bg.promote-no-hash-initial) while the active Service
+// still has no hash selector and status.blueGreen.activeSelector is empty.
+// That is still the initial deploy, not a healthy Rollout: the active
+// Service is pointed at it once it is saturated (bg.active-gate). Seen in
+// the lab (test/e2e bg-initial) on every version.
+func TestBlueGreenInitialBeforeActivePointed(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		a := bgRS("web-a", "a", bgNow.Add(-time.Minute), 4, 1)
+		in := Inputs{Version: ver, Replicas: 4, MaxWeight: 100, StableHash: "a", CurrentPodHash: "a", New: a, Stable: a, All: []*RS{a},
+			BG: &BlueGreen{Name: "web", Namespace: "shop", ScaleDownDelay: 10, AbortDelay: 10, HasPreview: true, Now: bgNow, PreviewReplicaCount: i32p(2),
+				Active:  ServiceView{Name: "web-active", Found: true},
+				Preview: ServiceView{Name: "web-preview", Found: true, HasHash: true, Hash: "a"}}}
+		an := AnalyzeBlueGreen(in)
+		if an.State != BGInitial {
+			t.Errorf("%s: state %s (%s), want %s", ver, an.State, an.StateWhy, BGInitial)
+		}
+		var whats []string
+		for _, e := range an.Forecast {
+			whats = append(whats, e.What)
+		}
+		if w := strings.Join(whats, "; "); w != "the active Service, which has no hash selector, is pointed at web-a (4/4 available)" {
+			t.Errorf("%s: forecast %q", ver, w)
+		}
+	}
+}
+
+// Undo within scaleDownDelaySeconds with previewReplicaCount 2 of 4 and
+// autoPromotionEnabled false. After the undo's reset pass the old A is the
+// new ReplicaSet, with its 4 pods and an unexpired deadline. The next pass
+// sizes it to previewReplicaCount (utils/replicaset/replicaset.go:
+// ur.bluegreen-preview-count, the checkpoint being reset) and removes its
+// deadline (rollout/replicaset.go: bg.new-deadline-removed); ReadyForPause
+// needs exactly 2 available (bg.ready-for-pause), so the pause is not
+// reconciled in that pass, and from the next one on the deadline is gone:
+// no fast rollback, the Rollout pauses and the active Service stays on B.
+// The forecast must name the 4→2 scale-down (the lab's bg-undo-within-delay
+// showed it on v1.8.2 and v1.10.2 while the forecast left it out), and the
+// scale-down list must not promise a fast rollback before the undo.
+func TestBlueGreenUndoWithinDelayPreviewCount(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		dl := bgNow.Add(15 * time.Second).Format(time.RFC3339)
+		a := bgRS("web-a", "a", bgNow.Add(-10*time.Minute), 4, 4)
+		b := bgRS("web-b", "b", bgNow.Add(-5*time.Minute), 4, 4)
+		a.ScaleDownDeadline = dl
+		bg := func() *BlueGreen {
+			return &BlueGreen{Name: "web", Namespace: "shop", ScaleDownDelay: 20, ScaleDownDelaySet: true, AbortDelay: 10, HasPreview: true, Now: bgNow,
+				PreviewReplicaCount: i32p(2), StatusActive: "b",
+				Active:  ServiceView{Name: "web-active", Found: true, HasHash: true, Hash: "b"},
+				Preview: ServiceView{Name: "web-preview", Found: true, HasHash: true, Hash: "b"}}
+		}
+		before := Inputs{Version: ver, Replicas: 4, MaxWeight: 100, StableHash: "b", CurrentPodHash: "b", New: b, Stable: b, All: []*RS{a, b}, BG: bg()}
+		an := AnalyzeBlueGreen(before)
+		if len(an.Old) != 1 || strings.Contains(an.Old[0].Meaning, "is a fast rollback") || !strings.Contains(an.Old[0].Meaning, "not a fast rollback") {
+			t.Errorf("%s: scale-downs %+v", ver, an.Old)
+		}
+		after := Inputs{Version: ver, Replicas: 4, MaxWeight: 100, StableHash: "b", CurrentPodHash: "a", New: a, Stable: b, All: []*RS{a, b}, BG: bg()}
+		after.BG.AutoPromotionEnabled = false
+		after.BG.Preview.Hash = "a"
+		an = AnalyzeBlueGreen(after)
+		var whats []string
+		for _, e := range an.Forecast {
+			whats = append(whats, e.What)
+		}
+		w := strings.Join(whats, "; ")
+		if !strings.HasPrefix(w, "web-a is scaled from 4 to 2") || !strings.Contains(w, "the Rollout pauses") || strings.Contains(w, "switches") {
+			t.Errorf("%s: forecast %q", ver, w)
+		}
+		if an.Waits != "stays paused until someone promotes it" {
+			t.Errorf("%s: waits %q", ver, an.Waits)
+		}
+	}
+}

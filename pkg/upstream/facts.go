@@ -1085,6 +1085,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 318, "v1.8.2": 310, "v1.8.3": 310, "v1.9.3": 336, "v1.10.2": 378},
 	},
 	{
+		Key:      "bg.new-deadline-removed",
+		Claim:    `Every full pass removes the scale-down-deadline annotation of the new ReplicaSet (unless an abort delays its scale-down): a rollback to an old ReplicaSet that still carries one loses it on the first pass that reconciles the ReplicaSets.`,
+		File:     srcRS,
+		Contains: `toRemove = append(toRemove, c.newRS)`,
+		Lines:    Lines{"v1.7.2": 111, "v1.8.2": 103, "v1.8.3": 103, "v1.9.3": 105, "v1.10.2": 115},
+	},
+	{
 		Key:      "bg.scale-down-delay-zero",
 		Claim:    `A scale-down delay of 0 writes no deadline, so an old ReplicaSet within the revision limit is kept at its size and never scaled down.`,
 		File:     srcRS,

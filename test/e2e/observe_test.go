@@ -19,6 +19,9 @@ import (
 // rsState is what the observer keeps of a ReplicaSet.
 type rsState struct {
 	Spec, Available int64
+	// Deadline is the scale-down-deadline annotation ("" when absent), which
+	// decides when a blue-green Rollout's old ReplicaSet loses its pods.
+	Deadline string
 }
 
 // sample is the observed world right after one watch event: every write the
@@ -34,6 +37,13 @@ type sample struct {
 	Phase        string
 	StableHash   string
 	CurrentHash  string
+	// Paused: the Rollout has a pause condition (a blue-green Rollout waiting
+	// before promotion).
+	Paused bool
+	// Active and Preview are the hashes the blue-green Services' selectors
+	// carry ("" without one: every ReplicaSet's pods), watched only by
+	// observeBG.
+	Active, Preview string
 	// Kind is the resource whose event produced the sample, and RV that
 	// object's resourceVersion: with etcd storage it is the global revision
 	// of the write, so it orders writes across resources, which the arrival
@@ -50,6 +60,8 @@ type observer struct {
 	stop   chan struct{}
 	done   sync.WaitGroup
 	canary func(dest map[string]interface{}) bool
+	// active and preview name the blue-green Services (observeBG).
+	active, preview string
 }
 
 // event is one watch event as it arrived.
@@ -66,7 +78,22 @@ func emptySample() sample { return sample{CanaryWeight: -1, Index: -1, RS: map[s
 // the Rollout itself. isCanary tells the canary destination of the route.
 func (h *harness) observe(isCanary func(dest map[string]interface{}) bool) *observer {
 	o := &observer{stop: make(chan struct{}), canary: isCanary, cur: emptySample()}
-	for _, gvr := range []schema.GroupVersionResource{gvrRS, gvrVS, gvrRollout} {
+	h.watch(o, gvrRS, gvrVS, gvrRollout)
+	return o
+}
+
+// observeBG watches a blue-green Rollout: its ReplicaSets, the Rollout, and
+// the active and preview Services, whose selectors are where a blue-green
+// Rollout's traffic decisions land.
+func (h *harness) observeBG(active, preview string) *observer {
+	o := &observer{stop: make(chan struct{}), canary: func(map[string]interface{}) bool { return false },
+		cur: emptySample(), active: active, preview: preview}
+	h.watch(o, gvrRS, gvrSvc, gvrRollout)
+	return o
+}
+
+func (h *harness) watch(o *observer, gvrs ...schema.GroupVersionResource) {
+	for _, gvr := range gvrs {
 		w, err := dyn.Resource(gvr).Namespace(h.ns).Watch(h.ctx, metav1.ListOptions{})
 		if err != nil {
 			h.t.Fatalf("watch %s: %v", gvr.Resource, err)
@@ -91,7 +118,6 @@ func (h *harness) observe(isCanary func(dest map[string]interface{}) bool) *obse
 		}()
 	}
 	h.t.Cleanup(o.Stop)
-	return o
 }
 
 func (o *observer) update(gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
@@ -116,7 +142,15 @@ func (o *observer) apply(prev sample, ev event) sample {
 		hash := u.GetLabels()["rollouts-pod-template-hash"]
 		spec, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 		avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
-		s.RS[hash] = rsState{Spec: spec, Available: avail}
+		s.RS[hash] = rsState{Spec: spec, Available: avail, Deadline: u.GetAnnotations()["scale-down-deadline"]}
+	case gvrSvc:
+		sel, _, _ := unstructured.NestedStringMap(u.Object, "spec", "selector")
+		switch u.GetName() {
+		case o.active:
+			s.Active = sel["rollouts-pod-template-hash"]
+		case o.preview:
+			s.Preview = sel["rollouts-pod-template-hash"]
+		}
 	case gvrVS:
 		routes, _, _ := unstructured.NestedSlice(u.Object, "spec", "http")
 		for _, r := range routes {
@@ -143,6 +177,8 @@ func (o *observer) apply(prev sample, ev event) sample {
 		s.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 		s.StableHash, _, _ = unstructured.NestedString(u.Object, "status", "stableRS")
 		s.CurrentHash, _, _ = unstructured.NestedString(u.Object, "status", "currentPodHash")
+		pcs, _, _ := unstructured.NestedSlice(u.Object, "status", "pauseConditions")
+		s.Paused = len(pcs) > 0
 	}
 	s.At = ev.at
 	s.Kind = gvr.Resource
