@@ -35,6 +35,7 @@ type config struct {
 	controllerVersion      string
 	portBase               int
 	fleet, bigPods         int
+	nodes                  int
 	runs                   int
 	profiles               string
 	write                  string
@@ -105,13 +106,13 @@ func run(c *config) error {
 		return fmt.Errorf("building rolloutdoctor: %w", err)
 	}
 
-	// Pods of the fleet, the large Rollout's two revisions and the small
-	// one, with room: nodes of 3,000 pods each.
-	pods := c.fleet*20 + c.bigPods + 24
-	nodes := max(4, (pods+2999)/3000+1)
-	step("starting the lab: %d kwok nodes, controller %s", nodes, c.controllerVersion)
+	// The large Rollout (and the small one) on the first node, the fleet's
+	// 20 pods per Rollout (25 during the update) on the others, with room.
+	c.nodes = 1 + max(3, (c.fleet*25+2999)/3000)
+	step("starting the lab: %d kwok nodes, controller %s", c.nodes, c.controllerVersion)
 	up := c.labScript("up.sh")
-	up.Env = append(up.Env, "LAB_CONTROLLER="+c.controllerVersion, fmt.Sprintf("LAB_NODES=%d", nodes), "LAB_NODE_PODS=3000",
+	up.Env = append(up.Env, "LAB_CONTROLLER="+c.controllerVersion, fmt.Sprintf("LAB_NODES=%d", c.nodes),
+		fmt.Sprintf("LAB_NODE_PODS=%d", max(3000, c.bigPods*2+100)),
 		// The fleet is created at once; at its default 40 requests/s the
 		// controller takes many minutes to reconcile 1,000 Rollouts.
 		"LAB_CONTROLLER_ARGS=--qps 1000 --burst 2000 --rollout-threads 20")

@@ -633,5 +633,11 @@ func bgRollbackWindow(t *testing.T, h *harness) {
 	h.waitFor("A scaled down after its deadline", 60*time.Second, func() bool { return o.Now().RS[hashA].Spec == 0 })
 	h.settled(o, 3*time.Second, 60*time.Second)
 	p := h.plan()
+	// What the lab shows on every version: A never takes over (previewReplicaCount
+	// keeps it short of pods and the undo skips the pause), so undo is not
+	// plainly safe, whatever the traffic.
+	if u, _ := p.Option(escape.Undo); u.Verdict != escape.SafeWithCost || !strings.Contains(u.Why, "does not take over") {
+		t.Errorf("undo within rollbackWindow rated %s (%s); want safe-with-cost: the revision it deploys never takes over", u.Verdict, u.Why)
+	}
 	bgEscape(t, h, o, l, p, escape.Undo, "blue-green: undo within rollbackWindow (revisions 3), A at 0")
 }
