@@ -233,3 +233,18 @@ func checkScaleDownDelayZero(c *Context, r *rules.Rule) []rules.Finding {
 	f.Cites = c.cites("bg.scale-down-delay-zero", "bg.scale-down-keep", "bg.scale-down-revision-limit")
 	return []rules.Finding{f}
 }
+
+// checkScaleDownDelayShort: RD210, a scale-down delay set below the 30 s
+// default, which upstream documents as the time a selector change needs to
+// reach every node.
+func checkScaleDownDelayShort(c *Context, r *rules.Rule) []rules.Finding {
+	bg := c.ro.Spec.Strategy.BlueGreen
+	if bg == nil || bg.ScaleDownDelaySeconds == nil || *bg.ScaleDownDelaySeconds <= 0 || *bg.ScaleDownDelaySeconds >= 30 {
+		return nil
+	}
+	d := *bg.ScaleDownDelaySeconds
+	f := r.NewFinding(fmt.Sprintf("scaleDownDelaySeconds: %d: the previous ReplicaSet is scaled down %d s after the active Service switches, before the selector change can have reached every node (the default is 30 s): its pods are terminated while some nodes still send them connections", d, d))
+	f.Evidence = []rules.Evidence{ev(c.obj(), "spec.strategy.blueGreen.scaleDownDelaySeconds", d)}
+	f.Cites = c.cites("bg.scale-down-delay-default")
+	return []rules.Finding{f}
+}

@@ -91,6 +91,11 @@ var bgCases = []bgCase{
 	{name: "aborted before the switch: the active stays on the stable", id: "RD118", edits: []bgEdit{ro(set([]string{"status", "abort"}, true))}},
 	{name: "example: scaleDownDelaySeconds unset", id: "RD209"},
 	{name: "scaleDownDelaySeconds 0", id: "RD209", fires: true, edits: []bgEdit{ro(set([]string{"spec", "strategy", "blueGreen", "scaleDownDelaySeconds"}, int64(0)))}},
+	{name: "example: scaleDownDelaySeconds unset (30)", id: "RD210"},
+	{name: "scaleDownDelaySeconds 10", id: "RD210", fires: true, edits: []bgEdit{ro(set([]string{"spec", "strategy", "blueGreen", "scaleDownDelaySeconds"}, int64(10)))},
+		says: "scaleDownDelaySeconds: 10: the previous ReplicaSet is scaled down 10 s after the active Service switches"},
+	{name: "scaleDownDelaySeconds 30", id: "RD210", edits: []bgEdit{ro(set([]string{"spec", "strategy", "blueGreen", "scaleDownDelaySeconds"}, int64(30)))}},
+	{name: "scaleDownDelaySeconds 0 is RD209's", id: "RD210", edits: []bgEdit{ro(set([]string{"spec", "strategy", "blueGreen", "scaleDownDelaySeconds"}, int64(0)))}},
 }
 
 func TestBlueGreenRules(t *testing.T) {

@@ -44,4 +44,5 @@ var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Con
 	"RD117": checkCheckpointLeak,
 	"RD118": checkAbortHeld,
 	"RD209": checkScaleDownDelayZero,
+	"RD210": checkScaleDownDelayShort,
 })
