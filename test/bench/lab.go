@@ -102,7 +102,7 @@ func (l *lab) populate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := l.waitAll(ctx, "Healthy", 15*time.Minute); err != nil {
+	if err := l.waitAll(ctx, "Healthy", time.Hour); err != nil {
 		return err
 	}
 	step("new image on every Rollout")
@@ -114,7 +114,7 @@ func (l *lab) populate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return l.waitAll(ctx, "Paused", 15*time.Minute)
+	return l.waitAll(ctx, "Paused", time.Hour)
 }
 
 // node is the kwok node a Rollout's pods are bound to: the large Rollout
@@ -207,9 +207,13 @@ func (l *lab) each(ctx context.Context, f func(target) error) error {
 }
 
 // waitAll waits until every Rollout is in phase with all its pods
-// available, and the controller has seen its latest spec.
+// available, and the controller has seen its latest spec. It gives up when
+// no Rollout got there for stall (a machine shared with other work makes
+// the pace, not the count, the signal), or after timeout in all.
 func (l *lab) waitAll(ctx context.Context, phase string, timeout time.Duration) error {
+	const stall = 5 * time.Minute
 	deadline := time.Now().Add(timeout)
+	best, progressed := -1, time.Now()
 	want := map[target]int{}
 	for _, t := range l.targets() {
 		want[t] = l.replicas(t)
@@ -242,8 +246,11 @@ func (l *lab) waitAll(ctx context.Context, phase string, timeout time.Duration) 
 			step("%d of %d Rollouts %s", done, len(want), phase)
 			last = time.Now()
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s only %d of %d Rollouts are %s with all pods available", timeout, done, len(want), phase)
+		if done > best {
+			best, progressed = done, time.Now()
+		}
+		if time.Now().After(deadline) || time.Since(progressed) > stall {
+			return fmt.Errorf("only %d of %d Rollouts are %s with all pods available (none more for %s; load average %s)", done, len(want), phase, time.Since(progressed).Round(time.Second), loadavg())
 		}
 		select {
 		case <-ctx.Done():
