@@ -384,6 +384,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 468, "v1.8.2": 468, "v1.8.3": 468, "v1.9.3": 497, "v1.10.2": 503},
 	},
 	{
+		Key:      "ur.new-rs-traffic-routed",
+		Claim:    `With traffic routing, the new ReplicaSet is sized by the traffic-routed canary count, also once it is the stable one (fully promoted).`,
+		File:     srcUR,
+		Contains: `newRSReplicaCount, _ = CalculateReplicaCountsForTrafficRoutedCanary(rollout, `,
+		Lines:    Lines{"v1.7.2": 286, "v1.8.2": 287, "v1.8.3": 287, "v1.9.3": 287, "v1.10.2": 287},
+	},
+	{
+		Key:      "rc.stable-is-new-skip",
+		Claim:    `When the stable ReplicaSet is the new one, the stable ReplicaSet's own scaling is skipped: the new ReplicaSet's sizing alone applies.`,
+		File:     srcRC,
+		Contains: `if !replicasetutil.CheckStableRSExists(c.newRS, c.stableRS) {`,
+		Lines:    Lines{"v1.7.2": 94, "v1.8.2": 99, "v1.8.3": 109, "v1.9.3": 109, "v1.10.2": 109},
+	},
+	{
 		Key:      "uc.current-set-weight-abort",
 		Claim:    `The current setWeight is 0 while the rollout is aborted.`,
 		File:     srcUC,
