@@ -223,7 +223,7 @@ func shouldFullPromote(in Inputs, aborted bool, win Window) string {
 	if aborted || in.New == nil {
 		return ""
 	}
-	if in.present("uc.rpt-pods") { // v1.9+: fewer than desired and threshold not met
+	if PromotesAboveReplicas(in) { // v1.9+: fewer than desired and threshold not met
 		if in.New.Available < in.Replicas && !rptMet(in, in.New, in.Replicas) {
 			return ""
 		}
