@@ -26,6 +26,7 @@ const (
 	srcCT      = `rollout/controller.go`
 	srcAN      = `rollout/analysis.go`
 	srcCX      = `rollout/context.go`
+	srcPA      = `rollout/pause.go`
 	srcTypes   = `pkg/apis/rollouts/v1alpha1/types.go`
 	srcAbort   = `pkg/kubectl-argo-rollouts/cmd/abort/abort.go`
 	srcRetry   = `pkg/kubectl-argo-rollouts/cmd/retry/retry.go`
@@ -326,6 +327,20 @@ var facts = []Fact{
 		File:     srcRC,
 		Contains: `*currentStepIndex++`,
 		Lines:    Lines{"v1.7.2": 412, "v1.8.2": 421, "v1.8.3": 431, "v1.9.3": 410, "v1.10.2": 407},
+	},
+	{
+		Key:      "pa.duration-ends",
+		Claim:    `A pause step with a duration completes by itself once the duration has passed since its pause condition started.`,
+		File:     srcPA,
+		Contains: `After(expiredTime) {`,
+		Lines:    Lines{"v1.7.2": 196, "v1.8.2": 196, "v1.8.3": 196, "v1.9.3": 181, "v1.10.2": 181},
+	},
+	{
+		Key:      "rc.spec-paused-no-step",
+		Claim:    `While spec.paused is set, no canary step completes.`,
+		File:     srcRC,
+		Contains: `if c.rollout.Spec.Paused {`,
+		Lines:    Lines{"v1.7.2": 315, "v1.8.2": 320, "v1.8.3": 330, "v1.9.3": 308, "v1.10.2": 308},
 	},
 	{
 		Key:      "uc.check-min-zero",

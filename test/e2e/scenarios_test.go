@@ -520,14 +520,17 @@ func minPodsOverReplicas(t *testing.T, h *harness) {
 		_, stable, current, _, _ := h.status()
 		return current != "" && current != stable
 	})
+	// escape's plan as soon as the controller has taken up the update: from
+	// here it ramps the canary, waits out the 2 s pause and reaches the end
+	// of the steps on its own.
+	p := h.plan()
 	h.settled(o, 10*time.Second, 90*time.Second)
 	rep := h.diagnose("app")
-	p := h.plan()
 	name := "minPodsPerReplicaSet 2 > replicas 1"
 	h.steady(name+", settled after the update", o, rep)
 	// Held for longer than the deadline: a Degraded written at the deadline
 	// and one that never comes are then told apart.
-	obs := h.nothingDone(name+", settled after the update", o, p, (deadline+5)*time.Second, 150*time.Second)
+	obs := h.nothingDone(name+", from the update on", o, p, (deadline+5)*time.Second, 150*time.Second)
 	neverHealthy := false
 	for _, f := range rep.Findings {
 		if f.ID == "RD203" && f.Severity == diagnose.Critical {
