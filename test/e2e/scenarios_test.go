@@ -618,12 +618,19 @@ func abortWait(t *testing.T, h *harness) {
 			ev = &rep.Model.Forecast[i]
 		}
 	}
+	// The deadline the controller stamped on the canary in the pass that
+	// wrote the abort (second precision): the scale-down is due then.
+	var deadline time.Time
+	for _, u := range h.listRS() {
+		if u.GetLabels()["rollouts-pod-template-hash"] == canary {
+			deadline, _ = time.Parse(time.RFC3339, u.GetAnnotations()["scale-down-deadline"])
+		}
+	}
 	// Quiet for longer than the delay: the scale-down still to come must
 	// have happened, or never will, before the end state is read.
 	h.nothingDone("aborted at setWeight 20, as soon as the abort is written", o, p, (delay+5)*time.Second, 90*time.Second)
-	ss := o.Samples()
 	var abortedAt, downAt time.Time
-	for _, x := range ss {
+	for _, x := range o.Samples() {
 		if abortedAt.IsZero() && x.Abort && x.Phase == "Degraded" {
 			abortedAt = x.At
 		}
@@ -634,7 +641,10 @@ func abortWait(t *testing.T, h *harness) {
 	final := o.Now().RS[canary].Spec
 	obs := fmt.Sprintf("canary at %d", final)
 	if !downAt.IsZero() {
-		obs = fmt.Sprintf("canary scaled from %d to %d %.0f s after the abort was written", before, final, downAt.Sub(abortedAt).Seconds())
+		// Times are those the watch delivered the writes at: late by as
+		// much as the machine is loaded, never early.
+		obs = fmt.Sprintf("canary scaled from %d to %d %.0f s after the abort was seen, %.0f s after its deadline %s",
+			before, final, downAt.Sub(abortedAt).Seconds(), downAt.Sub(deadline).Seconds(), deadline.UTC().Format(time.RFC3339))
 	}
 	pred := "no scale-down forecast"
 	if ev != nil {
@@ -646,12 +656,19 @@ func abortWait(t *testing.T, h *harness) {
 		t.Errorf("diagnose forecast no scale-down of the aborted canary (%d pods, abortScaleDownDelaySeconds %d): %+v", before, delay, rep.Model.Forecast)
 	case int64(ev.CanaryTarget) != final:
 		t.Errorf("forecast the canary scaled to %d after the delay; it is at %d", ev.CanaryTarget, final)
+	case deadline.IsZero():
+		t.Errorf("the aborted canary had no scale-down deadline when the plan was read")
+	case !strings.Contains(ev.Event, deadline.UTC().Format(time.RFC3339)):
+		t.Errorf("forecast %q; the canary's deadline is %s", ev.Event, deadline.UTC().Format(time.RFC3339))
 	case downAt.IsZero():
 		t.Errorf("the canary was never scaled down")
-	case downAt.Sub(abortedAt) < (delay-1)*time.Second:
-		// The deadline is stamped in the pass that writes the abort: the
-		// scale-down cannot come sooner than the delay after that write
-		// (1 s for the pass's own duration and the watch).
-		t.Errorf("the canary was scaled down %s after the abort, before abortScaleDownDelaySeconds (%d s)", downAt.Sub(abortedAt), delay)
+	case downAt.Before(deadline.Add(-time.Second)):
+		// A second for the deadline's precision; the watch only delivers late.
+		t.Errorf("the canary was scaled down at %s, before its deadline %s", downAt.UTC().Format(time.RFC3339Nano), deadline.UTC().Format(time.RFC3339))
+	case deadline.Sub(abortedAt) > delay*time.Second || deadline.Sub(abortedAt) < (delay-5)*time.Second:
+		// The deadline is stamped in the pass that writes the abort, delay
+		// seconds after it (rounded down to the second); the abort is seen
+		// no sooner than it is written, and in the lab within 5 s.
+		t.Errorf("the canary's deadline %s is not abortScaleDownDelaySeconds (%d s) after the abort was seen (%s)", deadline.UTC().Format(time.RFC3339), delay, abortedAt.UTC().Format(time.RFC3339Nano))
 	}
 }
