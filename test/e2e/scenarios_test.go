@@ -507,8 +507,8 @@ func (h *harness) steady(name string, o *observer, rep *diagnose.Report) {
 // replicas: the canary has 1 pod and the Rollout ends Healthy.
 func minPodsOverReplicas(t *testing.T, h *harness) {
 	// 25 s: a pod of the lab is available within 12 s of its creation on an
-	// idle machine, so the ramp itself does not time out, and the prediction
-	// is read (10 s after the last write) well before the deadline passes.
+	// idle machine, so the ramp itself does not time out, and the diagnosis
+	// (10 s after the last write) comes before the deadline passes.
 	const deadline = 25
 	spec := rolloutSpec{replicas: 1, minPods: 2, steps: "[{setWeight: 50}, {pause: {duration: 2s}}]", mode: hostMode, progressDeadline: deadline}
 	o := h.observe(isCanaryDest(hostMode))
