@@ -3,6 +3,7 @@ package diagnose
 import (
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -200,6 +201,37 @@ func TestRulesFireAndStayQuiet(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// RD203 says per version what the controller does with a canary sized
+// above replicas, as the lab showed (e2e minpods-over-replicas): before
+// v1.9 it is never promoted (the gate wants available == replicas); v1.9
+// promotes it (available >= replicas); both then pass the progress
+// deadline; v1.10 caps minPods (info).
+func TestMinPodsSaysWhatEachVersionDoes(t *testing.T) {
+	edit := set(canaryField("minPodsPerReplicaSet"), int64(30))
+	want := map[upstream.Version]string{
+		"v1.7.2":  "v1.7.2 does not promote it either (promotion needs exactly 20 available), so after the last step the update holds until progressDeadlineSeconds pass, then the Rollout stays Degraded (ProgressDeadlineExceeded)",
+		"v1.8.2":  "v1.8.2 does not promote it either",
+		"v1.8.3":  "v1.8.3 does not promote it either",
+		"v1.9.3":  "v1.9.3 promotes it with 30 pods for 20 replicas (the phase reads Healthy) until progressDeadlineSeconds pass, then the Rollout stays Degraded (ProgressDeadlineExceeded)",
+		"v1.10.2": "v1.10.2 caps it at 20",
+	}
+	for _, ver := range upstream.Modeled {
+		w, ok := want[ver]
+		if !ok {
+			t.Fatalf("%s: no expectation: read its promotion gate and add one", ver)
+		}
+		var msg string
+		for _, f := range diagnoseExample(t, ver, edit).Findings {
+			if f.ID == "RD203" {
+				msg = f.Message
+			}
+		}
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: RD203 says %q, want it to say %q", ver, msg, w)
+		}
 	}
 }
 

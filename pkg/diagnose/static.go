@@ -115,14 +115,19 @@ func checkMinPods(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	in := c.Analysis.Inputs
 	capped := model.EffectiveMinPods(in) < m
-	msg := fmt.Sprintf("minPodsPerReplicaSet %d > replicas %d: the canary is sized to %d, so updatedReplicas never equals replicas and the Healthy condition never becomes True (the phase may still read Healthy once the canary is promoted, with %d pods for %d replicas)", m, replicas, m, m, replicas)
+	msg := fmt.Sprintf("minPodsPerReplicaSet %d > replicas %d: the canary is sized to %d, so updatedReplicas never equals replicas and the Healthy condition never becomes True; ", m, replicas, m)
+	if model.PromotesAboveReplicas(in) {
+		msg += fmt.Sprintf("%s promotes it with %d pods for %d replicas (the phase reads Healthy) until progressDeadlineSeconds pass, then the Rollout stays Degraded (ProgressDeadlineExceeded)", c.Version.Assumed, m, replicas)
+	} else {
+		msg += fmt.Sprintf("%s does not promote it either (promotion needs exactly %d available), so after the last step the update holds until progressDeadlineSeconds pass, then the Rollout stays Degraded (ProgressDeadlineExceeded)", c.Version.Assumed, replicas)
+	}
 	f := r.NewFinding(msg)
 	if capped {
 		f.Severity = rules.Info
 		f.Message = fmt.Sprintf("minPodsPerReplicaSet %d > replicas %d: %s caps it at %d, but on older controllers the Healthy condition never becomes True with this spec", m, replicas, c.Version.Assumed, replicas)
 	}
 	f.Evidence = []rules.Evidence{ev(c.obj(), "spec.strategy.canary.minPodsPerReplicaSet", m), ev(c.obj(), "spec.replicas", replicas)}
-	f.Cites = c.cites("uc.check-min-max", "uc.min-cap-replicas", "co.healthy-updated")
+	f.Cites = c.cites("uc.check-min-max", "uc.min-cap-replicas", "co.healthy-updated", "sy.full-promote-gate", "co.timed-out-reason")
 	return []rules.Finding{f}
 }
 

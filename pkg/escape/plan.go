@@ -138,7 +138,9 @@ type Effect struct {
 	// does not cap it — updatedReplicas never equals replicas, so the
 	// Rollout ends Degraded (ProgressDeadlineExceeded) and stays there.
 	NeverHealthy bool `json:"neverHealthy,omitempty"`
-	Passes       int  `json:"passes"`
+	// PauseEnds: a pause step with a duration on the way ends by itself.
+	PauseEnds bool `json:"pauseEnds,omitempty"`
+	Passes    int  `json:"passes"`
 }
 
 // Serving is one stretch of passes with the same canary weight.
@@ -244,6 +246,10 @@ func Build(in Input) (*Plan, error) {
 			o.Cites = cite("cli.skip-all-steps", "tr.reverse-loop", "tr.max-weight-at-end")
 		case Wait:
 			o.Cites = cite("tr.reverse-loop", "sy.full-promote-gate")
+		}
+		if o.Effect.PauseEnds {
+			// The effect runs past a timed pause, as the controller does once its duration has passed.
+			o.Cites = append(o.Cites, cite("pa.duration-ends", "rc.spec-paused-no-step")...)
 		}
 		if o.Effect.NeverHealthy {
 			// The canary sized to minPods above replicas; Healthy needs them equal.
@@ -535,6 +541,7 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	}
 	e.ErrorLoop = errs == min(3, len(steps)) && last.Pass.Errored
 	for _, s := range steps {
+		e.PauseEnds = e.PauseEnds || s.PauseEnded
 		if s.Pass.Reset {
 			// A reset pass only rewrites status; the weight stays where it was.
 			continue

@@ -50,6 +50,7 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 	if ro.Spec.Replicas != nil {
 		in.Replicas = *ro.Spec.Replicas
 	}
+	in.Paused = ro.Spec.Paused
 	if c := ro.Spec.Strategy.Canary; c != nil {
 		in.Steps = c.Steps
 		in.MinPods = c.MinPodsPerReplicaSet

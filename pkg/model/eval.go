@@ -183,6 +183,12 @@ func NeverHealthy(in Inputs) bool {
 	return in.TrafficRouted && in.MinPods != nil && in.Replicas > 0 && *in.MinPods > in.Replicas && EffectiveMinPods(in) > in.Replicas
 }
 
+// PromotesAboveReplicas reports whether the modeled version promotes a
+// canary with more available pods than replicas: from v1.9 the promotion
+// gate asks for at least replicas available (or replicaProgressThreshold,
+// which arrived with it); before, for exactly replicas.
+func PromotesAboveReplicas(in Inputs) bool { return in.present("uc.rpt-pods") }
+
 // WeightToReplicas is ceil(weight × replicas / maxWeight), the controller's
 // conversion of a traffic weight into a pod count.
 func WeightToReplicas(replicas, weight, maxWeight int32) int32 {

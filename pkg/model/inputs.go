@@ -54,6 +54,7 @@ type Inputs struct {
 	RPT            *v1alpha1.ReplicaProgressThreshold
 	WindowRevision int32 // spec.rollbackWindow.revisions, 0 when unset
 	HasServices    bool  // canaryService or stableService set
+	Paused         bool  // spec.paused
 
 	// status
 	Index          *int32

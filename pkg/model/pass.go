@@ -107,7 +107,15 @@ func sizePass(in Inputs, p *Pass, weights *v1alpha1.TrafficWeights) {
 		}
 	}
 	if in.fullyPromoted() {
-		p.CanaryTarget, p.StableTarget = in.Replicas, in.Replicas
+		// The stable is the new ReplicaSet: only the new ReplicaSet's sizing
+		// runs, for the maximum weight and raised to minPodsPerReplicaSet.
+		// Before v1.10 (no cap at replicas) a minPods above replicas keeps
+		// that many pods after the promotion.
+		n := minPods(in, in.Replicas)
+		p.CanaryTarget, p.StableTarget = n, n
+		if n > in.Replicas {
+			p.Cites = append(p.Cites, in.cites("ur.new-rs-traffic-routed", "rc.stable-is-new-skip", "uc.promote-full-max-weight", "uc.canary-count", "uc.check-min-max")...)
+		}
 	}
 	p.AtDesired = AtDesired(in, weights)
 }
@@ -215,7 +223,7 @@ func shouldFullPromote(in Inputs, aborted bool, win Window) string {
 	if aborted || in.New == nil {
 		return ""
 	}
-	if in.present("uc.rpt-pods") { // v1.9+: fewer than desired and threshold not met
+	if PromotesAboveReplicas(in) { // v1.9+: fewer than desired and threshold not met
 		if in.New.Available < in.Replicas && !rptMet(in, in.New, in.Replicas) {
 			return ""
 		}

@@ -1,5 +1,7 @@
 package model
 
+import "fmt"
+
 // Step is one simulated reconcile: the pass and the world it ran against.
 type Step struct {
 	Pass Pass `json:"pass"`
@@ -17,6 +19,9 @@ type Step struct {
 	// traffic switch — and its available pods when the pass ran.
 	CarrierName      string `json:"carrier,omitempty"`
 	CarrierAvailable int32  `json:"carrierAvailable"`
+	// PauseEnded: the pass ends a pause step with a duration (the time
+	// between simulated passes is not counted: the duration is let pass).
+	PauseEnded bool `json:"pauseEnded,omitempty"`
 	// After the pass.
 	Abort      bool   `json:"abort"`
 	StableHash string `json:"stableHash,omitempty"`
@@ -28,14 +33,17 @@ type Step struct {
 // one pod (or a stride of 1/48 of it for large sets): pods become available
 // and surplus pods go away. It stops once a pass changes nothing (weight,
 // index, abort, sizes, promotion) with every ReplicaSet at its spec, or after
-// max passes. Pauses and analysis do not complete by themselves here: the
-// simulation shows what the objects alone make the controller do.
+// max passes. A pause with a duration ends by itself, as the controller
+// ends it once the duration has passed; an indefinite pause, analysis and
+// experiments do not complete here: the simulation shows what the objects
+// and the clock alone make the controller do.
 func Simulate(in Inputs, max int) []Step {
 	var out []Step
 	cur := in.clone()
 	for i := 0; i < max; i++ {
 		p := Evaluate(cur)
-		s := Step{Pass: p}
+		ended := endTimedPause(cur, &p)
+		s := Step{Pass: p, PauseEnded: ended}
 		if cur.New != nil {
 			s.CanaryName, s.CanaryHash, s.CanaryAvailable, s.CanarySpec = cur.New.Name, cur.New.Hash, cur.New.Available, cur.New.Spec
 		}
@@ -102,4 +110,26 @@ func tickAll(in Inputs) Inputs {
 		}
 	}
 	return out
+}
+
+// endTimedPause completes, on a pass that stays at a pause step with a
+// duration, that step: the controller completes it once the duration has
+// passed since the pause condition started, which in a simulation without
+// a clock is the pass itself. Not while spec.paused is set (no step
+// completes then), aborted, on a full promotion or when the pass errors,
+// resets or promotes.
+func endTimedPause(in Inputs, p *Pass) bool {
+	idx, n := in.index(), in.stepCount()
+	if p.Reset || p.Errored || p.Promotes || in.Abort || in.Paused || in.PromoteFull || in.fullyPromoted() ||
+		idx >= n || p.NextIndex != idx {
+		return false
+	}
+	pause := in.Steps[idx].Pause
+	if pause == nil || pause.Duration == nil {
+		return false
+	}
+	p.NextIndex = idx + 1
+	p.IndexWhy = fmt.Sprintf("step %d (%s) ends by itself once its duration has passed: the index moves to %d", idx, stepString(in.Steps[idx]), idx+1)
+	p.IndexCites = in.cites("pa.duration-ends", "rc.spec-paused-no-step", "rc.step-completed")
+	return true
 }

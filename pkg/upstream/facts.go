@@ -26,13 +26,13 @@ const (
 	srcCT      = `rollout/controller.go`
 	srcAN      = `rollout/analysis.go`
 	srcCX      = `rollout/context.go`
+	srcPA      = `rollout/pause.go`
 	srcTypes   = `pkg/apis/rollouts/v1alpha1/types.go`
 	srcAbort   = `pkg/kubectl-argo-rollouts/cmd/abort/abort.go`
 	srcRetry   = `pkg/kubectl-argo-rollouts/cmd/retry/retry.go`
 	srcPromote = `pkg/kubectl-argo-rollouts/cmd/promote/promote.go`
 	srcUndo    = `pkg/kubectl-argo-rollouts/cmd/undo/undo.go`
 	srcBG      = `rollout/bluegreen.go`
-	srcPA      = `rollout/pause.go`
 	srcUB      = `utils/replicaset/bluegreen.go`
 	srcUA      = `utils/annotations/annotations.go`
 )
@@ -332,6 +332,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 412, "v1.8.2": 421, "v1.8.3": 431, "v1.9.3": 410, "v1.10.2": 407},
 	},
 	{
+		Key:      "pa.duration-ends",
+		Claim:    `A pause step with a duration completes by itself once the duration has passed since its pause condition started.`,
+		File:     srcPA,
+		Contains: `After(expiredTime) {`,
+		Lines:    Lines{"v1.7.2": 196, "v1.8.2": 196, "v1.8.3": 196, "v1.9.3": 181, "v1.10.2": 181},
+	},
+	{
+		Key:      "rc.spec-paused-no-step",
+		Claim:    `While spec.paused is set, no canary step completes.`,
+		File:     srcRC,
+		Contains: `if c.rollout.Spec.Paused {`,
+		Lines:    Lines{"v1.7.2": 315, "v1.8.2": 320, "v1.8.3": 330, "v1.9.3": 308, "v1.10.2": 308},
+	},
+	{
 		Key:      "uc.check-min-zero",
 		Claim:    `minPodsPerReplicaSet never lifts a zero replica count: 0 passes through.`,
 		File:     srcUC,
@@ -386,6 +400,20 @@ var facts = []Fact{
 		File:     srcUC,
 		Contains: `if rollout.Status.PromoteFull || rollout.Status.StableRS == "" || rollout.Status.CurrentPodHash == rollout.Status.StableRS {`,
 		Lines:    Lines{"v1.7.2": 468, "v1.8.2": 468, "v1.8.3": 468, "v1.9.3": 497, "v1.10.2": 503},
+	},
+	{
+		Key:      "ur.new-rs-traffic-routed",
+		Claim:    `With traffic routing, the new ReplicaSet is sized by the traffic-routed canary count, also once it is the stable one (fully promoted).`,
+		File:     srcUR,
+		Contains: `newRSReplicaCount, _ = CalculateReplicaCountsForTrafficRoutedCanary(rollout, `,
+		Lines:    Lines{"v1.7.2": 286, "v1.8.2": 287, "v1.8.3": 287, "v1.9.3": 287, "v1.10.2": 287},
+	},
+	{
+		Key:      "rc.stable-is-new-skip",
+		Claim:    `When the stable ReplicaSet is the new one, the stable ReplicaSet's own scaling is skipped: the new ReplicaSet's sizing alone applies.`,
+		File:     srcRC,
+		Contains: `if !replicasetutil.CheckStableRSExists(c.newRS, c.stableRS) {`,
+		Lines:    Lines{"v1.7.2": 94, "v1.8.2": 99, "v1.8.3": 109, "v1.9.3": 109, "v1.10.2": 109},
 	},
 	{
 		Key:      "uc.current-set-weight-abort",

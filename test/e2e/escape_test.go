@@ -25,10 +25,11 @@ func init() {
 	for _, a := range []escape.Action{escape.Retry, escape.Promote, escape.PromoteFull, escape.Undo, escape.Abort} {
 		scenarios = append(scenarios, scenario{"aborted-" + string(a), func(t *testing.T, h *harness) { abortedEscape(t, h, a) }})
 	}
-	// incident-undo first: its pods turn Ready 9–39 s after they start, the
-	// longest scenario; started first (TestControllers starts scenarios in
-	// this order), it does not extend the run.
-	scenarios = append([]scenario{{"incident-undo", incidentUndo}}, scenarios...)
+	// incident-undo and incident-wait first: their pods turn Ready 9–39 s
+	// after they start, the longest scenarios; started first
+	// (TestControllers starts scenarios in this order), they do not extend
+	// the run.
+	scenarios = append([]scenario{{"incident-undo", incidentUndo}, {"incident-wait", incidentWait}}, scenarios...)
 	scenarios = append(scenarios,
 		scenario{"stale-write-409", staleWrite},
 		scenario{"guided-tmux", guidedInTmux},
@@ -77,7 +78,14 @@ func (h *harness) runCode(args ...string) (string, int) {
 // abortedRollout brings a Rollout of 10 to an abort at setWeight 20 and waits
 // until the controller holds that state.
 func (h *harness) abortedRollout() *observer {
-	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode}
+	o := h.abortAt20(rolloutSpec{replicas: 10, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode})
+	h.settled(o, 8*time.Second, 60*time.Second)
+	return o
+}
+
+// abortAt20 brings a Rollout to the pause at setWeight 20, aborts it and
+// returns as soon as the controller has written the abort (phase Degraded).
+func (h *harness) abortAt20(spec rolloutSpec) *observer {
 	o := h.observe(isCanaryDest(hostMode))
 	h.apply(trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
@@ -98,7 +106,6 @@ func (h *harness) abortedRollout() *observer {
 		phase, _, _, _, _ := h.status()
 		return phase == "Degraded"
 	})
-	h.settled(o, 8*time.Second, 60*time.Second)
 	return o
 }
 
@@ -124,6 +131,9 @@ func abortedEscape(t *testing.T, h *harness, a escape.Action) {
 	if !ok {
 		t.Fatalf("no option %s", a)
 	}
+	// A phase of its own before the action: the aborted Rollout left alone
+	// for a while must hold what the plan says of doing nothing.
+	h.nothingDone("aborted at setWeight 20, held before escape "+string(a), o, p, 5*time.Second, 60*time.Second)
 	out, code := h.runCode("escape", "app", "--do", string(a), "--yes", "--force", "--color", "never", "--watch-timeout", "150s", "--interval", "1s")
 	h.settled(o, 8*time.Second, 120*time.Second)
 	stable, weight, abort, phase := h.observedOutcome(o)
@@ -141,7 +151,16 @@ func abortedEscape(t *testing.T, h *harness, a escape.Action) {
 // incidentUndo: the seed incident (host mode), and the escape the plugin
 // recommends while 100% sits on the reverted canary: undo, back to the
 // stable revision, weight 0 on the next pass.
-func incidentUndo(t *testing.T, h *harness) {
+func incidentUndo(t *testing.T, h *harness) { incidentSlow(t, h, true) }
+
+// incidentWait: the same incident and the same plan, but nothing is done:
+// the plan's "if nothing is done" (100% on the reverted canary until it is
+// full, then promoted) against what the controller does by itself — the
+// other branch of incidentUndo's decision, which that scenario cannot
+// watch once it has undone.
+func incidentWait(t *testing.T, h *harness) { incidentSlow(t, h, false) }
+
+func incidentSlow(t *testing.T, h *harness, undo bool) {
 	const replicas = 20
 	// Pods turn Ready 9–39 s after they start (a service that warms up), so
 	// the exposure lasts long enough to plan and take the escape during it.
@@ -162,6 +181,10 @@ func incidentUndo(t *testing.T, h *harness) {
 	p := h.plan()
 	if p.Recommended != escape.Undo {
 		t.Errorf("recommended %s (%s), want undo", p.Recommended, p.Reason)
+	}
+	if !undo {
+		h.nothingDone("incident (final setWeight 100, slow pods), 100% on the reverted canary", o, p, 8*time.Second, 200*time.Second)
+		return
 	}
 	opt, _ := p.Option(escape.Undo)
 	out, code := h.runCode("escape", "app", "--do", "undo", "--yes", "--color", "never", "--watch-timeout", "150s", "--interval", "1s")
@@ -212,7 +235,7 @@ func incidentUndo(t *testing.T, h *harness) {
 // staleWrite: a plan read before the Rollout changed is never applied; the
 // API server answers 409 to the resourceVersion precondition.
 func staleWrite(t *testing.T, h *harness) {
-	h.abortedRollout()
+	o := h.abortedRollout()
 	dc := dyn
 	snap, err := gather.Rollout(h.ctx, dc, gather.Options{Namespace: h.ns, Name: "app"})
 	if err != nil {
@@ -236,6 +259,9 @@ func staleWrite(t *testing.T, h *harness) {
 	if err == nil || !strings.Contains(err.Error(), "changed since it was read") || !abort {
 		t.Errorf("retry with a stale resourceVersion: err %v, aborted %v; want a conflict and no change", err, abort)
 	}
+	// Nothing was written, so the plan's own "if nothing is done" is what
+	// the controller must go on holding.
+	h.nothingDone("aborted at setWeight 20, after a refused stale write", o, p, 5*time.Second, 60*time.Second)
 }
 
 // guidedInTmux drives the guided mode through a real terminal: the plan is
@@ -246,6 +272,9 @@ func guidedInTmux(t *testing.T, h *harness) {
 		t.Fatal("tmux is needed for the guided-mode test (apt-get install tmux)")
 	}
 	o := h.abortedRollout()
+	// A phase of its own before the guided undo: left alone, the aborted
+	// Rollout holds what the plan says of doing nothing.
+	h.nothingDone("aborted at setWeight 20, held before the guided undo", o, h.plan(), 5*time.Second, 60*time.Second)
 	session := "rd-" + h.ns + "-" + runID // tmux sessions are per user, not per lab
 	cmdline := fmt.Sprintf("%s escape app -n %s --kubeconfig %s --color never --watch-timeout 120s --interval 1s; echo EXIT=$?; sleep 600",
 		plugin, h.ns, kubeconfig)
@@ -291,7 +320,7 @@ func guidedInTmux(t *testing.T, h *harness) {
 // that user with a one-line message saying which permission is missing.
 // It also checks that shell completion offers the namespace's Rollouts.
 func rbacReadOnly(t *testing.T, h *harness) {
-	h.abortedRollout()
+	o := h.abortedRollout()
 	h.kubectlIn("", "apply", "-f", root+"/docs/rbac.yaml")
 	user := "reader-" + h.ns
 	h.kubectl("create", "clusterrolebinding", "rd-"+h.ns, "--clusterrole", "rolloutdoctor-reader", "--user", user)
@@ -330,6 +359,13 @@ func rbacReadOnly(t *testing.T, h *harness) {
 	if code != 2 || !strings.Contains(wOut, "not allowed to patch rollout") || !strings.Contains(wOut, "grant patch on rollouts") || !abort {
 		t.Errorf("escape as a read-only user: exit %d, aborted %v:\n%s", code, abort, wOut)
 	}
+	// The escape was refused: the read-only user's own plan says what the
+	// controller then does, left alone.
+	readerPlan := &escape.Plan{}
+	if err := json.Unmarshal([]byte(planOut), readerPlan); err != nil {
+		t.Fatalf("escape -o json as %s: %v\n%s", user, err, planOut)
+	}
+	h.nothingDone("aborted at setWeight 20, after escape was refused (read-only user)", o, readerPlan, 5*time.Second, 60*time.Second)
 	compOut, _ := exec.Command(plugin, "__complete", "diagnose", "-n", h.ns, "--kubeconfig", kubeconfig, "").Output()
 	if comp := string(compOut); !strings.HasPrefix(comp, "app\n") {
 		t.Errorf("completion of Rollout names in %s: %q", h.ns, comp)
@@ -372,6 +408,13 @@ func diagnoseWatch(t *testing.T, h *harness) {
 	}()
 	first := <-docs
 	h.setImage("b")
+	// escape's plan once the controller has taken up the update (the watch
+	// goes on meanwhile): from here it ramps to 50% and pauses on its own.
+	h.waitFor("the update to be observed", 20*time.Second, func() bool {
+		_, stable, current, _, _ := h.status()
+		return current != "" && current != stable
+	})
+	p := h.plan()
 	var n int
 	seen := false
 	timeout := time.After(90 * time.Second)
@@ -395,4 +438,5 @@ func diagnoseWatch(t *testing.T, h *harness) {
 	if err != nil {
 		t.Errorf("--watch did not exit cleanly on SIGINT: %v", err)
 	}
+	h.nothingDone("setWeight 50 of 4 with an indefinite pause, from the update to the pause", o, p, 5*time.Second, 60*time.Second)
 }

@@ -44,6 +44,10 @@ type sample struct {
 	// carry ("" without one: every ReplicaSet's pods), watched only by
 	// observeBG.
 	Active, Preview string
+	// Healthy is the status of the Rollout's Healthy condition ("" while
+	// absent); Progressing is its Progressing condition as "Status/Reason".
+	Healthy     string
+	Progressing string
 	// Kind is the resource whose event produced the sample, and RV that
 	// object's resourceVersion: with etcd storage it is the global revision
 	// of the write, so it orders writes across resources, which the arrival
@@ -179,6 +183,19 @@ func (o *observer) apply(prev sample, ev event) sample {
 		s.CurrentHash, _, _ = unstructured.NestedString(u.Object, "status", "currentPodHash")
 		pcs, _, _ := unstructured.NestedSlice(u.Object, "status", "pauseConditions")
 		s.Paused = len(pcs) > 0
+		s.Healthy, s.Progressing = "", ""
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			cm, _ := c.(map[string]interface{})
+			st, _ := cm["status"].(string)
+			switch cm["type"] {
+			case "Healthy":
+				s.Healthy = st
+			case "Progressing":
+				reason, _ := cm["reason"].(string)
+				s.Progressing = st + "/" + reason
+			}
+		}
 	}
 	s.At = ev.at
 	s.Kind = gvr.Resource

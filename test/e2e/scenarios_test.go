@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 )
 
 // A scenario drives one Rollout through a decisive moment, asks the plugin
@@ -28,6 +29,7 @@ var scenarios = []scenario{
 	{"minpods-over-replicas", minPodsOverReplicas},
 	{"dynamic-stable-scale", dynamicStableScale},
 	{"abort", abortBaseline},
+	{"abort-wait", abortWait},
 }
 
 type trafficMode int
@@ -53,6 +55,11 @@ type rolloutSpec struct {
 	mode              trafficMode
 	dss               bool   // dynamicStableScale (which excludes scaleDownDelaySeconds)
 	podTiming         string // pod template annotations; default podTiming
+	// progressDeadline is spec.progressDeadlineSeconds (0: unset, the
+	// controller's 600 s, longer than any scenario waits).
+	progressDeadline int
+	// abortDelay is abortScaleDownDelaySeconds (0: 5 s).
+	abortDelay int
 }
 
 // rolloutYAML is the scenario's Rollout, labelled with the instance-id of
@@ -85,13 +92,21 @@ func (h *harness) rolloutYAML(s rolloutSpec, image string) string {
 	} else {
 		extra += "\n      scaleDownDelaySeconds: 5"
 	}
+	abortDelay := s.abortDelay
+	if abortDelay == 0 {
+		abortDelay = 5
+	}
+	deadline := ""
+	if s.progressDeadline > 0 {
+		deadline = fmt.Sprintf("\n  progressDeadlineSeconds: %d", s.progressDeadline)
+	}
 	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Rollout
 metadata:
   name: app
   labels: {argo-rollouts.argoproj.io/controller-instance-id: %q}
 spec:
-  replicas: %d
+  replicas: %d%s
   revisionHistoryLimit: 5
   rollbackWindow: {revisions: 3}
   selector: {matchLabels: {app: app}}
@@ -102,9 +117,9 @@ spec:
       containers: [{name: app, image: "registry.example/app:%s"}]
   strategy:
     canary:%s%s
-      abortScaleDownDelaySeconds: 5
+      abortScaleDownDelaySeconds: %d
       steps: %s
-`, h.instanceID, s.replicas, timing, image, routing, extra, s.steps)
+`, h.instanceID, s.replicas, deadline, timing, image, routing, extra, abortDelay, s.steps)
 }
 
 func trafficObjects(mode trafficMode) string {
@@ -373,6 +388,9 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 			}
 		}
 	}()
+	// escape's plan at the same moment: what it says the controller does
+	// if nothing is done is compared once the controller has finished.
+	p := h.plan()
 	h.waitFor("A promoted back to stable", 150*time.Second, func() bool {
 		phase, stable, _, _, _ := h.status()
 		return phase == "Healthy" && stable == hashA && o.Now().RS[hashA].Available == replicas
@@ -427,6 +445,9 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	} else if hasFinding(rep, "RD101") || hasFinding(rep, "RD102") {
 		t.Errorf("the fix was diagnosed as over capacity: %s", findingIDs(rep))
 	}
+	// Nothing is sent to the Rollout after the revert: the end state is the
+	// controller's own. B's ReplicaSet goes after scaleDownDelaySeconds (5 s).
+	h.nothingDone(name+", right after the revert", o, p, 8*time.Second, 90*time.Second)
 }
 
 // settled waits until nothing observed has changed for quiet and every
@@ -469,12 +490,27 @@ func (h *harness) steady(name string, o *observer, rep *diagnose.Report) {
 	}
 }
 
-// minPodsOverReplicas: minPodsPerReplicaSet 2 with replicas 1. Before v1.10
-// the canary is sized to 2 and the Healthy condition can never become True
-// (the phase may read Healthy if the canary gets promoted); v1.10 caps minPods
-// at replicas.
+// minPodsOverReplicas: minPodsPerReplicaSet 2 with replicas 1, and a
+// progress deadline short enough to pass while the scenario watches.
+//
+// Before v1.10 CheckMinPodsPerReplicaSet sizes the canary to 2, so
+// updatedReplicas never equals replicas and RolloutHealthy, which needs
+// them equal, is never true. v1.7.2–v1.8.3 never promote that canary (full
+// promotion needs its available pods to equal replicas); v1.9.3 does (at
+// least replicas available is enough) but keeps it at 2 pods. Either way
+// the controller has nothing left to do after the last step: no write
+// counts as progress, and once progressDeadlineSeconds have passed since
+// the last one, calculateRolloutConditions writes Progressing False with
+// reason ProgressDeadlineExceeded, which the phase reads as Degraded. It
+// stays so: RolloutTimedOut keeps answering true once that reason is set,
+// and nothing progresses again. v1.10 caps minPodsPerReplicaSet at
+// replicas: the canary has 1 pod and the Rollout ends Healthy.
 func minPodsOverReplicas(t *testing.T, h *harness) {
-	spec := rolloutSpec{replicas: 1, minPods: 2, steps: "[{setWeight: 50}, {pause: {duration: 2s}}]", mode: hostMode}
+	// 25 s: a pod of the lab is available within 12 s of its creation on an
+	// idle machine, so the ramp itself does not time out, and the diagnosis
+	// (10 s after the last write) comes before the deadline passes.
+	const deadline = 25
+	spec := rolloutSpec{replicas: 1, minPods: 2, steps: "[{setWeight: 50}, {pause: {duration: 2s}}]", mode: hostMode, progressDeadline: deadline}
 	o := h.observe(isCanaryDest(hostMode))
 	h.apply(trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
@@ -484,24 +520,40 @@ func minPodsOverReplicas(t *testing.T, h *harness) {
 		_, stable, current, _, _ := h.status()
 		return current != "" && current != stable
 	})
+	// escape's plan as soon as the controller has taken up the update: from
+	// here it ramps the canary, waits out the 2 s pause and reaches the end
+	// of the steps on its own.
+	p := h.plan()
 	h.settled(o, 10*time.Second, 90*time.Second)
 	rep := h.diagnose("app")
-	phase, _, _, _, _ := h.status()
-	healthy := h.condition("Healthy")
-	if healthy == "" {
-		healthy = "absent"
-	}
+	name := "minPodsPerReplicaSet 2 > replicas 1"
+	h.steady(name+", settled after the update", o, rep)
+	// Held for longer than the deadline: a Degraded written at the deadline
+	// and one that never comes are then told apart.
+	obs := h.nothingDone(name+", from the update on", o, p, (deadline+5)*time.Second, 150*time.Second)
 	neverHealthy := false
 	for _, f := range rep.Findings {
 		if f.ID == "RD203" && f.Severity == diagnose.Critical {
 			neverHealthy = true
 		}
 	}
-	h.record("minPodsPerReplicaSet 2 > replicas 1",
-		map[bool]string{true: "Healthy condition never True (RD203 critical)", false: "Healthy (minPods capped at replicas)"}[neverHealthy],
-		fmt.Sprintf("Healthy condition %s, phase %s", healthy, phase))
-	if neverHealthy == (healthy == "True") {
-		t.Errorf("predicted never-Healthy=%v; observed Healthy condition %q (phase %s) after the rollout settled\n%s", neverHealthy, healthy, phase, h.dump())
+	healthy := obs.healthy
+	if healthy == "" {
+		healthy = "absent"
+	}
+	h.record(name,
+		map[bool]string{true: "RD203 critical: the Healthy condition never True; Degraded (ProgressDeadlineExceeded) once the deadline passes", false: "Healthy (minPods capped at replicas)"}[neverHealthy],
+		fmt.Sprintf("Healthy condition %s, phase %s, Progressing %s, held %ds (progressDeadlineSeconds %d)", healthy, obs.phase, obs.progressing, int(obs.heldFor.Seconds()), deadline))
+	degraded := obs.phase == "Degraded" && obs.progressing == "False/ProgressDeadlineExceeded" && obs.healthy != "True"
+	if neverHealthy && !degraded || !neverHealthy && (obs.phase != "Healthy" || obs.healthy != "True") {
+		t.Errorf("RD203 predicted never-Healthy=%v; observed %s after the progress deadline\n%s", neverHealthy, obs, h.dump())
+	}
+	// What reading each version's source says, checked independently of
+	// the model: the cap arrived in v1.10.
+	var major, minor int
+	fmt.Sscanf(h.version, "v%d.%d", &major, &minor)
+	if capped := major > 1 || minor >= 10; capped == degraded {
+		t.Errorf("%s: observed %s; the controller source caps minPods from v1.10 (Healthy) and not before (Degraded)", h.version, obs)
 	}
 }
 
@@ -514,12 +566,20 @@ func dynamicStableScale(t *testing.T, h *harness) {
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 10, 90*time.Second)
 	h.setImage("b")
+	// The plan as soon as the controller has taken up the update: it ramps
+	// the canary, scales the stable down and pauses on its own from here.
+	h.waitFor("the update to be observed", 20*time.Second, func() bool {
+		_, stable, current, _, _ := h.status()
+		return current != "" && current != stable
+	})
+	p := h.plan()
 	h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {
 		phase, _, _, idx, _ := h.status()
 		return phase == "Paused" && idx == 1
 	})
 	h.settled(o, 6*time.Second, 60*time.Second)
 	h.steady("dynamicStableScale, paused at setWeight 30 of 10", o, h.diagnose("app"))
+	h.nothingDone("dynamicStableScale 30% of 10, from the update to the pause", o, p, 6*time.Second, 60*time.Second)
 }
 
 // abortBaseline: aborted at setWeight 20 (status.abort, as `kubectl argo
@@ -533,4 +593,82 @@ func abortBaseline(t *testing.T, h *harness) {
 		t.Errorf("aborted rollout diagnosed without RD104: %s", findingIDs(rep))
 	}
 	h.steady("aborted at setWeight 20 of 10", o, rep)
+}
+
+// abortWait: aborted at setWeight 20, and escape's plan read as soon as the
+// controller has written the abort, while the canary still has its pods
+// (kept for abortScaleDownDelaySeconds, 15 s here, after the stable is fully
+// available — at once, since it never went below full). Nothing is done:
+// the plan's end state, and diagnose's forecast of the canary's scale-down,
+// are compared with what the controller does by itself.
+func abortWait(t *testing.T, h *harness) {
+	const delay = 15
+	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode, abortDelay: delay}
+	o := h.abortAt20(spec)
+	_, _, canary, _, _ := h.status()
+	p := h.plan()
+	rep := h.diagnose("app")
+	before := o.Now().RS[canary].Spec
+	if before == 0 {
+		t.Fatalf("the canary was scaled down before the plan was read: its scale-down cannot be compared")
+	}
+	var ev *model.Forecast
+	for i := range rep.Model.Forecast {
+		if rep.Model.Forecast[i].Event != "" {
+			ev = &rep.Model.Forecast[i]
+		}
+	}
+	// The deadline the controller stamped on the canary in the pass that
+	// wrote the abort (second precision): the scale-down is due then.
+	var deadline time.Time
+	for _, u := range h.listRS() {
+		if u.GetLabels()["rollouts-pod-template-hash"] == canary {
+			deadline, _ = time.Parse(time.RFC3339, u.GetAnnotations()["scale-down-deadline"])
+		}
+	}
+	// Quiet for longer than the delay: the scale-down still to come must
+	// have happened, or never will, before the end state is read.
+	h.nothingDone("aborted at setWeight 20, as soon as the abort is written", o, p, (delay+5)*time.Second, 90*time.Second)
+	var abortedAt, downAt time.Time
+	for _, x := range o.Samples() {
+		if abortedAt.IsZero() && x.Abort && x.Phase == "Degraded" {
+			abortedAt = x.At
+		}
+		if downAt.IsZero() && !abortedAt.IsZero() && x.RS[canary].Spec == 0 {
+			downAt = x.At
+		}
+	}
+	final := o.Now().RS[canary].Spec
+	obs := fmt.Sprintf("canary at %d", final)
+	if !downAt.IsZero() {
+		// Times are those the watch delivered the writes at: late by as
+		// much as the machine is loaded, never early.
+		obs = fmt.Sprintf("canary scaled from %d to %d %.0f s after the abort was seen, %.0f s after its deadline %s",
+			before, final, downAt.Sub(abortedAt).Seconds(), downAt.Sub(deadline).Seconds(), deadline.UTC().Format(time.RFC3339))
+	}
+	pred := "no scale-down forecast"
+	if ev != nil {
+		pred = fmt.Sprintf("%s (%d s)", ev.Event, delay)
+	}
+	h.record("abort: the canary's scale-down after abortScaleDownDelaySeconds", pred, obs)
+	switch {
+	case ev == nil:
+		t.Errorf("diagnose forecast no scale-down of the aborted canary (%d pods, abortScaleDownDelaySeconds %d): %+v", before, delay, rep.Model.Forecast)
+	case int64(ev.CanaryTarget) != final:
+		t.Errorf("forecast the canary scaled to %d after the delay; it is at %d", ev.CanaryTarget, final)
+	case deadline.IsZero():
+		t.Errorf("the aborted canary had no scale-down deadline when the plan was read")
+	case !strings.Contains(ev.Event, deadline.UTC().Format(time.RFC3339)):
+		t.Errorf("forecast %q; the canary's deadline is %s", ev.Event, deadline.UTC().Format(time.RFC3339))
+	case downAt.IsZero():
+		t.Errorf("the canary was never scaled down")
+	case downAt.Before(deadline.Add(-time.Second)):
+		// A second for the deadline's precision; the watch only delivers late.
+		t.Errorf("the canary was scaled down at %s, before its deadline %s", downAt.UTC().Format(time.RFC3339Nano), deadline.UTC().Format(time.RFC3339))
+	case deadline.Sub(abortedAt) > delay*time.Second || deadline.Sub(abortedAt) < (delay-5)*time.Second:
+		// The deadline is stamped in the pass that writes the abort, delay
+		// seconds after it (rounded down to the second); the abort is seen
+		// no sooner than it is written, and in the lab within 5 s.
+		t.Errorf("the canary's deadline %s is not abortScaleDownDelaySeconds (%d s) after the abort was seen (%s)", deadline.UTC().Format(time.RFC3339), delay, abortedAt.UTC().Format(time.RFC3339Nano))
+	}
 }
