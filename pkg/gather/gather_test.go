@@ -196,18 +196,7 @@ func TestTypedPodsMatchDynamic(t *testing.T) {
 	if !strings.Contains(wb.String(), "containers:") {
 		t.Fatal("the written pods have no spec")
 	}
-	view := func(s *snapshot.Snapshot) *snapshot.View {
-		ro, err := s.FindRollout("shop", "checkout-api")
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := s.View(ro)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	va, vb := view(viaDynamic), view(viaTyped)
+	va, vb := exampletest.ViewOf(t, viaDynamic), exampletest.ViewOf(t, viaTyped)
 	if len(va.Workload.Pods) != len(pods) || !equality.Semantic.DeepEqual(va.Workload.Pods, vb.Workload.Pods) {
 		t.Fatalf("typed pods in the view differ (%d vs %d)", len(va.Workload.Pods), len(vb.Workload.Pods))
 	}
