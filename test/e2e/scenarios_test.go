@@ -350,8 +350,15 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 
 	// The revert. Diagnose as soon as the controller has reacted (A scaled
 	// up from 0), before A's first pod can be available (pods take >= 3 s).
+	// Both writes of that pass must be in: A's scale-up and the status that
+	// records the revert (currentPodHash A). Between the two, on a loaded
+	// machine, diagnose read a status the controller had not written yet and
+	// predicted from it (seen on v1.9.3 subset-only at load 10–26).
 	h.setImage("a")
-	h.waitFor("the controller to scale A up", 30*time.Second, func() bool { return o.Now().RS[hashA].Spec > 0 })
+	h.waitFor("the controller to scale A up and record the revert", 30*time.Second, func() bool {
+		_, _, current, _, _ := h.status()
+		return o.Now().RS[hashA].Spec > 0 && current == hashA
+	})
 	rep := h.diagnose("app")
 	if !rep.State.RollbackBack {
 		t.Errorf("predicted no rollback within the window; the revert to the older A is one (window: %s)", rep.Model.Window.Why)
