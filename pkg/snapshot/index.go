@@ -11,8 +11,8 @@ import (
 // snapshot, and a scan per workload made them quadratic in the Rollouts of a
 // namespace. It is built once per snapshot, on first use, and only read after.
 type index struct {
-	// owned: "namespace/OwnerKind/ownerName" → ReplicaSets; pods under
-	// "namespace/ReplicaSet/rsName".
+	// owned: "namespace/OwnerKind/ownerName" → ReplicaSets and
+	// AnalysisRuns; pods under "namespace/ReplicaSet/rsName".
 	owned map[string][]*unstructured.Unstructured
 	// services: "namespace" → "key=value" of one selector label → Services.
 	// A Service selects a workload only if its whole selector matches the
@@ -56,7 +56,7 @@ func buildIndex(s *Snapshot) *index {
 		gvk := u.GroupVersionKind()
 		ix.byName[gvk.Group+"/"+gvk.Kind+"/"+ns+"/"+u.GetName()] = u
 		switch gvk.Group + "/" + gvk.Kind {
-		case "apps/ReplicaSet", "/Pod":
+		case "apps/ReplicaSet", "/Pod", GroupArgo + "/AnalysisRun":
 			for _, or := range u.GetOwnerReferences() {
 				k := ns + "/" + or.Kind + "/" + or.Name
 				ix.owned[k] = append(ix.owned[k], u)

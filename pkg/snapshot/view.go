@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -56,6 +57,9 @@ type View struct {
 	OtherControllers []*appsv1.Deployment
 	// Workload is the Rollout's pods and traffic path as the pod checks see them.
 	Workload *Workload
+	// AnalysisRuns are the AnalysisRuns the Rollout owns (controller
+	// ownerReference), oldest first.
+	AnalysisRuns []*v1alpha1.AnalysisRun
 }
 
 func convert(u *unstructured.Unstructured, into interface{}) error { return Convert(u, into) }
@@ -167,6 +171,23 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 		controllers = append(controllers, d)
 	}
 	v.Controllers, v.OtherControllers = OwningControllers(ro, controllers)
+	for _, u := range in(ix.owned, ro.Namespace, "Rollout/"+ro.Name) {
+		if u.GroupVersionKind().Group != GroupArgo || u.GetKind() != "AnalysisRun" || !ownedBy(u.GetOwnerReferences(), "Rollout", ro.Name, string(ro.UID)) {
+			continue
+		}
+		ar, err := typedOf[v1alpha1.AnalysisRun](s, u)
+		if err != nil {
+			return nil, err
+		}
+		v.AnalysisRuns = append(v.AnalysisRuns, ar)
+	}
+	sort.SliceStable(v.AnalysisRuns, func(i, j int) bool {
+		a, b := v.AnalysisRuns[i], v.AnalysisRuns[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
 	return v, nil
 }
 

@@ -35,6 +35,7 @@ const (
 	srcBG      = `rollout/bluegreen.go`
 	srcUB      = `utils/replicaset/bluegreen.go`
 	srcUA      = `utils/annotations/annotations.go`
+	srcAR      = `analysis/analysis.go`
 )
 
 var facts = []Fact{
@@ -1231,5 +1232,133 @@ var facts = []Fact{
 		File:     srcPromote,
 		Contains: `return nil, fmt.Errorf(skipFlagsWithBlueGreenError)`,
 		Lines:    Lines{"v1.7.2": 103, "v1.8.2": 103, "v1.8.3": 103, "v1.9.3": 104, "v1.10.2": 104},
+	},
+	// The analysis controller (analysis/analysis.go) and how a Rollout
+	// reacts to an AnalysisRun (rollout/analysis.go).
+	{
+		Key:      "ar.failure-limit",
+		Claim:    `A metric is Failed when its failed measurements exceed failureLimit (strictly greater; failureLimit defaults to 0, so the first failed measurement fails the metric).`,
+		File:     srcAR,
+		Contains: `result.Failed > failureLimit {`,
+		Lines:    Lines{"v1.7.2": 626, "v1.8.2": 667, "v1.8.3": 667, "v1.9.3": 667, "v1.10.2": 667},
+	},
+	{
+		Key:      "ar.failure-limit-disabled",
+		Claim:    `A negative failureLimit (-1) disables the failure check.`,
+		File:     srcAR,
+		Contains: `failureLimit >= 0 &&`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": 667, "v1.8.3": 667, "v1.9.3": 667, "v1.10.2": 667},
+	},
+	{
+		Key:      "ar.inconclusive-limit",
+		Claim:    `A metric is Inconclusive when its inconclusive measurements exceed inconclusiveLimit (strictly greater; default 0); this check runs after the failure check and overrides it.`,
+		File:     srcAR,
+		Contains: `if result.Inconclusive > inconclusiveLimit {`,
+		Lines:    Lines{"v1.7.2": 635, "v1.8.2": 676, "v1.8.3": 676, "v1.9.3": 676, "v1.10.2": 676},
+	},
+	{
+		Key:      "ar.consecutive-error-limit",
+		Claim:    `A metric is Error when its consecutive errors exceed consecutiveErrorLimit (strictly greater); this check runs last and overrides the failure and inconclusive checks.`,
+		File:     srcAR,
+		Contains: `if result.ConsecutiveError > consecutiveErrorLimit {`,
+		Lines:    Lines{"v1.7.2": 641, "v1.8.2": 682, "v1.8.3": 682, "v1.9.3": 682, "v1.10.2": 682},
+	},
+	{
+		Key:      "df.consecutive-error-limit",
+		Claim:    `consecutiveErrorLimit defaults to 4: the fifth error in a row fails the metric.`,
+		File:     srcDF,
+		Contains: `DefaultConsecutiveErrorLimit int32 = 4`,
+		Lines:    Lines{"v1.7.2": 37, "v1.8.2": 37, "v1.8.3": 37, "v1.9.3": 37, "v1.10.2": 37},
+	},
+	{
+		Key:      "ar.error-not-counted",
+		Claim:    `An Error measurement adds to the metric's error and consecutive-error counts but not to count, so errors never use up a metric's count.`,
+		File:     srcAR,
+		Contains: `metricResult.ConsecutiveError++`,
+		Lines:    Lines{"v1.7.2": 400, "v1.8.2": 403, "v1.8.3": 403, "v1.9.3": 403, "v1.10.2": 403},
+	},
+	{
+		Key:      "ar.terminated-successful",
+		Claim:    `A terminated run whose metrics exceeded no limit is Successful, whatever its measurements were (metrics without a measurement, or short of their count, count as Successful).`,
+		File:     srcAR,
+		Contains: `return v1alpha1.AnalysisPhaseSuccessful, worstMessage`,
+		Lines:    Lines{"v1.7.2": 560, "v1.8.2": 564, "v1.8.3": 564, "v1.9.3": 564, "v1.10.2": 564},
+	},
+	{
+		Key:      "ar.dryrun-excluded",
+		Claim:    `dryRun metrics are left out of the run's phase and message: whatever they measure, the run does not fail because of them.`,
+		File:     srcAR,
+		Contains: `if !dryRunMetricsMap[metric.Name] {`,
+		Lines:    Lines{"v1.7.2": 496, "v1.8.2": 500, "v1.8.3": 500, "v1.9.3": 500, "v1.10.2": 500},
+	},
+	{
+		Key:      "ar.args-error",
+		Claim:    `When the metrics' arguments cannot be resolved (a placeholder without an argument, an argument without a value, a Secret that cannot be read) the run ends at once in Error, before any measurement.`,
+		File:     srcAR,
+		Contains: `message := fmt.Sprintf("Unable to resolve metric arguments: %v", err)`,
+		Lines:    Lines{"v1.7.2": 61, "v1.8.2": 61, "v1.8.3": 61, "v1.9.3": 61, "v1.10.2": 61},
+	},
+	{
+		Key:      "an.step-abort",
+		Claim:    `A Failed or Error step AnalysisRun aborts the Rollout.`,
+		File:     srcAN,
+		Contains: `c.pauseContext.AddAbort(`,
+		Lines:    Lines{"v1.7.2": 399, "v1.8.2": 405, "v1.8.3": 405, "v1.9.3": 439, "v1.10.2": 442},
+	},
+	{
+		Key:      "an.background-abort",
+		Claim:    `A Failed or Error background AnalysisRun aborts the Rollout.`,
+		File:     srcAN,
+		Contains: `c.pauseContext.AddAbort(`,
+		Lines:    Lines{"v1.7.2": 345, "v1.8.2": 351, "v1.8.3": 351, "v1.9.3": 381, "v1.10.2": 384},
+	},
+	{
+		Key:      "an.bluegreen-abort",
+		Claim:    `A Failed or Error blue-green pre- or post-promotion AnalysisRun aborts the Rollout.`,
+		File:     srcAN,
+		Contains: `c.pauseContext.AddAbort(`,
+		Lines:    Lines{"v1.7.2": 157, "v1.8.2": 157, "v1.8.3": 157, "v1.9.3": 166, "v1.10.2": 169},
+	},
+	{
+		Key:      "an.abort-message-prefix",
+		Claim:    `The abort message names the kind of analysis that failed ("Step-based analysis phase error/failed: " and the run's message); older releases pass the run's message alone.`,
+		File:     srcAN,
+		Contains: `message := "Step-based analysis phase error/failed"`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": absent, "v1.9.3": 435, "v1.10.2": 438},
+	},
+	{
+		Key:      "an.step-inconclusive-pause",
+		Claim:    `An Inconclusive step AnalysisRun pauses the Rollout with the pause reason InconclusiveAnalysisRun.`,
+		File:     srcAN,
+		Contains: `c.pauseContext.AddPauseCondition(v1alpha1.PauseReasonInconclusiveAnalysis)`,
+		Lines:    Lines{"v1.7.2": 397, "v1.8.2": 403, "v1.8.3": 403, "v1.9.3": 433, "v1.10.2": 436},
+	},
+	{
+		Key:      "an.background-inconclusive-pause",
+		Claim:    `An Inconclusive background AnalysisRun pauses the Rollout with the pause reason InconclusiveAnalysisRun.`,
+		File:     srcAN,
+		Contains: `c.pauseContext.AddPauseCondition(v1alpha1.PauseReasonInconclusiveAnalysis)`,
+		Lines:    Lines{"v1.7.2": 343, "v1.8.2": 349, "v1.8.3": 349, "v1.9.3": 375, "v1.10.2": 378},
+	},
+	{
+		Key:      "an.bluegreen-inconclusive-pause",
+		Claim:    `An Inconclusive blue-green pre- or post-promotion AnalysisRun pauses the Rollout with the pause reason InconclusiveAnalysisRun.`,
+		File:     srcAN,
+		Contains: `c.pauseContext.AddPauseCondition(v1alpha1.PauseReasonInconclusiveAnalysis)`,
+		Lines:    Lines{"v1.7.2": 155, "v1.8.2": 155, "v1.8.3": 155, "v1.9.3": 155, "v1.10.2": 158},
+	},
+	{
+		Key:      "an.rerun-after-inconclusive",
+		Claim:    `Once the Inconclusive pause is cleared while controllerPause stays set, the controller creates a new AnalysisRun in place of the Inconclusive one.`,
+		File:     srcAN,
+		Contains: `return currentAr.Status.Phase == v1alpha1.AnalysisPhaseInconclusive`,
+		Lines:    Lines{"v1.7.2": 174, "v1.8.2": 180, "v1.8.3": 180, "v1.9.3": 189, "v1.10.2": 192},
+	},
+	{
+		Key:      "cli.promote-inconclusive-step",
+		Claim:    `promote on a canary paused by an Inconclusive step run clears the pause and controllerPause and moves the step index past the analysis step: the step counts as passed.`,
+		File:     srcPromote,
+		Contains: `if isInconclusive(rollout) && len(rollout.Status.PauseConditions) > 0 && rollout.Status.ControllerPause {`,
+		Lines:    Lines{"v1.7.2": 171, "v1.8.2": 171, "v1.8.3": 171, "v1.9.3": 176, "v1.10.2": 176},
 	},
 }
