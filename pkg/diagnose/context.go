@@ -18,6 +18,7 @@ type Context struct {
 	Version  model.ControllerVersion
 	Analysis model.Analysis
 	ro       *v1alpha1.Rollout
+	runs     []AnalysisRunView
 }
 
 func (c *Context) obj() string { return "Rollout " + c.ro.Namespace + "/" + c.ro.Name }

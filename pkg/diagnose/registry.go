@@ -43,6 +43,12 @@ var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Con
 	"RD116": checkCapacityCliff,
 	"RD117": checkCheckpointLeak,
 	"RD118": checkAbortHeld,
+	"RD119": checkAnalysisAborted,
+	"RD120": checkAnalysisProviderError,
+	"RD121": checkAnalysisPassedWithoutData,
+	"RD122": checkAnalysisInconclusive,
+	"RD123": checkAnalysisDryRunWouldFail,
+	"RD124": checkAnalysisArgs,
 	"RD209": checkScaleDownDelayZero,
 	"RD210": checkScaleDownDelayShort,
 })

@@ -31,12 +31,15 @@ type Report struct {
 	// differently; filled when the version is not known exactly.
 	VersionDifferences []string `json:"versionDifferences,omitempty"`
 
-	State    State            `json:"state"`
-	Traffic  *Traffic         `json:"traffic,omitempty"`
-	Sets     []ReplicaSetView `json:"replicaSets"`
-	Findings []rules.Finding  `json:"findings"`
-	Gaps     []snapshot.Gap   `json:"gaps,omitempty"`
-	Model    *model.Analysis  `json:"model,omitempty"`
+	State   State            `json:"state"`
+	Traffic *Traffic         `json:"traffic,omitempty"`
+	Sets    []ReplicaSetView `json:"replicaSets"`
+	// AnalysisRuns are the runs of the current revision and the one that
+	// aborted it, metric by metric.
+	AnalysisRuns []AnalysisRunView `json:"analysisRuns,omitempty"`
+	Findings     []rules.Finding   `json:"findings"`
+	Gaps         []snapshot.Gap    `json:"gaps,omitempty"`
+	Model        *model.Analysis   `json:"model,omitempty"`
 }
 
 // State is the Rollout's own status, summarised.
@@ -103,7 +106,7 @@ type Options struct {
 // Run diagnoses one Rollout view. It is pure: same view, same version, same report.
 func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	a := model.Analyze(v, cv.Assumed)
-	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout}
+	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout, runs: analysisRuns(v, a)}
 	rep := &Report{
 		APIVersion: rules.ReportAPIVersion, Kind: "Diagnosis",
 		Namespace: v.Rollout.Namespace, Name: v.Rollout.Name,
@@ -115,6 +118,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	}
 	rep.State = state(v.Rollout, a)
 	rep.Sets = sets(a.Inputs)
+	rep.AnalysisRuns = ctx.runs
 	if a.BlueGreen != nil {
 		rep.Sets = bgSets(a.Inputs)
 	}
