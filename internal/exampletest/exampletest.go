@@ -24,6 +24,9 @@ const Incident = "incident-rollback-window.yaml"
 // at previewReplicaCount.
 const BlueGreen = "bluegreen-paused.yaml"
 
+// AnalysisAbort is a canary aborted by a failed Prometheus step analysis.
+const AnalysisAbort = "analysis-abort.yaml"
+
 // PodsWeb is a Deployment behind an ALB Ingress with pod-check findings.
 const PodsWeb = "pods-web.yaml"
 

@@ -178,6 +178,7 @@ func TestGoldenHuman(t *testing.T) {
 	}{
 		"diagnose-example":   {[]string{"diagnose", "-f", example, "--color", "never"}, ExitFindings},
 		"escape-example":     {[]string{"escape", "-f", example, "--color", "never"}, ExitOK},
+		"diagnose-analysis":  {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "--color", "never"}, ExitFindings},
 		"diagnose-bluegreen": {[]string{"diagnose", "-f", exampletest.Path(exampletest.BlueGreen), "--color", "never"}, ExitOK},
 		"escape-bluegreen":   {[]string{"escape", "-f", exampletest.Path(exampletest.BlueGreen), "--color", "never"}, ExitOK},
 		"lint-human":         {lintArgs, ExitError},

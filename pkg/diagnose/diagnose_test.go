@@ -179,6 +179,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 	for _, c := range bgCases {
 		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
 	}
+	for _, c := range analysisCases {
+		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
+	}
 	rulestest.Coverage(t, rules.AreaRollout, cases)
 }
 

@@ -121,6 +121,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 			fmt.Fprintf(&b, "  %-7s %-40s rev %-3s created %s  %d/%d available\n", r.Role, r.Name, r.Revision, r.Created.UTC().Format("2006-01-02 15:04:05Z"), r.Available, r.Spec)
 		}
 	}
+	humanAnalysis(&b, rep, s)
 	if len(rep.VersionDifferences) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Where other controller versions differ"))
 		for _, d := range rep.VersionDifferences {
