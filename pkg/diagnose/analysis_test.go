@@ -381,6 +381,12 @@ func TestAnalysisRunsInTheReport(t *testing.T) {
 	if !lat.DryRun || !strings.HasSuffix(lat.Query, "token=*****") || lat.Provider != "web" {
 		t.Errorf("latency-p99: %+v", lat)
 	}
+	// v1.10 clears the canary's run status on abort: the run is still found
+	// by its revision's hash label, and still named as the cause.
+	r = diagnoseAnalysis(t, "v1.10.2", remove("status", "canary", "currentStepAnalysisRunStatus"), nil)
+	if len(r.AnalysisRuns) != 1 || !r.AnalysisRuns[0].CausedAbort || !has(r, "RD119") {
+		t.Errorf("without the status name: %+v", r.AnalysisRuns)
+	}
 	// A run of another revision is not shown.
 	other := func(u *unstructured.Unstructured) {
 		l := u.GetLabels()
