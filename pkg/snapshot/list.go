@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/json"
 )
 
 // minSplitItems is the List size from which its items are decoded one by
@@ -71,4 +72,70 @@ func splitList(doc document) (rest document, items []document, ok bool) {
 		return document{}, nil, false
 	}
 	return document{body: restBody.Bytes(), line: doc.line}, items, true
+}
+
+// splitJSONList is splitList for a JSON List (`kubectl get -o json`, a
+// `snapshot`): one pass of the JSON tokenizer cuts out each item's bytes and
+// line, and the rest of the object is rebuilt without them. It declines for
+// anything that is not a JSON object with an items array of at least
+// minSplitItems elements.
+func splitJSONList(doc document) (rest document, items []document, ok bool) {
+	body := doc.body
+	t := bytes.TrimLeft(body, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return document{}, nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return document{}, nil, false
+	}
+	line, seen := doc.line, 0
+	lineAt := func(off int) int {
+		line += bytes.Count(body[seen:off], []byte{'\n'})
+		seen = off
+		return line
+	}
+	others := map[string]json.RawMessage{}
+	found := false
+	for dec.More() {
+		key, err := dec.Token()
+		k, isString := key.(string)
+		if err != nil || !isString {
+			return document{}, nil, false
+		}
+		if k != "items" || found {
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return document{}, nil, false
+			}
+			others[k] = raw
+			continue
+		}
+		found = true
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return document{}, nil, false
+		}
+		for dec.More() {
+			off := int(dec.InputOffset())
+			for off < len(body) && (body[off] == ' ' || body[off] == '\t' || body[off] == '\r' || body[off] == '\n' || body[off] == ',') {
+				off++
+			}
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return document{}, nil, false
+			}
+			items = append(items, document{body: raw, line: lineAt(off)})
+		}
+		if _, err := dec.Token(); err != nil { // ]
+			return document{}, nil, false
+		}
+	}
+	if !found || len(items) < minSplitItems {
+		return document{}, nil, false
+	}
+	restBody, err := json.Marshal(others)
+	if err != nil {
+		return document{}, nil, false
+	}
+	return document{body: restBody, line: doc.line}, items, true
 }

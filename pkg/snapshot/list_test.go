@@ -106,3 +106,38 @@ func BenchmarkDecodeBigList(b *testing.B) {
 		}
 	}
 }
+
+// TestSplitJSONListMatchesWholeDecode: a JSON List's items decoded one by
+// one in parallel give what decoding the whole document gives, each item
+// at the line where its object opens.
+func TestSplitJSONListMatchesWholeDecode(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": [\n")
+	for i := 0; i < 40; i++ {
+		if i > 0 {
+			sb.WriteString(",\n")
+		}
+		fmt.Fprintf(&sb, "    {\n      \"apiVersion\": \"v1\", \"kind\": \"ConfigMap\",\n      \"metadata\": {\"name\": \"cm-%d\", \"namespace\": \"a\"},\n      \"data\": {\"n\": \"%d\", \"items\": \"[x]\"}\n    }", i, i)
+	}
+	sb.WriteString("\n  ],\n  \"metadata\": {\"resourceVersion\": \"\"}\n}\n")
+	in := sb.String()
+	if _, _, ok := splitJSONList(document{body: []byte(in), line: 1}); !ok {
+		t.Fatal("the JSON List was not split")
+	}
+	split, _, err := Decode("l.json", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(old int) { minSplitItems = old }(minSplitItems)
+	minSplitItems = 1 << 30
+	whole, _, err := Decode("l.json", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(split) != 40 || !reflect.DeepEqual(split, whole) {
+		t.Fatalf("split decode differs: %d vs %d objects", len(split), len(whole))
+	}
+	if split[1].Source.Line != 10 || split[1].Object.GetName() != "cm-1" {
+		t.Fatalf("item 1 at line %d (%s), want 10", split[1].Source.Line, split[1].Object.GetName())
+	}
+}

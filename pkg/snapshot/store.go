@@ -376,7 +376,11 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 	docs := splitDocuments(data)
 	decoded := make([]decodedDoc, len(docs))
 	for i, d := range docs {
-		if rest, items, ok := splitList(d); ok {
+		rest, items, ok := splitList(d)
+		if !ok {
+			rest, items, ok = splitJSONList(d)
+		}
+		if ok {
 			decoded[i] = decodeList(name, rest, items)
 			docs[i] = document{} // done
 		}

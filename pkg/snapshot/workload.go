@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -363,15 +365,22 @@ func (s *Snapshot) fillPods(w *Workload, ix *index, ownerKind, ownerName, uid st
 			return err
 		}
 		w.ReplicaSets = append(w.ReplicaSets, rs)
+		var owned []*unstructured.Unstructured
 		for _, p := range in(ix.owned, w.Namespace, "ReplicaSet/"+rs.Name) {
-			if p.GetKind() != "Pod" || p.GetNamespace() != rs.Namespace && p.GetNamespace() != "" {
-				continue
+			if p.GetKind() == "Pod" && (p.GetNamespace() == rs.Namespace || p.GetNamespace() == "") {
+				owned = append(owned, p)
 			}
-			pod, err := typedOf[corev1.Pod](s, p)
-			if err != nil {
-				return err
+		}
+		// Converted on every core: a file's 2,000 pods are maps to convert
+		// (a live read brings them typed, and this finds them done).
+		pods := make([]*corev1.Pod, len(owned))
+		errs := make([]error, len(owned))
+		par.Do(len(owned), func(i int) { pods[i], errs[i] = typedOf[corev1.Pod](s, owned[i]) })
+		for i := range pods {
+			if errs[i] != nil {
+				return errs[i]
 			}
-			w.Pods = append(w.Pods, pod)
+			w.Pods = append(w.Pods, pods[i])
 		}
 	}
 	// Oldest first; the name breaks ties within a second, so the order does

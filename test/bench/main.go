@@ -84,6 +84,9 @@ func run(c *config) error {
 			return fmt.Errorf("BENCH_PORT_BASE=%q: want a number from 1024 to 22508", v)
 		}
 	}
+	if _, err := os.Stat(timeBin); err != nil {
+		return fmt.Errorf("%s is needed to measure peak memory (Debian/Ubuntu: apt-get install time)", timeBin)
+	}
 	tmp, err := os.MkdirTemp("", "rolloutdoctor-bench-")
 	if err != nil {
 		return err

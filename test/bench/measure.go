@@ -24,6 +24,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
+// timeBin measures each run's peak RSS (GNU time, Debian package "time").
+const timeBin = "/usr/bin/time"
+
 // A case is one question an engineer asks, answered by each tool.
 type benchCase struct {
 	name         string
@@ -177,12 +180,23 @@ func (c *config) runTool(ctx context.Context, bin string, args []string, kubecon
 	if kubeconfig != "" {
 		full = append(full, "--kubeconfig", kubeconfig)
 	}
-	cmd := exec.CommandContext(ctx, bin, full...)
+	// Peak RSS through /usr/bin/time, which forks the tool from its own
+	// small process: a child started from this process inherits its
+	// high-water mark (the kernel counts the memory the child shared with
+	// its parent until exec), so the rusage seen here reported this
+	// process's size for every tool.
+	rss, err := os.CreateTemp("", "bench-rss-")
+	if err != nil {
+		return sample{}, err
+	}
+	rss.Close()
+	defer os.Remove(rss.Name())
+	cmd := exec.CommandContext(ctx, timeBin, append([]string{"-f", "%M", "-o", rss.Name(), bin}, full...)...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || bin == c.plugin {
@@ -191,8 +205,18 @@ func (c *config) runTool(ctx context.Context, bin string, args []string, kubecon
 	}
 	s := sample{wall: wall}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		s.rssKiB = ru.Maxrss
+		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()) // the tool's: time's own is negligible
+	}
+	b, err := os.ReadFile(rss.Name())
+	if err != nil {
+		return sample{}, err
+	}
+	lines := strings.Fields(string(b))
+	if len(lines) == 0 {
+		return sample{}, fmt.Errorf("/usr/bin/time wrote no peak RSS for %s", filepath.Base(bin))
+	}
+	if _, err := fmt.Sscan(lines[len(lines)-1], &s.rssKiB); err != nil {
+		return sample{}, fmt.Errorf("/usr/bin/time's peak RSS %q: %w", lines[len(lines)-1], err)
 	}
 	return s, nil
 }
