@@ -211,7 +211,7 @@ func checkAbortHeld(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	f := r.NewFinding(msg)
 	f.Evidence = []rules.Evidence{ev(c.obj(), "status.abort", true), ev(c.svcObj(a.Active.Name), "spec.selector[rollouts-pod-template-hash]", a.Active.Hash), ev("ReplicaSet "+in.New.Name, "status.availableReplicas", in.New.Available)}
-	f.Cites = c.cites("bg.active-gate", "bg.active-abort-to-stable", "bg.abort-delay-stable-full")
+	f.Cites = c.cites("bg.active-gate", "bg.active-abort-to-stable", "rs.abort-delay-needs-stable-full")
 	return []rules.Finding{f}
 }
 

@@ -139,7 +139,7 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	f.Cites = c.cites("tr.branch-aborted", "rc.abort-idx", "ct.fully-promoted-remove-abort")
 	if c.bg() != nil {
-		f.Cites = c.cites("bg.active-abort-to-stable", "bg.preview-switch", "bg.abort-delay-stable-full", "ct.fully-promoted-remove-abort")
+		f.Cites = c.cites("bg.active-abort-to-stable", "bg.preview-switch", "rs.abort-delay-needs-stable-full", "ct.fully-promoted-remove-abort")
 	} else if c.Analysis.Window.WithinWindow {
 		f.Cites = append(f.Cites, c.cites("rc.every-pass-remove-abort")...)
 	}

@@ -45,7 +45,7 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 		}
 		switch a {
 		case Abort:
-			o.Cites = cite("cli.abort-patch", "cli.abort-status-subresource", "cli.abort-fallback", "bg.active-abort-to-stable", "bg.active-gate", "bg.abort-delay-stable-full")
+			o.Cites = cite("cli.abort-patch", "cli.abort-status-subresource", "cli.abort-fallback", "bg.active-abort-to-stable", "bg.active-gate", "rs.abort-delay-needs-stable-full")
 		case Retry:
 			o.Cites = cite("cli.retry-patch", "cli.retry-status-subresource", "bg.retry-deadline-fast-track", "bg.promote-fast-rollback")
 		case Promote:

@@ -322,7 +322,7 @@ func BGEvents(in Inputs, steps []BGStep) []BGEvent {
 				delay := in.BG.ScaleDownDelay
 				key := upstream.Key("bg.scale-down-deadline-add")
 				if cur.New != nil && r.Name == cur.New.Name {
-					delay, key = in.BG.AbortDelay, "bg.abort-delay-stable-full"
+					delay, key = in.BG.AbortDelay, "rs.abort-delay-needs-stable-full"
 				}
 				add(fmt.Sprintf("%s gets a scale-down-deadline %d s ahead and keeps its %d pods until then", r.Name, delay, r.Spec), key)
 			}

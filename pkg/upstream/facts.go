@@ -542,7 +542,7 @@ var facts = []Fact{
 	},
 	{
 		Key:      "rs.abort-delay-needs-stable-full",
-		Claim:    `On abort, the scale-down-deadline annotation is added to the canary only once the stable ReplicaSet has spec.replicas available.`,
+		Claim:    `After an abort (canary or blue-green) the abort scale-down deadline is added to the aborted ReplicaSet only once the stable has spec.replicas available (exactly that many up to v1.9, at least that many from v1.10).`,
 		File:     srcRS,
 		Contains: `if c.stableRS.Status.AvailableReplicas >= *c.rollout.Spec.Replicas {`,
 		Lines:    Lines{"v1.7.2": 163, "v1.8.2": 155, "v1.8.3": 155, "v1.9.3": 159, "v1.10.2": 201},
@@ -1181,19 +1181,6 @@ var facts = []Fact{
 		File:     srcSY,
 		Contains: `if c.pauseContext.IsAborted() {`,
 		Lines:    Lines{"v1.7.2": 979, "v1.8.2": 981, "v1.8.3": 981, "v1.9.3": 988, "v1.10.2": 1055},
-	},
-	{
-		Key:      "bg.abort-delay-stable-full",
-		Claim:    `After an abort the new ReplicaSet gets its abort scale-down deadline only once the stable has spec.replicas available (exactly that many up to v1.9, at least that many from v1.10).`,
-		File:     srcRS,
-		Contains: `if c.stableRS.Status.AvailableReplicas >= *c.rollout.Spec.Replicas {`,
-		Lines:    Lines{"v1.7.2": 163, "v1.8.2": 155, "v1.8.3": 155, "v1.9.3": 159, "v1.10.2": 201},
-		Except: map[Version]Override{
-			"v1.7.2": {Contains: `if c.stableRS.Status.AvailableReplicas == *c.rollout.Spec.Replicas {`},
-			"v1.8.2": {Contains: `if c.stableRS.Status.AvailableReplicas == *c.rollout.Spec.Replicas {`},
-			"v1.8.3": {Contains: `if c.stableRS.Status.AvailableReplicas == *c.rollout.Spec.Replicas {`},
-			"v1.9.3": {Contains: `if c.stableRS.Status.AvailableReplicas == *c.rollout.Spec.Replicas {`},
-		},
 	},
 	{
 		Key:      "bg.abort-delay-zero",
