@@ -81,19 +81,12 @@ func bgApply(a Action, base model.Inputs, ro *v1alpha1.Rollout, in Input, o *Opt
 	case Skip:
 		o.Command = ""
 		return after, false, "kubectl argo rollouts refuses --skip-all-steps on a blue-green Rollout: it has no steps"
-	case Abort:
-		o.Requests = []Request{merge("status", `{"status":{"abort":true}}`, name, `{"status":{"abort":true}}`)}
-		if base.Abort {
-			return after, true, "already aborted: the patch changes nothing"
+	case Abort, Retry:
+		if done, applies, why := abortRetry(a, name, base.Abort, o); done {
+			return after, applies, why
 		}
-		after.Abort = true
-	case Retry:
-		o.Requests = []Request{merge("status", `{"status":{"abort":false}}`, name, `{"status":{"abort":false}}`)}
-		if !base.Abort {
-			return after, false, "the Rollout is not aborted: retry only clears status.abort"
-		}
-		after.Abort = false
-		if model.AtLeast(base.Version, 1, 9) && !isFailedPhase(after.BG.PostPhase) {
+		after.Abort = a == Abort
+		if a == Retry && model.AtLeast(base.Version, 1, 9) && !isFailedPhase(after.BG.PostPhase) {
 			// From v1.9 a new pre-promotion run is created after a retry.
 			after.BG.PrePhase = ""
 		}

@@ -324,18 +324,11 @@ func apply(a Action, base model.Inputs, ro *v1alpha1.Rollout, v *snapshot.View, 
 	case Wait:
 		o.Command = ""
 		return after, true, ""
-	case Abort:
-		o.Requests = []Request{merge("status", `{"status":{"abort":true}}`, name, `{"status":{"abort":true}}`)}
-		if base.Abort {
-			return after, true, "already aborted: the patch changes nothing"
+	case Abort, Retry:
+		if done, applies, why := abortRetry(a, name, base.Abort, o); done {
+			return after, applies, why
 		}
-		after.Abort = true
-	case Retry:
-		o.Requests = []Request{merge("status", `{"status":{"abort":false}}`, name, `{"status":{"abort":false}}`)}
-		if !base.Abort {
-			return after, false, "the Rollout is not aborted: retry only clears status.abort"
-		}
-		after.Abort = false
+		after.Abort = a == Abort
 	case PromoteFull:
 		return applyPromoteFull(after, ro, o)
 	case Promote:
@@ -716,4 +709,22 @@ func recommend(opts []Option, base model.Inputs) (Action, string) {
 		return Wait, "no action improves on waiting: " + wait.Why
 	}
 	return best, fmt.Sprintf("%s (%s): %s", best, o.Verdict, o.Why)
+}
+
+// abortRetry fills the request of abort (status.abort true) or retry
+// (false) as the CLI patches it, for either strategy. done is set when the
+// patch changes nothing, with the option's applies and why.
+func abortRetry(a Action, name string, aborted bool, o *Option) (done, applies bool, why string) {
+	if a == Abort {
+		o.Requests = []Request{merge("status", `{"status":{"abort":true}}`, name, `{"status":{"abort":true}}`)}
+		if aborted {
+			return true, true, "already aborted: the patch changes nothing"
+		}
+		return false, false, ""
+	}
+	o.Requests = []Request{merge("status", `{"status":{"abort":false}}`, name, `{"status":{"abort":false}}`)}
+	if !aborted {
+		return true, false, "the Rollout is not aborted: retry only clears status.abort"
+	}
+	return false, false, ""
 }
