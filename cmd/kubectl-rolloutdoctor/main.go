@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // exec, OIDC and cloud auth providers
@@ -13,6 +14,13 @@ import (
 )
 
 func main() {
+	// A one-shot read of thousands of pods makes most of its garbage while
+	// decoding them; collecting at half the default heap growth keeps the
+	// peak near what the data needs for a few percent more CPU. GOGC, when
+	// set, still decides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	err := cli.NewRoot(streams).Execute()
 	if err != nil && err.Error() != "" {
