@@ -11,7 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-func TestWriteDecodeRoundTrip(t *testing.T) {
+// decodeIncident decodes the bundled incident snapshot (exampletest
+// imports this package, so it cannot serve here).
+func decodeIncident(t *testing.T) ([]Located, *Header) {
+	t.Helper()
 	f, err := os.Open("../../examples/incident-rollback-window.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -21,6 +24,11 @@ func TestWriteDecodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return located, hdr
+}
+
+func TestWriteDecodeRoundTrip(t *testing.T) {
+	located, hdr := decodeIncident(t)
 	if hdr == nil || hdr.TargetName != "checkout-api" || !hdr.TakenAt.Equal(time.Date(2026, 8, 11, 3, 12, 41, 0, time.UTC)) {
 		t.Fatalf("header = %+v", hdr)
 	}
@@ -76,15 +84,7 @@ func TestDecodeErrorsNameFileAndLine(t *testing.T) {
 // TestWriteJSONDecodesAsYAML: `snapshot` writes JSON by default; reading it
 // back gives exactly the objects and header that the YAML form gives.
 func TestWriteJSONDecodesAsYAML(t *testing.T) {
-	f, err := os.Open("../../examples/incident-rollback-window.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	located, hdr, err := Decode("example", f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	located, hdr := decodeIncident(t)
 	var objs []*unstructured.Unstructured
 	for _, l := range located {
 		objs = append(objs, l.Object)
