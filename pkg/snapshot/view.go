@@ -239,6 +239,10 @@ func latestTimestamp(s *Snapshot) time.Time {
 		}
 	}
 	for _, u := range s.objects {
+		if p, ok := s.typed[u].(*corev1.Pod); ok && s.stubs[u] {
+			podTimes(p, bump)
+			continue
+		}
 		u = s.full(u)
 		bump(u.GetCreationTimestamp().Time)
 		for _, mf := range u.GetManagedFields() {
