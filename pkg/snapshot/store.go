@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strings"
 	"sync"
@@ -376,7 +377,7 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 // decode is Decode; typed decodes a List's pods into structs (see
 // decodeTypedItem).
 func decode(name string, r io.Reader, typed bool) ([]Located, *Header, error) {
-	data, err := io.ReadAll(io.LimitReader(r, int64(maxInput)+1))
+	data, err := readInput(r)
 	if err != nil {
 		return nil, nil, &ParseError{File: name, Err: err}
 	}
@@ -414,6 +415,21 @@ func decode(name string, r io.Reader, typed bool) ([]Located, *Header, error) {
 		}
 	}
 	return out, hdr, nil
+}
+
+// readInput reads all of r, up to one byte more than maxInput. A regular
+// file is read into a buffer of its size: growing one step by step to the
+// 12 MB of a 2,000-pod snapshot was a tenth of a `diagnose -f`.
+func readInput(r io.Reader) ([]byte, error) {
+	limited := io.LimitReader(r, int64(maxInput)+1)
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= int64(maxInput) {
+			buf := bytes.NewBuffer(make([]byte, 0, st.Size()+bytes.MinRead))
+			_, err := buf.ReadFrom(limited)
+			return buf.Bytes(), err
+		}
+	}
+	return io.ReadAll(limited)
 }
 
 // decodeList decodes a List whose items splitList cut apart: each item on
