@@ -29,6 +29,9 @@ type DiagnoseOptions struct {
 	// Name is the Rollout's name ("" with -f and a single Rollout in it).
 	Name  string
 	Watch bool
+	// Analysis shows every AnalysisRun metric and measurement in the human
+	// view (-o json and yaml always carry them).
+	Analysis bool
 }
 
 // NewDiagnoseOptions makes the diagnose command's options with their
@@ -58,6 +61,7 @@ func newDiagnoseCommand(o *DiagnoseOptions) *cobra.Command {
 	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none (critical: something is on fire now; warnings are hygiene)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "re-diagnose on every change of the Rollout, its ReplicaSets and pods, until Ctrl-C")
+	cmd.Flags().BoolVar(&o.Analysis, "analysis", false, "show every metric of every AnalysisRun with every measurement it keeps (default: the worst metric whole, the newest measurements)")
 	return cmd
 }
 
@@ -130,7 +134,7 @@ func (o *DiagnoseOptions) Run(ctx context.Context) error {
 }
 
 func (o *DiagnoseOptions) printReport(rep *diagnose.Report) error {
-	return o.print(rep, func(w io.Writer, s render.Styles) error { return render.Human(w, rep, s) })
+	return o.print(rep, func(w io.Writer, s render.Styles) error { return render.Human(w, rep, s, render.HumanOptions{Analysis: o.Analysis}) })
 }
 
 // report reads the snapshot (the file, or the cluster through conn) and

@@ -47,15 +47,20 @@ func pauseFact(r AnalysisRunView) upstream.Key {
 	return "an.step-inconclusive-pause"
 }
 
-// values lists the shown measurements' values, oldest first.
-func values(m MetricView) []string {
-	var out []string
+// values lists the values of the newest ShownMeasurements measurements
+// that have one, oldest first, and how many measurements with a value the
+// run keeps in all.
+func values(m MetricView) (shown []string, of int) {
+	var all []string
 	for _, x := range m.Measurements {
 		if x.Value != "" {
-			out = append(out, x.Value)
+			all = append(all, x.Value)
 		}
 	}
-	return out
+	if len(all) > ShownMeasurements {
+		return all[len(all)-ShownMeasurements:], len(all)
+	}
+	return all, len(all)
 }
 
 // checkAnalysisAborted names the metric whose run aborted the Rollout.
@@ -91,16 +96,14 @@ func checkAnalysisAborted(c *Context, r *rules.Rule) []rules.Finding {
 					keys = append(keys, "df.consecutive-error-limit")
 				}
 			}
-			switch {
-			case m.Phase == string(v1alpha1.AnalysisPhaseError):
+			if m.Phase == string(v1alpha1.AnalysisPhaseError) {
 				if last, ok := m.last(); ok && last.Message != "" {
 					msg += fmt.Sprintf("; last error: %s", last.Message)
 				}
-			case len(values(*m)) > 0:
-				vs := values(*m)
+			} else if vs, of := values(*m); len(vs) > 0 {
 				msg += fmt.Sprintf("; values %s", strings.Join(vs, ", "))
-				if m.More > 0 {
-					msg += fmt.Sprintf(" (the last %d of %d)", len(m.Measurements), len(m.Measurements)+m.More)
+				if of > len(vs) {
+					msg += fmt.Sprintf(" (the last %d of %d)", len(vs), of)
 				}
 				if m.SuccessCondition != "" {
 					msg += fmt.Sprintf(" against successCondition %s", m.SuccessCondition)
@@ -197,15 +200,15 @@ func checkAnalysisPassedWithoutData(c *Context, r *rules.Rule) []rules.Finding {
 				continue
 			}
 			withData := 0
-			total := m.More + len(m.Measurements)
+			total := m.Dropped + len(m.Measurements)
 			for _, x := range m.Measurements {
 				if x.Phase == string(v1alpha1.AnalysisPhaseSuccessful) && !emptyValue(x.Value) {
 					withData++
 				}
 			}
-			// Earlier measurements the report does not list count when the
-			// counters say they succeeded.
-			if withData > 0 || (m.More > 0 && m.Successful > int32(countPhase(m, v1alpha1.AnalysisPhaseSuccessful))) {
+			// Measurements the run no longer keeps count when the counters
+			// say they succeeded.
+			if withData > 0 || (m.Dropped > 0 && m.Successful > int32(countPhase(m, v1alpha1.AnalysisPhaseSuccessful))) {
 				continue
 			}
 			how := "no measurement at all"

@@ -375,7 +375,8 @@ func TestAnalysisRunsInTheReport(t *testing.T) {
 		t.Errorf("run: %+v", run)
 	}
 	sr, lat := run.Metrics[0], run.Metrics[1]
-	if sr.DecidedBy != "failureLimit" || sr.More != 1 || len(sr.Measurements) != 3 || sr.Measurements[2].Value != "[0.9178]" {
+	// Every measurement the run keeps is in the report (4 of 4: none dropped).
+	if sr.DecidedBy != "failureLimit" || sr.Dropped != 0 || len(sr.Measurements) != 4 || sr.Measurements[0].Value != "[0.9912]" || sr.Measurements[3].Value != "[0.9178]" {
 		t.Errorf("success-rate: %+v", sr)
 	}
 	if !lat.DryRun || !strings.HasSuffix(lat.Query, "token=*****") || lat.Provider != "web" {

@@ -21,8 +21,8 @@ import (
 // controller recorded them, with each metric's provider, query, conditions,
 // measurements and the counts the controller compares with its limits.
 
-// ShownMeasurements is how many of a metric's newest measurements the report
-// lists; the rest are counted.
+// ShownMeasurements is how many of a metric's newest measurements a short
+// view and a finding's message show; the report carries all the run keeps.
 const ShownMeasurements = 3
 
 // Masked stands for the value of an argument that comes from a Secret.
@@ -80,10 +80,13 @@ type MetricView struct {
 	Limits []Limit `json:"limits"`
 	// DecidedBy is the limit that set the metric's phase, if one did.
 	DecidedBy string `json:"decidedBy,omitempty"`
-	// Measurements are the newest ShownMeasurements, oldest first; More
-	// counts the earlier ones the run still keeps.
+	// Measurements are every measurement the run keeps, oldest first (the
+	// controller keeps the newest 10 per metric unless
+	// measurementRetention says otherwise).
 	Measurements []MeasurementView `json:"measurements,omitempty"`
-	More         int               `json:"moreMeasurements,omitempty"`
+	// Dropped counts the measurements the counters saw that the run no
+	// longer keeps.
+	Dropped int `json:"droppedMeasurements,omitempty"`
 }
 
 // Limit is one limit against the counter it bounds.
@@ -360,12 +363,10 @@ func metricView(m v1alpha1.Metric, r *v1alpha1.MetricResult, args map[string]*v1
 			mv.DecidedBy = l.Name
 		}
 	}
-	ms := r.Measurements
-	if len(ms) > ShownMeasurements {
-		mv.More = len(ms) - ShownMeasurements
-		ms = ms[len(ms)-ShownMeasurements:]
+	if n := int(r.Successful+r.Failed+r.Inconclusive+r.Error) - len(r.Measurements); n > 0 {
+		mv.Dropped = n
 	}
-	for _, x := range ms {
+	for _, x := range r.Measurements {
 		mm := MeasurementView{Phase: string(x.Phase), Value: x.Value, Message: x.Message}
 		switch {
 		case x.FinishedAt != nil:
@@ -399,7 +400,7 @@ func (m MetricView) limit(name string) Limit {
 	return Limit{}
 }
 
-// last is the newest measurement shown, if any.
+// last is the newest measurement, if any.
 func (m MetricView) last() (MeasurementView, bool) {
 	if len(m.Measurements) == 0 {
 		return MeasurementView{}, false

@@ -2,32 +2,27 @@ package render
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 )
 
 // humanAnalysis writes the Analysis section: each AnalysisRun of the current
-// revision (and the one that aborted it), metric by metric — provider, query
-// with arguments resolved (Secret values masked), conditions, the counts
-// against each limit (the controller fails a metric when a count is greater),
-// and the newest measurements.
-func humanAnalysis(b *strings.Builder, rep *diagnose.Report, s Styles) {
+// revision (and the one that aborted it), its metrics worst first. The worst
+// metric is shown whole — provider, query with arguments resolved (Secret
+// values masked), conditions, the counts against each limit (the controller
+// fails a metric when a count is greater) and its newest measurements —
+// and the others in one line each; with full (--analysis) every metric is
+// shown whole with every measurement the run keeps.
+func humanAnalysis(b *strings.Builder, rep *diagnose.Report, s Styles, full bool) {
 	if len(rep.AnalysisRuns) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "\n%s\n", s.Title.Render("Analysis"))
+	hidden := 0
 	for _, r := range rep.AnalysisRuns {
-		phase := r.Phase
-		switch phase {
-		case "Failed", "Error":
-			phase = s.Crit.Render(phase)
-		case "Inconclusive":
-			phase = s.Warn.Render(phase)
-		case "Successful":
-			phase = s.OK.Render(phase)
-		}
-		head := fmt.Sprintf("  %s %s", r.Words(), phase)
+		head := fmt.Sprintf("  %s %s", r.Words(), phaseWord(r.Phase, s))
 		if r.Terminated {
 			head += " (terminated)"
 		}
@@ -39,54 +34,124 @@ func humanAnalysis(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		if r.Message != "" {
 			fmt.Fprintf(b, "    %s\n", r.Message)
 		}
-		for _, m := range r.Metrics {
-			line := fmt.Sprintf("    %s  %s  %s", s.Bold.Render(m.Name), m.Provider, m.Phase)
+		for i, m := range worstFirst(r) {
+			if full || i == 0 {
+				hidden += humanMetric(b, m, s, full)
+				continue
+			}
+			line := fmt.Sprintf("    %s  %s  %s  %s", s.Bold.Render(m.Name), m.Provider, phaseWord(m.Phase, s), s.Dim.Render(metricCounts(m)))
 			if m.DryRun {
 				line += "  dryRun"
 			}
-			if m.DecidedBy != "" {
-				line += " (" + m.DecidedBy + ")"
-			}
 			b.WriteString(line + "\n")
-			if m.Query != "" {
-				fmt.Fprintf(b, "      query  %s\n", m.Query)
-			}
-			if m.SuccessCondition != "" {
-				fmt.Fprintf(b, "      successCondition  %s\n", m.SuccessCondition)
-			}
-			if m.FailureCondition != "" {
-				fmt.Fprintf(b, "      failureCondition  %s\n", m.FailureCondition)
-			}
-			var limits []string
-			for _, l := range m.Limits {
-				t := l.String()
-				if l.Exceeded {
-					t = s.Crit.Render(t)
-				}
-				limits = append(limits, t)
-			}
-			fmt.Fprintf(b, "      %s\n", strings.Join(limits, "; "))
-			total := m.More + len(m.Measurements)
-			if total == 0 {
-				fmt.Fprintf(b, "      %s\n", s.Dim.Render("no measurement"))
-				continue
-			}
-			counts := fmt.Sprintf("measurements: %d successful, %d failed, %d inconclusive, %d error", m.Successful, m.Failed, m.Inconclusive, m.Error)
-			if m.More > 0 {
-				counts += fmt.Sprintf("; the last %d of the %d kept:", len(m.Measurements), total)
-			}
-			fmt.Fprintf(b, "      %s\n", counts)
-			for _, x := range m.Measurements {
-				at := "-"
-				if x.At != nil {
-					at = x.At.UTC().Format("2006-01-02 15:04:05Z")
-				}
-				line := fmt.Sprintf("        %s  %-12s %s", at, x.Phase, x.Value)
-				if x.Message != "" {
-					line += "  " + x.Message
-				}
-				b.WriteString(strings.TrimRight(line, " ") + "\n")
-			}
+			hidden++
 		}
 	}
+	if hidden > 0 {
+		fmt.Fprintf(b, "  %s\n", s.Dim.Render("--analysis shows every metric and measurement; -o json carries them all"))
+	}
+}
+
+// humanMetric writes one metric whole and returns 1 if it left
+// measurements out (the short view shows the newest ShownMeasurements).
+func humanMetric(b *strings.Builder, m diagnose.MetricView, s Styles, full bool) int {
+	line := fmt.Sprintf("    %s  %s  %s", s.Bold.Render(m.Name), m.Provider, phaseWord(m.Phase, s))
+	if m.DryRun {
+		line += "  dryRun"
+	}
+	if m.DecidedBy != "" {
+		line += " (" + m.DecidedBy + ")"
+	}
+	b.WriteString(line + "\n")
+	if m.Query != "" {
+		fmt.Fprintf(b, "      query  %s\n", m.Query)
+	}
+	if m.SuccessCondition != "" {
+		fmt.Fprintf(b, "      successCondition  %s\n", m.SuccessCondition)
+	}
+	if m.FailureCondition != "" {
+		fmt.Fprintf(b, "      failureCondition  %s\n", m.FailureCondition)
+	}
+	var limits []string
+	for _, l := range m.Limits {
+		t := l.String()
+		if l.Exceeded {
+			t = s.Crit.Render(t)
+		}
+		limits = append(limits, t)
+	}
+	if len(limits) > 0 {
+		fmt.Fprintf(b, "      %s\n", strings.Join(limits, "; "))
+	}
+	if len(m.Measurements) == 0 && m.Dropped == 0 {
+		fmt.Fprintf(b, "      %s\n", s.Dim.Render("no measurement"))
+		return 0
+	}
+	counts := "measurements: " + metricCounts(m)
+	ms, left := m.Measurements, 0
+	if !full && len(ms) > diagnose.ShownMeasurements {
+		left = 1
+		ms = ms[len(ms)-diagnose.ShownMeasurements:]
+	}
+	switch {
+	case len(ms) < len(m.Measurements):
+		counts += fmt.Sprintf("; the newest %d of the %d the run keeps:", len(ms), len(m.Measurements))
+	case m.Dropped > 0:
+		counts += fmt.Sprintf("; the %d the run keeps:", len(ms))
+	}
+	fmt.Fprintf(b, "      %s\n", counts)
+	for _, x := range ms {
+		at := "-"
+		if x.At != nil {
+			at = x.At.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		line := fmt.Sprintf("        %s  %-12s %s", at, x.Phase, x.Value)
+		if x.Message != "" {
+			line += "  " + x.Message
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	return left
+}
+
+func metricCounts(m diagnose.MetricView) string {
+	return fmt.Sprintf("%d successful, %d failed, %d inconclusive, %d error", m.Successful, m.Failed, m.Inconclusive, m.Error)
+}
+
+func phaseWord(phase string, s Styles) string {
+	switch phase {
+	case "Failed", "Error":
+		return s.Crit.Render(phase)
+	case "Inconclusive":
+		return s.Warn.Render(phase)
+	case "Successful":
+		return s.OK.Render(phase)
+	}
+	return phase
+}
+
+// phaseOrder ranks metric phases from worst, as the controller combines
+// them into the run's phase (Failed over Error over Inconclusive …).
+var phaseOrder = map[string]int{"Failed": 0, "Error": 1, "Inconclusive": 2, "Pending": 3, "Running": 4, "Successful": 5}
+
+// worstFirst orders a run's metrics: the one that decided the run, then
+// the counted metrics by phase from worst, then dryRun ones; the spec's
+// order breaks ties.
+func worstFirst(r diagnose.AnalysisRunView) []diagnose.MetricView {
+	ms := append([]diagnose.MetricView(nil), r.Metrics...)
+	rank := func(m diagnose.MetricView) int {
+		n, ok := phaseOrder[m.Phase]
+		if !ok {
+			n = 3
+		}
+		if m.Name == r.DecidedBy {
+			n = -1
+		}
+		if m.DryRun {
+			n += 10
+		}
+		return n
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return rank(ms[i]) < rank(ms[j]) })
+	return ms
 }

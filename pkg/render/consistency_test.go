@@ -20,7 +20,7 @@ func TestTrafficLineUsesReplicaSetCounts(t *testing.T) {
 		Sets: []diagnose.ReplicaSetView{{Role: "stable", RS: model.RS{Name: "a-1", Available: 2, Spec: 5}}, {Role: "canary", RS: model.RS{Name: "a-2", Available: 1, Spec: 1}}},
 	}
 	var b bytes.Buffer
-	if err := Human(&b, rep, NewStyles(&b, false)); err != nil {
+	if err := Human(&b, rep, NewStyles(&b, false), HumanOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -37,7 +37,7 @@ func TestNoFindingsNoneAboveAPodCritical(t *testing.T) {
 	rep := &diagnose.Report{Namespace: "shop", Name: "a", State: diagnose.State{Strategy: "canary", Replicas: 3},
 		Findings: []rules.Finding{{ID: "RD322", Severity: rules.Critical, Message: "1 pod reports Ready on a node that stopped reporting"}}}
 	var b bytes.Buffer
-	if err := Human(&b, rep, NewStyles(&b, false)); err != nil {
+	if err := Human(&b, rep, NewStyles(&b, false), HumanOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "  none\n") || !strings.Contains(out, "RD322") {

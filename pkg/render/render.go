@@ -109,8 +109,16 @@ func when(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05Z")
 }
 
+// HumanOptions are what a person can ask the human view to show in full.
+type HumanOptions struct {
+	// Analysis shows every metric of every AnalysisRun with every
+	// measurement the run keeps (by default: the worst metric whole, the
+	// others in a line, the newest measurements).
+	Analysis bool
+}
+
 // Human writes the report for a person at a terminal.
-func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
+func Human(w io.Writer, rep *diagnose.Report, s Styles, opt HumanOptions) error {
 	var b strings.Builder
 	humanState(&b, rep, s)
 	humanTraffic(&b, rep, s)
@@ -121,7 +129,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles) error {
 			fmt.Fprintf(&b, "  %-7s %-40s rev %-3s created %s  %d/%d available\n", r.Role, r.Name, r.Revision, r.Created.UTC().Format("2006-01-02 15:04:05Z"), r.Available, r.Spec)
 		}
 	}
-	humanAnalysis(&b, rep, s)
+	humanAnalysis(&b, rep, s, opt.Analysis)
 	if len(rep.VersionDifferences) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Where other controller versions differ"))
 		for _, d := range rep.VersionDifferences {

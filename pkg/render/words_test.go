@@ -22,7 +22,7 @@ func TestHumanSaysTagsInWords(t *testing.T) {
 			HeldGates: []model.Gate{{Name: model.GateStableAvailability, Holds: true, Effect: model.EffectWeightSkipped}}},
 	}
 	var b bytes.Buffer
-	if err := Human(&b, rep, NewStyles(&b, false)); err != nil {
+	if err := Human(&b, rep, NewStyles(&b, false), HumanOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
