@@ -134,7 +134,9 @@ func (o *DiagnoseOptions) Run(ctx context.Context) error {
 }
 
 func (o *DiagnoseOptions) printReport(rep *diagnose.Report) error {
-	return o.print(rep, func(w io.Writer, s render.Styles) error { return render.Human(w, rep, s, render.HumanOptions{Analysis: o.Analysis}) })
+	return o.print(rep, func(w io.Writer, s render.Styles) error {
+		return render.Human(w, rep, s, render.HumanOptions{Analysis: o.Analysis})
+	})
 }
 
 // report reads the snapshot (the file, or the cluster through conn) and

@@ -32,6 +32,7 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 	if base.Stable != nil {
 		stable = base.Stable.Name
 	}
+	an := readAnalysis(v, base)
 	for _, a := range Actions {
 		o := Option{Action: a}
 		after, applicable, why := bgApply(a, base, ro, in, &o)
@@ -59,6 +60,7 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 		case Wait:
 			o.Cites = cite("bg.active-gate", "bg.active-after-pause", "bg.scale-down-keep")
 		}
+		withAnalysis(&o, noteAnalysis(a, an, base, &o, ver), wait, ver)
 		p.Options = append(p.Options, o)
 	}
 	p.Recommended, p.Reason = recommend(p.Options, base)

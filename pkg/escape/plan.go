@@ -91,6 +91,9 @@ type Option struct {
 	Effect   Effect          `json:"effect"`
 	Requests []Request       `json:"requests,omitempty"`
 	Cites    []upstream.Cite `json:"cites,omitempty"`
+	// Analysis says what the action does to the Rollout's AnalysisRuns:
+	// which it starts again, cancels, skips or leaves running.
+	Analysis string `json:"analysis,omitempty"`
 	// TargetRevision is undo's target; TargetStep is skip's.
 	TargetRevision string `json:"targetRevision,omitempty"`
 	TargetStep     *int32 `json:"targetStep,omitempty"`
@@ -220,6 +223,7 @@ func Build(in Input) (*Plan, error) {
 	if base.New != nil {
 		canary = base.New.Name
 	}
+	an := readAnalysis(v, base)
 	for _, a := range Actions {
 		o := Option{Action: a}
 		after, applicable, why := apply(a, base, ro, v, in, &o)
@@ -255,6 +259,7 @@ func Build(in Input) (*Plan, error) {
 			// The canary sized to minPods above replicas; Healthy needs them equal.
 			o.Cites = append(o.Cites, cite("uc.check-min-max", "uc.min-cap-replicas", "co.healthy-updated")...)
 		}
+		withAnalysis(&o, noteAnalysis(a, an, base, &o, ver), wait, ver)
 		p.Options = append(p.Options, o)
 	}
 	p.Recommended, p.Reason = recommend(p.Options, base)

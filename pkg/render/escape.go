@@ -28,6 +28,9 @@ func NotAnAction(w io.Writer, line string) {
 func OptionDetail(w io.Writer, p *escape.Plan, o *escape.Option, s Styles) {
 	fmt.Fprintf(w, "\n%s %s — %s\n", s.Title.Render(string(o.Action)), Verdict(s, o.Verdict), o.Why)
 	fmt.Fprintf(w, "  predicted: %s\n", o.Effect.Summary)
+	if o.Analysis != "" {
+		fmt.Fprintf(w, "  analysis: %s\n", o.Analysis)
+	}
 	for _, r := range o.Requests {
 		b, _ := escape.WithPrecondition(r.PatchType, r.Body, p.ResourceVersion)
 		fmt.Fprintf(w, "  PATCH %s %s/%s%s (%s)\n    %s\n", strings.ToLower(r.Kind), p.Namespace, r.Name, subresource(r.Subresource), r.PatchType, b)

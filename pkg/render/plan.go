@@ -45,6 +45,9 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 		if o.Verdict != escape.NotApplicable && o.Effect.Summary != "" && !strings.Contains(o.Why, o.Effect.Summary) {
 			fmt.Fprintf(&b, "       predicted: %s\n", o.Effect.Summary)
 		}
+		if o.Analysis != "" && !strings.Contains(o.Why, o.Analysis) {
+			fmt.Fprintf(&b, "       analysis: %s\n", o.Analysis)
+		}
 		if o.Command != "" && o.Verdict != escape.NotApplicable {
 			fmt.Fprintf(&b, "       %s\n", s.Dim.Render("same requests as: "+o.Command))
 		}
