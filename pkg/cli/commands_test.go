@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
 
 // emptyKubeconfig points the kubeconfig at an empty file, so that the
@@ -152,5 +156,76 @@ func TestPodsNamesTheWorkloadsOfAFile(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr, tc.says) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%v on %d bytes: exit %d, stderr %q; want exit %d saying %q", args, len(tc.input), code, stderr, tc.code, tc.says)
 		}
+	}
+}
+
+// scan --contexts: each context connects with its own flags, the table
+// names the cluster, a context whose connection fails is its own section
+// and makes the command exit 2 after printing the others; unknown contexts
+// and --context with --contexts are usage errors.
+func TestScanContexts(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "config")
+	cfg := `apiVersion: v1
+kind: Config
+clusters:
+- {name: c1, cluster: {server: "https://127.0.0.1:1"}}
+- {name: c2, cluster: {server: "https://127.0.0.1:2"}}
+users:
+- {name: u, user: {token: t}}
+contexts:
+- {name: prod-eu, context: {cluster: c1, user: u, namespace: shop}}
+- {name: prod-us, context: {cluster: c2, user: u}}
+current-context: prod-eu
+`
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kc)
+	fc := newFakeCluster(t)
+	run := func(args ...string) (string, string, int) {
+		out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+		o := NewScanOptions(genericclioptions.NewConfigFlags(true), genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut})
+		var seen []string
+		o.connect = func(f *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (*gather.Connection, error) {
+			seen = append(seen, *f.Context)
+			if *f.Context == "prod-us" {
+				return nil, errors.New("Get \"https://127.0.0.1:2/api\": dial tcp 127.0.0.1:2: connect: connection refused")
+			}
+			return fc.connect(f, tune...)
+		}
+		return execute(t, newScanCommand(o), out, errOut, args)
+	}
+	out, stderr, code := run("--all-contexts", "--color", "never")
+	if code != ExitError || !strings.Contains(stderr, "1 of 2 cluster(s) could not be read (prod-us)") ||
+		!strings.Contains(out, "prod-us  NOT READ") || !strings.Contains(out, "connection refused") ||
+		!strings.Contains(out, "prod-eu  1 Rollout(s)") || !strings.Contains(out, "CLUSTER") || !strings.Contains(out, "\nprod-eu ") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, out)
+	}
+	// The default namespace is each context's own: prod-eu's is shop.
+	out, _, code = run("--contexts", "prod-eu", "-o", "json")
+	var rep struct {
+		Kind     string `json:"kind"`
+		Clusters []struct {
+			Context  string `json:"context"`
+			Rollouts int    `json:"rollouts"`
+		} `json:"clusters"`
+		Rows []struct {
+			Cluster string `json:"cluster"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitOK || rep.Kind != "MultiClusterScan" || len(rep.Clusters) != 1 || rep.Clusters[0].Rollouts != 1 || rep.Rows[0].Cluster != "prod-eu" {
+		t.Fatalf("exit %d, %v: %s", code, err, out)
+	}
+	if _, _, code := run("--contexts", "prod-eu", "--fail-on", "critical"); code != ExitFindings {
+		t.Errorf("--fail-on critical across clusters: exit %d", code)
+	}
+	for _, args := range [][]string{{"--contexts", "nope"}, {"--contexts", "prod-eu", "--all-contexts"}, {"--all-contexts", "--concurrency", "0"}} {
+		if _, stderr, code := run(args...); code != ExitUsage {
+			t.Errorf("%v: exit %d (%s), want usage", args, code, stderr)
+		}
+	}
+	if _, stderr, code := runCLI(t, "", "scan", "--contexts", "prod-eu", "--context", "prod-us"); code != ExitUsage || !strings.Contains(stderr, "give the clusters in one flag") {
+		t.Errorf("--context with --contexts: exit %d (%s), want usage", code, stderr)
 	}
 }

@@ -2,10 +2,19 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -20,27 +29,43 @@ type ScanOptions struct {
 	AllNamespaces bool
 	// Selector is a label selector on the Rollouts.
 	Selector string
+	// Contexts are the kube contexts of a multi-cluster scan;
+	// AllContexts takes every context of the kubeconfig.
+	Contexts    []string
+	AllContexts bool
+	// Concurrency bounds the clusters read at once.
+	Concurrency int
 }
+
+// DefaultClusterTimeout bounds each cluster of a multi-cluster scan when
+// --request-timeout is not given: one cluster that never answers must not
+// hold a scheduled scan of the others for ever.
+const DefaultClusterTimeout = 60 * time.Second
 
 // NewScanOptions makes the scan command's options with their defaults.
 func NewScanOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *ScanOptions {
-	o := &ScanOptions{CommonOptions: newCommon(flags, streams, "json", "yaml")}
+	o := &ScanOptions{CommonOptions: newCommon(flags, streams, "json", "yaml"), Concurrency: 8}
 	o.FailOn = "none"
 	return o
 }
 
 func newScanCommand(o *ScanOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "scan [-A | -n NS] [-l SELECTOR]",
+		Use:   "scan [-A | -n NS] [-l SELECTOR] [--contexts A,B | --all-contexts]",
 		Short: "Every Rollout in scope, one row each, ranked by risk (a few LIST calls, no per-Rollout requests)",
 		Example: `  kubectl rolloutdoctor scan -A
   kubectl rolloutdoctor scan -n shop -o json
-  kubectl rolloutdoctor scan -A -l team=payments`,
+  kubectl rolloutdoctor scan -A -l team=payments
+  kubectl rolloutdoctor scan -A --contexts prod-eu,prod-us --fail-on critical
+  kubectl rolloutdoctor scan -A --all-contexts -o json`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: runE(o),
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "scan every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "label selector on the Rollouts")
+	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated), in parallel, ranked together; each with its own credentials")
+	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "scan every context of the kubeconfig")
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "with --contexts or --all-contexts: clusters read at once")
 	o.addOutputFlags(cmd, "json or yaml (default: a table)")
 	o.addControllerFlags(cmd, "controller version to model (default: from the controller Deployment's image)", false)
 	o.addFailOnFlag(cmd, "exit 1 when some Rollout has a finding at least this severe")
@@ -49,6 +74,14 @@ func newScanCommand(o *ScanOptions) *cobra.Command {
 
 // Complete resolves the namespace (none with -A) and --fail-on.
 func (o *ScanOptions) Complete([]string) error {
+	if o.multi() {
+		// Each context has its own default namespace (read per cluster);
+		// -n, when given, applies to all.
+		if o.flags.Namespace != nil && *o.flags.Namespace != "" && !o.AllNamespaces {
+			o.Namespace = *o.flags.Namespace
+		}
+		return o.completeFailOn()
+	}
 	if !o.AllNamespaces {
 		if err := o.completeNamespace(); err != nil {
 			return err
@@ -63,11 +96,26 @@ func (o *ScanOptions) Validate() error {
 	if _, err := labels.Parse(o.Selector); err != nil {
 		return usageErrorf("--selector %q: %v", o.Selector, err)
 	}
+	if o.multi() {
+		switch {
+		case o.AllContexts && len(o.Contexts) > 0:
+			return usageErrorf("--contexts and --all-contexts: give one")
+		case o.flags.Context != nil && *o.flags.Context != "":
+			return usageErrorf("--context and --contexts/--all-contexts: give the clusters in one flag")
+		case o.Concurrency < 1:
+			return usageErrorf("--concurrency %d: at least 1", o.Concurrency)
+		}
+	}
 	return o.validate()
 }
 
+func (o *ScanOptions) multi() bool { return o.AllContexts || len(o.Contexts) > 0 }
+
 // Run reads the fleet, ranks it and prints one row per Rollout.
 func (o *ScanOptions) Run(ctx context.Context) error {
+	if o.multi() {
+		return o.runClusters(ctx)
+	}
 	conn, err := o.cluster()
 	if err != nil {
 		return err
@@ -88,4 +136,127 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		return err
 	}
 	return o.failed(rep.Worst())
+}
+
+// runClusters scans several clusters at once and prints one ranked table,
+// with a section per cluster; a cluster that cannot be read is reported in
+// its section and fails the command (exit 2) after the others are printed.
+func (o *ScanOptions) runClusters(ctx context.Context) error {
+	names, err := o.contextNames()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	timeout := DefaultClusterTimeout
+	if o.flags.Timeout != nil && *o.flags.Timeout != "" && *o.flags.Timeout != "0" {
+		d, err := time.ParseDuration(*o.flags.Timeout)
+		if err != nil {
+			if n, nerr := strconv.Atoi(*o.flags.Timeout); nerr == nil {
+				d, err = time.Duration(n)*time.Second, nil
+			}
+		}
+		if err != nil {
+			return usageErrorf("--request-timeout %q: a duration such as 30s", *o.flags.Timeout)
+		}
+		timeout = d
+	}
+	targets := make([]fleet.Target, len(names))
+	for i, n := range names {
+		targets[i] = o.target(n)
+	}
+	mo := fleet.MultiOptions{Concurrency: o.Concurrency, Timeout: timeout, VersionFlag: o.ControllerVersion}
+	progress := isTerminal(o.streams.ErrOut)
+	if progress {
+		render.ClusterProgress(o.streams.ErrOut, len(names), len(names), names)
+		mo.Done = func(_ fleet.Cluster, left []string) {
+			render.ClusterProgress(o.streams.ErrOut, len(names), len(left), left)
+		}
+	}
+	rep := fleet.ScanClusters(ctx, targets, mo)
+	if progress {
+		render.ClearProgress(o.streams.ErrOut)
+	}
+	if err := o.print(rep, func(w io.Writer, s render.Styles) error { return render.MultiScan(w, rep, s) }); err != nil {
+		return err
+	}
+	if rep.Interrupted {
+		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("interrupted: %d of %d cluster(s) not read (%s)", len(rep.Unread()), len(names), strings.Join(rep.Unread(), ", "))}
+	}
+	if u := rep.Unread(); len(u) > 0 {
+		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("%d of %d cluster(s) could not be read (%s): their sections say why", len(u), len(names), strings.Join(u, ", "))}
+	}
+	return o.failed(rep.Worst())
+}
+
+// contextNames are --contexts as given (each must exist) or every context
+// of the kubeconfig, sorted.
+func (o *ScanOptions) contextNames() ([]string, error) {
+	raw, err := o.flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+	}
+	if o.AllContexts {
+		names := make([]string, 0, len(raw.Contexts))
+		for n := range raw.Contexts {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			return nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("the kubeconfig has no contexts: add one, or use --kubeconfig")}
+		}
+		return names, nil
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, n := range o.Contexts {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		if _, ok := raw.Contexts[n]; !ok {
+			return nil, usageErrorf("--contexts: no context %q in the kubeconfig (kubectl config get-contexts lists them)", n)
+		}
+		seen[n] = true
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil, usageErrorf("--contexts: give at least one context")
+	}
+	return names, nil
+}
+
+// target is one context's scan: its own flags (the kubeconfig, timeout and
+// impersonation of the command line, the context's own cluster, user and
+// default namespace), connected in the cluster's goroutine.
+func (o *ScanOptions) target(name string) fleet.Target {
+	return fleet.Target{Context: name, Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
+		f := contextFlags(o.flags, name)
+		conn, err := o.connect(f)
+		if err != nil {
+			return nil, gather.FleetOptions{}, err
+		}
+		ns := ""
+		if !o.AllNamespaces {
+			ns = o.Namespace
+			if ns == "" {
+				if ns, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
+					return nil, gather.FleetOptions{}, err
+				}
+			}
+		}
+		return conn.Dynamic, gather.FleetOptions{Namespace: ns, Selector: o.Selector, ToolVersion: Version,
+			Context: name, Server: conn.Options.Server, Timeout: conn.Options.Timeout, Kube: conn.Options.Kube}, nil
+	}}
+}
+
+// contextFlags are the command line's kube flags for another context: what
+// applies to every cluster is kept, what names one cluster (--cluster,
+// --user, --server, credentials) is not.
+func contextFlags(f *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
+	c := genericclioptions.NewConfigFlags(true)
+	c.KubeConfig, c.CacheDir, c.Timeout = f.KubeConfig, f.CacheDir, f.Timeout
+	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup = f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup
+	c.Context = &name
+	return c
 }

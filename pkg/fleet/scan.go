@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
@@ -20,8 +21,18 @@ import (
 
 // Row is one Rollout in a fleet scan.
 type Row struct {
+	// Cluster is the kube context the Rollout was read through, in a scan
+	// over several clusters.
+	Cluster   string `json:"cluster,omitempty"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
+	// Strategy is canary or blueGreen; Router the traffic router ("" for
+	// none).
+	Strategy string `json:"strategy"`
+	Router   string `json:"router,omitempty"`
+	// Waiting says what a person must do when the Rollout is paused and
+	// only a person resumes it ("promote: pause step 3 has no duration").
+	Waiting string `json:"waitingForAPerson,omitempty"`
 	// Worst is the highest finding severity ("" when none).
 	Worst      string   `json:"worst,omitempty"`
 	Top        string   `json:"topFinding,omitempty"`
@@ -37,6 +48,8 @@ type Row struct {
 	Replicas    int32  `json:"replicas"`
 	Controller  string `json:"controller"`
 	severity    diagnose.Severity
+	// How the controller version was found, for a cluster's summary.
+	controllerSource, controllerFrom string
 	// ratio is pods the weight needs per available canary pod: the
 	// tie-breaker between rows of the same severity.
 	ratio float64
@@ -78,8 +91,17 @@ func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, ve
 	if err != nil {
 		return nil, err
 	}
-	snap := res.Snapshot
-	rep := &Report{APIVersion: diagnose.ReportAPIVersion, Kind: "FleetScan", Scope: opt.String(), Requests: res.Requests, Gaps: snap.Header.Gaps, Rows: []Row{}}
+	rep, err := scanSnapshot(res.Snapshot, versionFlag)
+	if err != nil {
+		return nil, err
+	}
+	rep.Scope, rep.Requests = opt.String(), res.Requests
+	return rep, nil
+}
+
+// scanSnapshot diagnoses every Rollout of a fleet snapshot and ranks them.
+func scanSnapshot(snap *snapshot.Snapshot, versionFlag string) (*Report, error) {
+	rep := &Report{APIVersion: diagnose.ReportAPIVersion, Kind: "FleetScan", Gaps: snap.Header.Gaps, Rows: []Row{}}
 	gap := ""
 	for _, g := range snap.Header.Gaps {
 		if g.Resource == "deployments.apps" {
@@ -103,7 +125,9 @@ func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, ve
 				return nil, err
 			}
 			d := diagnose.Run(v, cv, diagnose.Options{Source: "scan", NoPods: true})
-			rep.Rows = append(rep.Rows, rowOf(d))
+			row := rowOf(d)
+			row.Waiting = waitingFor(ro)
+			rep.Rows = append(rep.Rows, row)
 		}
 	}
 	rank(rep.Rows)
@@ -128,6 +152,9 @@ func rank(rows []Row) {
 		if a.ratio != b.ratio {
 			return a.ratio > b.ratio
 		}
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
@@ -138,7 +165,8 @@ func rank(rows []Row) {
 func rowOf(d *diagnose.Report) Row {
 	r := Row{Namespace: d.Namespace, Name: d.Name, Phase: d.State.Phase, Aborted: d.State.Aborted,
 		Step: fmt.Sprintf("%d/%d", d.State.StepIndex, d.State.StepCount), Replicas: d.State.Replicas,
-		Controller: string(d.Controller.Assumed), FindingIDs: []string{}}
+		Controller: string(d.Controller.Assumed), FindingIDs: []string{}, Strategy: d.State.Strategy,
+		controllerSource: string(d.Controller.Source), controllerFrom: d.Controller.From}
 	for _, f := range d.Findings {
 		r.FindingIDs = append(r.FindingIDs, f.ID)
 		if f.Severity > r.severity {
@@ -154,6 +182,9 @@ func rowOf(d *diagnose.Report) Row {
 		r.Step = "blueGreen " + string(d.Model.BlueGreen.State)
 	}
 	if t := d.Traffic; t != nil {
+		if t.Router != "none" {
+			r.Router = t.Router
+		}
 		w := t.CanaryWeight
 		r.Weight, r.CanaryAvail = &w, t.CanaryAvailable
 		r.Needed = model.WeightToReplicas(d.State.Replicas, w, t.MaxWeight)
@@ -162,4 +193,39 @@ func rowOf(d *diagnose.Report) Row {
 		}
 	}
 	return r
+}
+
+// waitingFor says what a person must do when the Rollout is paused and
+// nothing but a person resumes it: an indefinite pause step, a blue-green
+// pause without auto-promotion, an Inconclusive analysis, spec.paused.
+// Timed pauses end by themselves and are not listed (upstream #4344 asks
+// for exactly this list).
+func waitingFor(ro *v1alpha1.Rollout) string {
+	if ro.Status.Abort {
+		return ""
+	}
+	if ro.Spec.Paused {
+		return "resume: spec.paused is set (kubectl argo rollouts resume, or clear it)"
+	}
+	for _, pc := range ro.Status.PauseConditions {
+		switch pc.Reason {
+		case v1alpha1.PauseReasonInconclusiveAnalysis:
+			return "promote or abort: an AnalysisRun was Inconclusive"
+		case v1alpha1.PauseReasonCanaryPauseStep:
+			c := ro.Spec.Strategy.Canary
+			if c == nil || ro.Status.CurrentStepIndex == nil {
+				continue
+			}
+			i := *ro.Status.CurrentStepIndex
+			if int(i) < len(c.Steps) && c.Steps[i].Pause != nil && c.Steps[i].Pause.Duration == nil {
+				return fmt.Sprintf("promote: pause step %d has no duration", i)
+			}
+		case v1alpha1.PauseReasonBlueGreenPause:
+			bg := ro.Spec.Strategy.BlueGreen
+			if bg != nil && (bg.AutoPromotionSeconds == 0 || (bg.AutoPromotionEnabled != nil && !*bg.AutoPromotionEnabled)) {
+				return "promote: blue-green waits before switching the active Service"
+			}
+		}
+	}
+	return ""
 }

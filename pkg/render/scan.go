@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -40,4 +41,99 @@ func Scan(w io.Writer, rep *fleet.Report, s Styles) error {
 		fmt.Fprintf(w, "%s could not read %s\n", s.Warn.Render("gap:"), g.String())
 	}
 	return nil
+}
+
+// MultiScan writes a scan over several clusters: a line per cluster (what
+// was read, the controller versions and how they were found, the Rollouts
+// by strategy and router, how many wait for a person, or why it could not
+// be read), then one table of every Rollout, riskiest first, with the
+// cluster as a column and the Rollouts waiting for a person called out.
+func MultiScan(w io.Writer, rep *fleet.MultiReport, s Styles) error {
+	fmt.Fprintf(w, "%s over %d cluster(s)\n\n", s.Title.Render("rolloutdoctor scan"), len(rep.Clusters))
+	for _, c := range rep.Clusters {
+		if c.Error != "" {
+			fmt.Fprintf(w, "  %s  %s %s\n", s.Bold.Render(c.Context), s.Crit.Render("NOT READ"), c.Error)
+			continue
+		}
+		var vers []string
+		for _, v := range c.Controllers {
+			how := v.Source
+			if v.From != "" {
+				how += " " + v.From
+			}
+			vers = append(vers, fmt.Sprintf("%s (%s; %d)", v.Version, how, v.Rollouts))
+		}
+		line := fmt.Sprintf("  %s  %d Rollout(s) in %.1fs, %d request(s)", s.Bold.Render(c.Context), c.Rollouts, c.Seconds, c.Requests)
+		if len(vers) > 0 {
+			line += "; controller " + strings.Join(vers, ", ")
+		}
+		if len(c.ByStrategy) > 0 {
+			line += "; " + counts(c.ByStrategy) + "; router " + counts(c.ByRouter)
+		}
+		if c.Waiting > 0 {
+			line += "; " + s.Warn.Render(fmt.Sprintf("%d waiting for a person", c.Waiting))
+		}
+		fmt.Fprintln(w, line)
+		for _, g := range c.Gaps {
+			fmt.Fprintf(w, "    %s could not read %s\n", s.Warn.Render("gap:"), g.String())
+		}
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tNAMESPACE\tROLLOUT\tWORST\tPHASE\tSTEP\tWEIGHT vs CANARY\tCONTROLLER\tTOP FINDING")
+	for _, r := range rep.Rows {
+		worst := "-"
+		if r.Worst != "" {
+			worst = strings.ToUpper(r.Worst)
+		}
+		weight := "-"
+		if r.Weight != nil {
+			weight = fmt.Sprintf("%d%% on %d/%d (needs %d)", *r.Weight, r.CanaryAvail, r.Replicas, r.Needed)
+		}
+		phase := r.Phase
+		if r.Aborted {
+			phase += " (aborted)"
+		}
+		top := Truncate(r.Top, topFindingWidth, "...")
+		if top == "" && r.Waiting != "" {
+			top = "waiting for a person: " + r.Waiting
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Cluster, r.Namespace, r.Name, worst, phase, r.Step, weight, r.Controller, top)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var waiting []string
+	for _, r := range rep.Rows {
+		if r.Waiting != "" {
+			waiting = append(waiting, fmt.Sprintf("  %s %s/%s — %s", r.Cluster, r.Namespace, r.Name, r.Waiting))
+		}
+	}
+	if len(waiting) > 0 {
+		fmt.Fprintf(w, "\n%s\n%s\n", s.Title.Render("Waiting for a person"), strings.Join(waiting, "\n"))
+	}
+	return nil
+}
+
+// counts writes a tally as "canary 12, blueGreen 3", largest first.
+func counts(m map[string]int) string {
+	type kv struct {
+		k string
+		n int
+	}
+	var kvs []kv
+	for k, n := range m {
+		kvs = append(kvs, kv{k, n})
+	}
+	sort.Slice(kvs, func(i, j int) bool {
+		if kvs[i].n != kvs[j].n {
+			return kvs[i].n > kvs[j].n
+		}
+		return kvs[i].k < kvs[j].k
+	})
+	parts := make([]string, len(kvs))
+	for i, x := range kvs {
+		parts[i] = fmt.Sprintf("%s %d", x.k, x.n)
+	}
+	return strings.Join(parts, ", ")
 }

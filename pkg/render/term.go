@@ -43,3 +43,10 @@ func Progress(w io.Writer, what string, n int) {
 func ClearProgress(w io.Writer) {
 	io.WriteString(w, "\r"+ansi.EraseLineRight)
 }
+
+// ClusterProgress is the progress line of a multi-cluster scan: how many
+// clusters have answered and which are still outstanding.
+func ClusterProgress(w io.Writer, total, left int, outstanding []string) {
+	names := strings.Join(outstanding, ", ")
+	fmt.Fprintf(w, "\rclusters: %d of %d read; waiting for %s%s", total-left, total, Truncate(names, 60, "…"), ansi.EraseLineRight)
+}

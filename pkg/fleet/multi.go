@@ -1,0 +1,261 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// A scan over many clusters: each kube context is read on its own (its own
+// credentials, rate limit and timeout), a bounded number at once, and the
+// rows are ranked together with the cluster as a column. A cluster that
+// cannot be read is a section with its error; it never hides the others.
+
+// Target is one cluster to scan.
+type Target struct {
+	// Context is the kube context's name, as the rows show it.
+	Context string
+	// Connect makes the cluster's client and scope. It is called in the
+	// cluster's own goroutine: an exec credential plugin that hangs holds
+	// only its cluster.
+	Connect func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error)
+}
+
+// Cluster is one cluster's section of a multi-cluster scan.
+type Cluster struct {
+	Context string `json:"context"`
+	Server  string `json:"server,omitempty"`
+	// Error says what could not be read and why; the cluster has no rows.
+	Error    string `json:"error,omitempty"`
+	Rollouts int    `json:"rollouts"`
+	Requests int    `json:"apiRequests"`
+	// Controllers are the controller versions the Rollouts were modeled
+	// with and how each was found.
+	Controllers []ControllerSeen `json:"controllers,omitempty"`
+	ByStrategy  map[string]int   `json:"byStrategy,omitempty"`
+	ByRouter    map[string]int   `json:"byRouter,omitempty"`
+	// Waiting counts the Rollouts paused until a person acts.
+	Waiting int `json:"waitingForAPerson"`
+	// Worst is the highest finding severity in the cluster ("" for none).
+	Worst   string         `json:"worst,omitempty"`
+	Gaps    []snapshot.Gap `json:"gaps,omitempty"`
+	Seconds float64        `json:"seconds"`
+	worst   diagnose.Severity
+}
+
+// ControllerSeen is one controller version in a cluster and how it was
+// established.
+type ControllerSeen struct {
+	Version  string `json:"version"`
+	Source   string `json:"source"`
+	From     string `json:"from,omitempty"`
+	Rollouts int    `json:"rollouts"`
+}
+
+// MultiReport is a scan over several clusters, riskiest Rollout first.
+type MultiReport struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Clusters   []Cluster `json:"clusters"`
+	Rows       []Row     `json:"rows"`
+	// Interrupted: the scan was stopped (Ctrl-C) before every cluster
+	// answered; those clusters say so in their Error.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Worst is the highest severity over every row of every cluster.
+func (r *MultiReport) Worst() diagnose.Severity {
+	var w diagnose.Severity
+	for _, c := range r.Clusters {
+		if c.worst > w {
+			w = c.worst
+		}
+	}
+	return w
+}
+
+// Unread lists the clusters that could not be read.
+func (r *MultiReport) Unread() []string {
+	var out []string
+	for _, c := range r.Clusters {
+		if c.Error != "" {
+			out = append(out, c.Context)
+		}
+	}
+	return out
+}
+
+// MultiOptions tune a multi-cluster scan.
+type MultiOptions struct {
+	// Concurrency bounds the clusters read at once (default 8).
+	Concurrency int
+	// Timeout bounds each cluster's whole read (0: none).
+	Timeout time.Duration
+	// VersionFlag is --controller-version, for every cluster.
+	VersionFlag string
+	// Done, if set, is called as each cluster finishes (for a progress line),
+	// with the clusters still outstanding.
+	Done func(finished Cluster, outstanding []string)
+}
+
+// ScanClusters reads every target, at most opt.Concurrency at once, and
+// ranks all their Rollouts together. It returns when every cluster has
+// answered, failed or timed out, or ctx is cancelled: then the clusters not
+// read say so and the report is Interrupted.
+func ScanClusters(ctx context.Context, targets []Target, opt MultiOptions) *MultiReport {
+	n := opt.Concurrency
+	if n <= 0 {
+		n = 8
+	}
+	rep := &MultiReport{APIVersion: diagnose.ReportAPIVersion, Kind: "MultiClusterScan", Clusters: make([]Cluster, len(targets)), Rows: []Row{}}
+	rows := make([][]Row, len(targets))
+	var mu sync.Mutex
+	outstanding := map[string]bool{}
+	for _, t := range targets {
+		outstanding[t.Context] = true
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Add(1)
+		go func(i int, t Target) {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				rep.Clusters[i] = Cluster{Context: t.Context, Error: "not read: interrupted before its turn"}
+				return
+			}
+			c, r := scanOne(ctx, t, opt)
+			rep.Clusters[i], rows[i] = c, r
+			mu.Lock()
+			delete(outstanding, t.Context)
+			left := make([]string, 0, len(outstanding))
+			for k := range outstanding {
+				left = append(left, k)
+			}
+			sort.Strings(left)
+			if opt.Done != nil {
+				opt.Done(c, left)
+			}
+			mu.Unlock()
+		}(i, t)
+	}
+	wg.Wait()
+	rep.Interrupted = ctx.Err() != nil
+	for _, r := range rows {
+		rep.Rows = append(rep.Rows, r...)
+	}
+	rank(rep.Rows)
+	return rep
+}
+
+// scanOne reads one cluster within its timeout.
+func scanOne(ctx context.Context, t Target, opt MultiOptions) (Cluster, []Row) {
+	start := time.Now()
+	c := Cluster{Context: t.Context}
+	if opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)
+		defer cancel()
+	}
+	done := func() { c.Seconds = time.Since(start).Round(time.Millisecond).Seconds() }
+	dc, fo, err := t.Connect(ctx)
+	if err == nil {
+		c.Server = fo.Server
+		var res *gather.FleetResult
+		res, err = gather.Fleet(ctx, dc, fo)
+		if err == nil {
+			var rep *Report
+			rep, err = scanSnapshot(res.Snapshot, opt.VersionFlag)
+			if err == nil {
+				rep.Requests = res.Requests
+				summarise(&c, rep, res.Snapshot)
+				for i := range rep.Rows {
+					rep.Rows[i].Cluster = t.Context
+				}
+				done()
+				return c, rep.Rows
+			}
+		}
+	}
+	c.Error = clusterError(ctx, err, opt.Timeout)
+	done()
+	return c, nil
+}
+
+// clusterError is the one line a cluster's section shows: what could not
+// be read and why, with the cause the context gives when it ended the read.
+func clusterError(ctx context.Context, err error, timeout time.Duration) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("not read within %s (--request-timeout): %s", timeout, firstLine(err))
+	case errors.Is(ctx.Err(), context.Canceled):
+		return "not read: interrupted while reading"
+	}
+	return firstLine(err)
+}
+
+func firstLine(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// summarise fills a cluster's section from its scan.
+func summarise(c *Cluster, rep *Report, snap *snapshot.Snapshot) {
+	c.Rollouts, c.Requests, c.Gaps = rep.Rollouts, rep.Requests, snap.Header.Gaps
+	c.ByStrategy, c.ByRouter = map[string]int{}, map[string]int{}
+	seen := map[string]*ControllerSeen{}
+	for _, r := range rep.Rows {
+		if r.Strategy != "" {
+			c.ByStrategy[r.Strategy]++
+		}
+		router := r.Router
+		if router == "" {
+			router = "none"
+		}
+		c.ByRouter[router]++
+		if r.Waiting != "" {
+			c.Waiting++
+		}
+		if r.severity > c.worst {
+			c.worst = r.severity
+		}
+		key := r.Controller + "|" + r.controllerSource + "|" + r.controllerFrom
+		if s, ok := seen[key]; ok {
+			s.Rollouts++
+			continue
+		}
+		seen[key] = &ControllerSeen{Version: r.Controller, Source: r.controllerSource, From: r.controllerFrom, Rollouts: 1}
+	}
+	for _, s := range seen {
+		c.Controllers = append(c.Controllers, *s)
+	}
+	sort.Slice(c.Controllers, func(i, j int) bool {
+		a, b := c.Controllers[i], c.Controllers[j]
+		if a.Rollouts != b.Rollouts {
+			return a.Rollouts > b.Rollouts
+		}
+		return a.Version+a.Source < b.Version+b.Source
+	})
+	if c.worst > 0 {
+		c.Worst = c.worst.String()
+	}
+}
