@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/fleet"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
