@@ -19,20 +19,7 @@ func Scan(w io.Writer, rep *fleet.Report, s Styles) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tROLLOUT\tWORST\tPHASE\tSTEP\tWEIGHT vs CANARY\tCONTROLLER\tTOP FINDING")
 	for _, r := range rep.Rows {
-		worst := "-"
-		if r.Worst != "" {
-			worst = strings.ToUpper(r.Worst)
-		}
-		weight := "-"
-		if r.Weight != nil {
-			weight = fmt.Sprintf("%d%% on %d/%d (needs %d)", *r.Weight, r.CanaryAvail, r.Replicas, r.Needed)
-		}
-		phase := r.Phase
-		if r.Aborted {
-			phase += " (aborted)"
-		}
-		top := Truncate(r.Top, topFindingWidth, "...")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, worst, phase, r.Step, weight, r.Controller, top)
+		fmt.Fprintln(tw, strings.Join(rowCells(r), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -82,23 +69,7 @@ func MultiScan(w io.Writer, rep *fleet.MultiReport, s Styles) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tNAMESPACE\tROLLOUT\tWORST\tPHASE\tSTEP\tWEIGHT vs CANARY\tCONTROLLER\tTOP FINDING")
 	for _, r := range rep.Rows {
-		worst := "-"
-		if r.Worst != "" {
-			worst = strings.ToUpper(r.Worst)
-		}
-		weight := "-"
-		if r.Weight != nil {
-			weight = fmt.Sprintf("%d%% on %d/%d (needs %d)", *r.Weight, r.CanaryAvail, r.Replicas, r.Needed)
-		}
-		phase := r.Phase
-		if r.Aborted {
-			phase += " (aborted)"
-		}
-		top := Truncate(r.Top, topFindingWidth, "...")
-		if top == "" && r.Waiting != "" {
-			top = "waiting for a person: " + r.Waiting
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Cluster, r.Namespace, r.Name, worst, phase, r.Step, weight, r.Controller, top)
+		fmt.Fprintln(tw, r.Cluster+"\t"+strings.Join(rowCells(r), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -136,4 +107,26 @@ func counts(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", x.k, x.n)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// rowCells are a scan row's cells from NAMESPACE to TOP FINDING; a Rollout
+// without findings that waits for a person says so in the last.
+func rowCells(r fleet.Row) []string {
+	worst := "-"
+	if r.Worst != "" {
+		worst = strings.ToUpper(r.Worst)
+	}
+	weight := "-"
+	if r.Weight != nil {
+		weight = fmt.Sprintf("%d%% on %d/%d (needs %d)", *r.Weight, r.CanaryAvail, r.Replicas, r.Needed)
+	}
+	phase := r.Phase
+	if r.Aborted {
+		phase += " (aborted)"
+	}
+	top := Truncate(r.Top, topFindingWidth, "...")
+	if top == "" && r.Waiting != "" {
+		top = "waiting for a person: " + r.Waiting
+	}
+	return []string{r.Namespace, r.Name, worst, phase, r.Step, weight, r.Controller, top}
 }
