@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -219,11 +220,16 @@ func (l *lab) waitAll(ctx context.Context, phase string, timeout time.Duration) 
 		want[t] = l.replicas(t)
 	}
 	last := time.Time{}
+	// Progress is any change in how far the Rollouts are, not only in how
+	// many are done: after a new image every Rollout moves at once, and on a
+	// loaded machine none may finish for minutes while all of them advance.
+	prevPace := ""
 	for {
 		list, err := l.dc.Resource(gvrRollout).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
+		var pace strings.Builder
 		done := 0
 		for _, u := range list.Items {
 			t := target{u.GetNamespace(), u.GetName()}
@@ -234,6 +240,8 @@ func (l *lab) waitAll(ctx context.Context, phase string, timeout time.Duration) 
 			p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 			avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
 			observed, _, _ := unstructured.NestedString(u.Object, "status", "observedGeneration")
+			updated, _, _ := unstructured.NestedInt64(u.Object, "status", "updatedReplicas")
+			fmt.Fprintf(&pace, "%s/%s:%s:%d:%d:%s;", t.ns, t.name, p, avail, updated, observed)
 			if p == phase && int(avail) == n && observed == fmt.Sprint(u.GetGeneration()) {
 				done++
 			}
@@ -246,9 +254,10 @@ func (l *lab) waitAll(ctx context.Context, phase string, timeout time.Duration) 
 			step("%d of %d Rollouts %s", done, len(want), phase)
 			last = time.Now()
 		}
-		if done > best {
-			best, progressed = done, time.Now()
+		if done > best || pace.String() != prevPace {
+			best, progressed = max(best, done), time.Now()
 		}
+		prevPace = pace.String()
 		if time.Now().After(deadline) || time.Since(progressed) > stall {
 			return fmt.Errorf("only %d of %d Rollouts are %s with all pods available (none more for %s; load average %s)", done, len(want), phase, time.Since(progressed).Round(time.Second), loadavg())
 		}
