@@ -1,0 +1,272 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// extraLab is a second (or third) lab beside the suite's: its own etcd, API
+// server and one controller, on ports offset from the suite's.
+type extraLab struct {
+	state, kubeconfig, version string
+	offset                     int
+}
+
+func (l extraLab) cmd(script string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(labDir, script))
+	port := func(name string, off int) string { return fmt.Sprintf("%s=%d", name, portBase+l.offset+off) }
+	cmd.Env = append(os.Environ(), "LAB_STATE="+l.state, "LAB_CONTROLLER="+l.version, "LAB_NODES=2",
+		port("LAB_ETCD_PORT", 2379), port("LAB_ETCD_PEER_PORT", 2380), port("LAB_APISERVER_PORT", 6443),
+		port("LAB_KCM_PORT", 10257), port("LAB_SCHEDULER_PORT", 10259),
+		port("LAB_CONTROLLER_METRICS_PORT", 8090), port("LAB_CONTROLLER_HEALTHZ_PORT", 8080))
+	return cmd
+}
+
+func (l extraLab) kubectl(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", l.kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl (%s) %s: %v\n%s", l.version, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// apiserverPID is the lab's kube-apiserver process.
+func (l extraLab) apiserverPID(t *testing.T) int {
+	b, err := os.ReadFile(filepath.Join(l.state, "pids", "kube-apiserver.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+const waitingRollout = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: app
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec: {containers: [{name: app, image: "registry.example/app:IMAGE"}]}
+  strategy:
+    canary:
+      steps:
+      - setWeight: 50
+      - pause: {}
+`
+
+// TestScanAcrossClusters scans three clusters and two broken contexts at
+// once: the suite's lab, and two more labs each with its own controller
+// version (the oldest and the newest modeled), one of which stops
+// answering (its API server is frozen with SIGSTOP), plus a context whose
+// credentials the API server refuses. The readable clusters are read and
+// ranked together — each Rollout with its cluster, the controller version
+// found in each and how, the Rollout waiting for a person called out — the
+// broken ones are sections with their reason, the frozen one is bounded by
+// --request-timeout, and once it answers again it is read like the others.
+func TestScanAcrossClusters(t *testing.T) {
+	if f := os.Getenv("E2E_SCENARIOS"); f != "" && !strings.Contains(","+f+",", ",multicluster,") {
+		t.Skip("not in E2E_SCENARIOS")
+	}
+	t.Parallel()
+	oldest, newest := versions[0], versions[len(versions)-1]
+	labs := []extraLab{{version: oldest, offset: 100}, {version: newest, offset: 200}}
+	errs := make(chan error, len(labs))
+	for i := range labs {
+		labs[i].state = filepath.Join(t.TempDir(), "lab")
+		labs[i].kubeconfig = filepath.Join(labs[i].state, "kubeconfig")
+		l := labs[i]
+		t.Cleanup(func() { l.cmd("down.sh").Run() })
+		go func() {
+			out, err := l.cmd("up.sh").CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("lab %s: %v\n%s", l.version, err, out)
+			}
+			errs <- err
+		}()
+	}
+	for range labs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A Rollout in each, updated and paused at its indefinite pause step.
+	for _, l := range labs {
+		l.kubectl(t, "", "create", "namespace", "fleet")
+		l.kubectl(t, strings.Replace(waitingRollout, "IMAGE", "1", 1), "apply", "-n", "fleet", "-f", "-")
+	}
+	for _, l := range labs {
+		waitJSONPath(t, l, "{.status.phase}", "Healthy")
+		l.kubectl(t, strings.Replace(waitingRollout, "IMAGE", "2", 1), "apply", "-n", "fleet", "-f", "-")
+	}
+	for _, l := range labs {
+		waitJSONPath(t, l, "{.status.pauseConditions[0].reason}", "CanaryPauseStep")
+	}
+
+	// One kubeconfig with every context: the suite's lab, the two others,
+	// and the suite's server with a token it does not know.
+	kc := filepath.Join(t.TempDir(), "config")
+	merged := clientcmdapi.NewConfig()
+	for name, path := range map[string]string{"suite": kubeconfig, "old": labs[0].kubeconfig, "new": labs[1].kubeconfig} {
+		c, err := clientcmd.LoadFromFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := c.Contexts[c.CurrentContext]
+		if cur == nil {
+			t.Fatalf("%s has no current context", path)
+		}
+		merged.Clusters[name] = c.Clusters[cur.Cluster]
+		merged.AuthInfos[name] = c.AuthInfos[cur.AuthInfo]
+		merged.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+		if name == "suite" {
+			merged.AuthInfos["refused"] = &clientcmdapi.AuthInfo{Token: "not-a-token"}
+			merged.Contexts["refused"] = &clientcmdapi.Context{Cluster: name, AuthInfo: "refused"}
+		}
+	}
+	if err := clientcmd.WriteToFile(*merged, kc); err != nil {
+		t.Fatal(err)
+	}
+
+	type scanJSON struct {
+		Kind     string `json:"kind"`
+		Clusters []struct {
+			Context     string `json:"context"`
+			Error       string `json:"error"`
+			Rollouts    int    `json:"rollouts"`
+			Waiting     int    `json:"waitingForAPerson"`
+			Controllers []struct {
+				Version string `json:"version"`
+				Source  string `json:"source"`
+			} `json:"controllers"`
+		} `json:"clusters"`
+		Rows []struct {
+			Cluster, Namespace, Name string
+			Waiting                  string `json:"waitingForAPerson"`
+		} `json:"rows"`
+	}
+	scan := func(args ...string) (scanJSON, int, string, time.Duration) {
+		t.Helper()
+		cmd := exec.Command(plugin, append([]string{"scan", "-A", "--kubeconfig", kc, "-o", "json"}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err := cmd.Run()
+		took := time.Since(start)
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var rep scanJSON
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatalf("scan %v: %v\n%s\n%s", args, err, stdout.String(), stderr.String())
+		}
+		return rep, code, stderr.String(), took
+	}
+	check := func(rep scanJSON, name string, readable bool, version string) {
+		t.Helper()
+		for _, c := range rep.Clusters {
+			if c.Context != name {
+				continue
+			}
+			if readable != (c.Error == "") {
+				t.Errorf("%s: error %q, want readable %v", name, c.Error, readable)
+			}
+			if version != "" && (len(c.Controllers) != 1 || c.Controllers[0].Version != version || c.Controllers[0].Source != "image-tag" || c.Rollouts != 1 || c.Waiting != 1) {
+				t.Errorf("%s: %+v, want one Rollout waiting, controller %s from the image tag", name, c, version)
+			}
+			return
+		}
+		t.Errorf("no section for %s", name)
+	}
+
+	// The newest lab stops answering.
+	pid := labs[1].apiserverPID(t)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}()
+	rep, code, stderr, took := scan("--all-contexts", "--request-timeout", "8s")
+	if code != 2 || !strings.Contains(stderr, "2 of 4 cluster(s) could not be read (new, refused)") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	check(rep, "old", true, oldest)
+	check(rep, "suite", true, "")
+	check(rep, "new", false, "")
+	check(rep, "refused", false, "")
+	for _, c := range rep.Clusters {
+		if c.Context == "new" && !strings.Contains(c.Error, "not read within 8s") {
+			t.Errorf("the frozen cluster: %q", c.Error)
+		}
+		if c.Context == "refused" && !strings.Contains(strings.ToLower(c.Error), "unauthorized") && !strings.Contains(c.Error, "credentials") {
+			t.Errorf("the refused context: %q", c.Error)
+		}
+	}
+	// Bounded by the frozen cluster's timeout, not the sum of the clusters.
+	if took > 30*time.Second {
+		t.Errorf("the scan took %s with an 8s bound per cluster", took)
+	}
+	found := false
+	for _, r := range rep.Rows {
+		if r.Cluster == "old" && r.Namespace == "fleet" && strings.Contains(r.Waiting, "pause step 1") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the paused Rollout of the old cluster is not called out as waiting: %+v", rep.Rows)
+	}
+
+	syscall.Kill(pid, syscall.SIGCONT)
+	resumed = true
+	rep, code, stderr, _ = scan("--contexts", "old,new", "--fail-on", "none")
+	if code != 0 || len(rep.Rows) != 2 {
+		t.Fatalf("exit %d, %d rows, stderr %q", code, len(rep.Rows), stderr)
+	}
+	check(rep, "old", true, oldest)
+	check(rep, "new", true, newest)
+}
+
+// waitJSONPath waits up to two minutes for the fleet Rollout's field.
+func waitJSONPath(t *testing.T, l extraLab, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, _ := exec.Command("kubectl", "--kubeconfig", l.kubeconfig, "-n", "fleet", "get", "rollout", "app", "-o", "jsonpath="+path).Output()
+		if strings.TrimSpace(string(out)) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lab %s: %s is %q after 2m, want %q", l.version, path, out, want)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
