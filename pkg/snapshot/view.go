@@ -60,6 +60,9 @@ type View struct {
 	// AnalysisRuns are the AnalysisRuns the Rollout owns (controller
 	// ownerReference), oldest first.
 	AnalysisRuns []*v1alpha1.AnalysisRun
+	// Events are the Events about the Rollout (involvedObject), oldest
+	// first by the time they were last seen.
+	Events []*corev1.Event
 }
 
 func convert(u *unstructured.Unstructured, into interface{}) error { return Convert(u, into) }
@@ -181,6 +184,22 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 		}
 		v.AnalysisRuns = append(v.AnalysisRuns, ar)
 	}
+	for _, u := range s.byGroupKind("", "Event") {
+		if u.GetNamespace() != "" && u.GetNamespace() != ro.Namespace {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
+		name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
+		if kind != "Rollout" || name != ro.Name {
+			continue
+		}
+		e, err := typedOf[corev1.Event](s, u)
+		if err != nil {
+			return nil, err
+		}
+		v.Events = append(v.Events, e)
+	}
+	sort.SliceStable(v.Events, func(i, j int) bool { return EventTime(v.Events[i]).Before(EventTime(v.Events[j])) })
 	sort.SliceStable(v.AnalysisRuns, func(i, j int) bool {
 		a, b := v.AnalysisRuns[i], v.AnalysisRuns[j]
 		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
