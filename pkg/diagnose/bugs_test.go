@@ -137,6 +137,8 @@ var bugCases = []bugCase{
 	{name: "aborted, canary scaled down", id: "RD158", edit: both(noWindow, aborted), objs: rsStatus("checkout-api-5f6c8d7b9a", 0, 0)},
 	{name: "not aborted", id: "RD158", edit: noWindow},
 
+	{name: "a Warning event", id: "RD159", objs: addObjs(warning("w", "VirtualServiceNotFound", "VirtualService `x` not found", 1, "")), fires: allVersions},
+	{name: "Normal events only", id: "RD159"},
 	{name: "abort not acted on", id: "RD112", edit: both(noWindow, aborted), fires: allVersions, says: "the controller has not acted on the abort yet"},
 }
 
@@ -185,7 +187,7 @@ func TestKnownBugsPerVersion(t *testing.T) {
 				if b, _ := bugByRule(c.id); b.Issue != 0 && !strings.Contains(got.Message, "argo-rollouts #") {
 					t.Errorf("%s on %s does not name the upstream issue: %s", c.id, v, got.Message)
 				}
-				if len(got.Cites) == 0 || got.Cites[0].Version != v {
+				if _, bug := bugByRule(c.id); bug && (len(got.Cites) == 0 || got.Cites[0].Version != v) {
 					t.Errorf("%s on %s cites %+v, want the buggy line at %s", c.id, v, got.Cites, v)
 				}
 			})
@@ -251,5 +253,82 @@ func TestFidelityListsTheCatalogue(t *testing.T) {
 	}
 	if !strings.HasSuffix(string(b), BugsMarkdown()) {
 		t.Errorf("docs/fidelity.md does not end with the current catalogue: run UPDATE_FIDELITY=1 go test -run TestFidelityListsTheCatalogue ./pkg/diagnose")
+	}
+}
+
+// warning is a Warning Event on the example's Rollout, last seen at the
+// snapshot's time (03:12:40) unless at is given.
+func warning(name, reason, msg string, count int64, at string) *unstructured.Unstructured {
+	if at == "" {
+		at = "2026-08-11T03:12:40Z"
+	}
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "v1", "kind": "Event",
+		"metadata":       map[string]interface{}{"name": "checkout-api." + name, "namespace": "shop"},
+		"involvedObject": map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "checkout-api", "namespace": "shop"},
+		"reason":         reason, "type": "Warning", "count": count, "message": msg,
+		"source":         map[string]interface{}{"component": "rollouts-controller"},
+		"firstTimestamp": at, "lastTimestamp": at,
+	}}
+}
+
+// eventCases are Warning Events as the controller words them (reason and
+// message shape from its source; the embedded errors as the API server,
+// Istio's webhook and the plugin loader word theirs), each with the part
+// of RD159's message that names its cause.
+var eventCases = []struct {
+	name, reason, msg string
+	count             int64
+	at                string
+	says              string
+	sev               rules.Severity
+}{
+	{"rbac", "TrafficRoutingError", `virtualservices.networking.istio.io "checkout-api" is forbidden: User "system:serviceaccount:argo-rollouts:argo-rollouts" cannot update resource "virtualservices" in API group "networking.istio.io" in the namespace "shop"`, 12, "",
+		"(system:serviceaccount:argo-rollouts:argo-rollouts may not update virtualservices.networking.istio.io)", rules.Critical},
+	{"webhook", "TrafficRoutingError", `admission webhook "validation.istio.io" denied the request: configuration is invalid: total destination weight 0 != 100`, 40, "",
+		"a validating admission webhook rejects the controller's write (validation.istio.io)", rules.Critical},
+	{"conflict", "TrafficRoutingError", `Operation cannot be fulfilled on virtualservices.networking.istio.io "checkout-api": the object has been modified; please apply your changes to the latest version and try again`, 7, "",
+		"conflict with another writer", rules.Warning},
+	{"plugin", "TrafficRoutingError", `failed to get traffic router plugin argoproj-labs/gatewayAPI: plugin argoproj-labs/gatewayAPI not configured in configmap`, 3, "",
+		"a traffic-router or step plugin fails", rules.Critical},
+	{"args", "AnalysisRunError", `args.service-name was not resolved`, 1, "", "an analysis argument has no value", rules.Warning},
+	{"not found", "VirtualServiceNotFound", "VirtualService `checkout-api` not found", 2, "", "does not exist", rules.Critical},
+	{"old webhook rejection", "TrafficRoutingError", `admission webhook "validation.istio.io" denied the request: x`, 1, "2026-08-11T02:00:00Z", "it may have cleared", rules.Info},
+}
+
+func TestControllerErrorEvents(t *testing.T) {
+	for _, c := range eventCases {
+		t.Run(c.name, func(t *testing.T) {
+			r := diagnoseBugCase(t, "v1.9.3", bugCase{objs: addObjs(warning(c.name, c.reason, c.msg, c.count, c.at))})
+			var got []rules.Finding
+			for _, f := range r.Findings {
+				if f.ID == "RD159" {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one RD159 finding, got %+v", got)
+			}
+			if !strings.Contains(got[0].Message, c.says) || got[0].Severity != c.sev {
+				t.Errorf("RD159 %s says\n  %s\nwant a part %q at severity %v", got[0].Severity, got[0].Message, c.says, c.sev)
+			}
+		})
+	}
+	// A Normal event (the example's TrafficWeightUpdated) is no error; two
+	// classes give two findings, the newest first.
+	if r := diagnoseBugCase(t, "v1.9.3", bugCase{}); has(r, "RD159") {
+		t.Errorf("RD159 on Normal events only: %+v", r.Findings)
+	}
+	r := diagnoseBugCase(t, "v1.9.3", bugCase{objs: addObjs(
+		warning("a", "TrafficRoutingError", eventCases[2].msg, 1, "2026-08-11T03:10:00Z"),
+		warning("b", "TrafficRoutingError", eventCases[0].msg, 1, ""))})
+	var ids []string
+	for _, f := range r.Findings {
+		if f.ID == "RD159" {
+			ids = append(ids, f.Message[:20])
+		}
+	}
+	if len(ids) != 2 {
+		t.Errorf("want two RD159 findings (rbac, conflict), got %v", ids)
 	}
 }

@@ -51,4 +51,5 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD124": checkAnalysisArgs,
 	"RD209": checkScaleDownDelayZero,
 	"RD210": checkScaleDownDelayShort,
+	"RD159": checkControllerErrors,
 }))
