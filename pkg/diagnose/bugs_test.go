@@ -332,3 +332,57 @@ func TestControllerErrorEvents(t *testing.T) {
 		t.Errorf("want two RD159 findings (rbac, conflict), got %v", ids)
 	}
 }
+
+// specManager is a managedFields entry that owns the given spec fields.
+func specManager(manager, op, at string, fields ...string) map[string]interface{} {
+	spec := map[string]interface{}{}
+	for _, f := range fields {
+		spec["f:"+f] = map[string]interface{}{}
+	}
+	return map[string]interface{}{"manager": manager, "operation": op, "apiVersion": "argoproj.io/v1alpha1", "time": at,
+		"fieldsType": "FieldsV1", "fieldsV1": map[string]interface{}{"f:spec": spec}}
+}
+
+func managed(entries ...interface{}) func(*unstructured.Unstructured) {
+	return set([]string{"metadata", "managedFields"}, entries)
+}
+
+var tracked = set([]string{"metadata", "annotations"}, map[string]interface{}{"argocd.argoproj.io/tracking-id": "shop:argoproj.io/Rollout:shop/checkout-api"})
+
+// application is an Argo CD Application as data: the CRD's fields that
+// say how it syncs.
+func application(selfHeal bool, ignore []interface{}) *unstructured.Unstructured {
+	spec := map[string]interface{}{"syncPolicy": map[string]interface{}{"automated": map[string]interface{}{"selfHeal": selfHeal, "prune": true}}}
+	if ignore != nil {
+		spec["ignoreDifferences"] = ignore
+		spec["syncPolicy"].(map[string]interface{})["syncOptions"] = []interface{}{"RespectIgnoreDifferences=true"}
+	}
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]interface{}{"name": "shop", "namespace": "argocd"},
+		"spec":     spec,
+		"status":   map[string]interface{}{"sync": map[string]interface{}{"status": "OutOfSync"}},
+	}}
+}
+
+func init() {
+	bugCases = append(bugCases,
+		bugCase{name: "Argo CD and a pipeline write spec.template a minute apart", id: "RD160",
+			edit: both(tracked, managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template", "replicas"), specManager("deploy-bot", "Update", "2026-08-11T03:11:30Z", "template"))),
+			objs: addObjs(application(true, nil)), fires: allVersions,
+			says: "jsonPointers: [/spec/template]}] and spec.syncPolicy.syncOptions: [RespectIgnoreDifferences=true]"},
+		bugCase{name: "two writers of different fields", id: "RD160",
+			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template"), specManager("hpa-bot", "Update", "2026-08-11T03:11:30Z", "replicas"))},
+		bugCase{name: "the second writer an hour earlier", id: "RD160",
+			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template"), specManager("deploy-bot", "Update", "2026-08-11T02:11:30Z", "template"))},
+		bugCase{name: "the controller's own spec.paused write", id: "RD160",
+			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "paused"), specManager("rollouts-controller", "Update", "2026-08-11T03:11:30Z", "paused"))},
+
+		bugCase{name: "Argo CD selfHeal, template not ignored", id: "RD161", edit: tracked, objs: addObjs(application(true, nil)), fires: allVersions,
+			says: "syncs this Rollout automatically with selfHeal: a spec change made in the cluster (undo, set image, edit) is reverted"},
+		bugCase{name: "Argo CD selfHeal, template ignored", id: "RD161", edit: tracked, fires: allVersions,
+			objs: addObjs(application(true, []interface{}{map[string]interface{}{"group": "argoproj.io", "kind": "Rollout", "jsonPointers": []interface{}{"/spec/template"}}})),
+			says: "ignoreDifferences already leaves spec.template alone"},
+		bugCase{name: "no GitOps mark", id: "RD161"},
+	)
+}

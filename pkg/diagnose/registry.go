@@ -52,4 +52,6 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD209": checkScaleDownDelayZero,
 	"RD210": checkScaleDownDelayShort,
 	"RD159": checkControllerErrors,
+	"RD160": checkSpecFight,
+	"RD161": checkGitOpsOwner,
 }))
