@@ -63,7 +63,9 @@ func FluxFix(m *snapshot.GitOpsMark) string {
 func checkSpecFight(c *Context, r *rules.Rule) []rules.Finding {
 	var ws []snapshot.FieldWriter
 	for _, w := range c.View.SpecWriters {
-		if !controllerManagers[w.Manager] {
+		// The controller's manager is its binary's name: rollouts-controller
+		// in the release images, with a suffix in some builds.
+		if !controllerManagers[w.Manager] && !strings.HasPrefix(w.Manager, "rollouts-controller") {
 			ws = append(ws, w)
 		}
 	}
