@@ -338,21 +338,3 @@ func checkUnobserved(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	return []rules.Finding{f}
 }
-
-func checkAbortNotActedOn(c *Context, r *rules.Rule) []rules.Finding {
-	st := c.ro.Status
-	if !st.Abort || st.Phase == v1alpha1.RolloutPhaseDegraded || c.Analysis.Window.WithinWindow {
-		return nil
-	}
-	if cond := condition(c.ro, v1alpha1.RolloutProgressing); cond != nil && cond.Reason == "RolloutAborted" {
-		return nil
-	}
-	msg := fmt.Sprintf("status.abort is true but the phase is %s, not Degraded: the controller has not acted on the abort yet", st.Phase)
-	if !upstream.At("ct.write-back-informer", c.Version.Assumed).Absent {
-		msg += fmt.Sprintf("; on %s it can miss an abort that lands while it writes back its own copy of the Rollout, until the next change to the Rollout", c.Version.Assumed)
-	}
-	f := r.NewFinding(msg)
-	f.Evidence = []rules.Evidence{ev(c.obj(), "status.abort", true), ev(c.obj(), "status.phase", st.Phase)}
-	f.Cites = c.cites("ct.write-back-informer", "tr.branch-aborted")
-	return []rules.Finding{f}
-}

@@ -15,8 +15,9 @@ import (
 var prose []byte
 
 // checks are the Rollout rules, registered with their prose. IDs are
-// permanent: append, never reuse.
-var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Context]{
+// permanent: append, never reuse. The known controller bugs' rules (RD112,
+// RD150–RD158) come from the catalogue in bugs.go.
+var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.Check[Context]{
 	"RD101": checkCanaryOverCapacity,
 	"RD102": checkCanaryOverCapacityNext,
 	"RD103": checkWindow,
@@ -28,7 +29,6 @@ var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Con
 	"RD109": checkVersion,
 	"RD110": checkGaps,
 	"RD111": checkUnobserved,
-	"RD112": checkAbortNotActedOn,
 	"RD201": checkFinal100,
 	"RD202": checkSafePods,
 	"RD203": checkMinPods,
@@ -51,4 +51,7 @@ var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Con
 	"RD124": checkAnalysisArgs,
 	"RD209": checkScaleDownDelayZero,
 	"RD210": checkScaleDownDelayShort,
-})
+	"RD159": checkControllerErrors,
+	"RD160": checkSpecFight,
+	"RD161": checkGitOpsOwner,
+}))

@@ -2,11 +2,9 @@ package escape
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // GitOps describes the tool that owns the Rollout's spec, and what that
@@ -17,51 +15,64 @@ type GitOps struct {
 	// the object tells.
 	Owner string `json:"owner,omitempty"`
 	// Evidence is the annotation or label that gave it away.
-	Evidence string   `json:"evidence"`
-	Notes    []string `json:"notes"`
+	Evidence string `json:"evidence"`
+	// Read is true when the owner object itself was read (its sync
+	// settings below are then known, not assumed).
+	Read bool `json:"read"`
+	// UndoReverted predicts whether the tool puts Git's template back after
+	// an undo: Argo CD with selfHeal (unless spec.template is ignored), Flux
+	// unless suspended. Unknown settings are taken as reverting.
+	UndoReverted bool `json:"undoReverted"`
+	// StopFight is the change to the tool that makes it leave the Rollout's
+	// template alone, when it would revert an undo.
+	StopFight string   `json:"stopFight,omitempty"`
+	Notes     []string `json:"notes"`
 }
 
-// detectGitOps looks for the marks Argo CD and Flux leave on the objects they
-// apply: Argo CD's tracking-id annotation or its legacy instance label, and
-// Flux's kustomize/helm toolkit labels.
-func detectGitOps(ro *v1alpha1.Rollout, ref *appsv1.Deployment) *GitOps {
-	metas := []metav1.ObjectMeta{ro.ObjectMeta}
-	if ref != nil {
-		metas = append(metas, ref.ObjectMeta)
-	}
-	var g *GitOps
-	for _, m := range metas {
-		if id := m.Annotations["argocd.argoproj.io/tracking-id"]; id != "" {
-			g = &GitOps{Tool: "Argo CD", Owner: strings.SplitN(id, ":", 2)[0], Evidence: "annotation argocd.argoproj.io/tracking-id=" + id}
-			break
-		}
-		if n := m.Labels["kustomize.toolkit.fluxcd.io/name"]; n != "" {
-			g = &GitOps{Tool: "Flux", Owner: "Kustomization " + m.Labels["kustomize.toolkit.fluxcd.io/namespace"] + "/" + n, Evidence: "label kustomize.toolkit.fluxcd.io/name=" + n}
-			break
-		}
-		if n := m.Labels["helm.toolkit.fluxcd.io/name"]; n != "" {
-			g = &GitOps{Tool: "Flux", Owner: "HelmRelease " + m.Labels["helm.toolkit.fluxcd.io/namespace"] + "/" + n, Evidence: "label helm.toolkit.fluxcd.io/name=" + n}
-			break
-		}
-		// Argo CD's default (legacy) tracking method labels the object with
-		// the Application name; Helm sets the same label, so it is only a hint
-		// when Helm does not claim the object too.
-		if n := m.Labels["app.kubernetes.io/instance"]; n != "" && m.Labels["app.kubernetes.io/managed-by"] != "Helm" {
-			g = &GitOps{Tool: "Argo CD", Owner: n, Evidence: "label app.kubernetes.io/instance=" + n + " (Argo CD label tracking, or another tool using the same label)"}
-		}
-	}
-	if g == nil {
+// detectGitOps reads the GitOps tool the Rollout's marks name (Argo CD's
+// tracking-id annotation or legacy instance label, Flux's toolkit labels)
+// and, when the snapshot holds it, its Application, Kustomization or
+// HelmRelease: whether it syncs by itself and heals drift.
+func detectGitOps(v *snapshot.View) *GitOps {
+	o := v.GitOps
+	if o == nil {
 		return nil
+	}
+	ro := v.Rollout
+	g := &GitOps{Tool: o.Mark.Tool, Owner: o.Mark.Owner(), Evidence: o.Mark.Evidence}
+	read := o.AutoSync || o.SyncStatus != "" || len(o.Ignore) > 0 || o.Interval != ""
+	g.Read = read
+	switch {
+	case !read:
+		g.UndoReverted = true // unknown: assume the common setup
+	case o.Mark.Tool == "Flux":
+		g.UndoReverted = o.AutoSync
+	default:
+		g.UndoReverted = o.SelfHeal && !o.Ignores(ro.Name, ro.Namespace, "/spec/template")
+	}
+	if g.UndoReverted {
+		if o.Mark.Tool == "Flux" {
+			g.StopFight = diagnose.FluxFix(o.Mark)
+		} else {
+			g.StopFight = diagnose.IgnoreDifferencesFix(ro.Name, ro.Namespace, []string{"template"})
+		}
 	}
 	sync := "self-heal"
 	if g.Tool == "Flux" {
 		sync = "the next reconciliation"
 	}
+	undo := fmt.Sprintf("undo rewrites spec.template; %s puts Git's template back (and restarts the rollout you escaped) unless Git changes too: revert the change in Git, or first %s", sync, g.StopFight)
+	if !g.UndoReverted {
+		undo = "undo rewrites spec.template; " + o.Mark.Owner() + " does not revert it by itself (no self-heal, suspended, or template ignored), but the next sync of a Git change may: revert the change in Git too"
+	}
+	if !read {
+		undo += " (the owner object could not be read: its settings are assumed)"
+	}
 	g.Notes = []string{
-		fmt.Sprintf("undo rewrites spec.template; %s puts Git's template back (and restarts the rollout you escaped) unless Git changes too: revert the change in Git, or pause auto-sync first", sync),
+		undo,
 		"abort, retry, promote and skip patch only status, which Git does not declare: " + g.Tool + " leaves them alone",
 		"promote --full on v1.9+ also sets spec.paused=false, a spec change " + g.Tool + " may report as drift",
-		"what to commit: the image/template of the revision you want to run (for undo, the target revision's), so Git and the cluster agree",
+		"what to commit instead of undo: the image/template of the revision you want to run (the target revision's), so Git and the cluster agree",
 	}
 	return g
 }

@@ -192,7 +192,7 @@ func Build(in Input) (*Plan, error) {
 		p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,
 			ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
 		buildBlueGreen(in, base, p)
-		p.GitOps = detectGitOps(ro, v.WorkloadRef)
+		p.GitOps = detectGitOps(v)
 		return p, nil
 	}
 	if ro.Spec.Strategy.Canary == nil {
@@ -272,7 +272,7 @@ func Build(in Input) (*Plan, error) {
 			p.ReasonCites = cite("tr.set-weight-call")
 		}
 	}
-	p.GitOps = detectGitOps(ro, v.WorkloadRef)
+	p.GitOps = detectGitOps(v)
 	return p, nil
 }
 

@@ -17,6 +17,7 @@ const DocsURL = "https://github.com/rolloutdoctor/rolloutdoctor/blob/main/docs/"
 // every entry against the heading its anchor names, and every docs source of
 // every rule has one.
 var docTitles = map[string]string{
+	"fidelity.md#known-controller-bugs":                              "Known controller bugs",
 	"incidents.md#rollback-within-the-window":                        "Rollback within the window",
 	"incidents.md#the-fix-drop-the-final-setweight-100":              "The fix: drop the final setWeight 100",
 	"incidents.md#what-does-not-help":                                "What does not help",

@@ -3,8 +3,11 @@ package gather
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -109,5 +112,36 @@ func BenchmarkDiagnose(b *testing.B) {
 			}
 			b.ReportMetric(float64(reqs), "requests/op")
 		})
+	}
+}
+
+// TestGitOpsOwnerIsOneRequest: a Rollout with Argo CD's tracking-id costs
+// one GET more (its Application, read as data), whatever its pods; its
+// managedFields are kept so that who writes its spec can be read.
+func TestGitOpsOwnerIsOneRequest(t *testing.T) {
+	plain, _ := countedDiagnose(t, world(t, 20))
+	objs := world(t, 20)
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok && u.GetKind() == "Rollout" {
+			u.SetAnnotations(map[string]string{"argocd.argoproj.io/tracking-id": "shop:argoproj.io/Rollout:shop/checkout-api"})
+			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "argocd-controller", Operation: metav1.ManagedFieldsOperationApply,
+				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{}}}`)}}})
+		}
+	}
+	objs = append(objs, &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]interface{}{"name": "shop", "namespace": "argocd"},
+		"spec":     map[string]interface{}{"syncPolicy": map[string]interface{}{"automated": map[string]interface{}{"selfHeal": true}}},
+	}})
+	tracked, rep := countedDiagnose(t, objs)
+	if tracked != plain+1 {
+		t.Errorf("%d requests with a tracked Rollout, %d without: want one more", tracked, plain)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		found = found || f.ID == "RD161" && strings.Contains(f.Message, "selfHeal")
+	}
+	if !found {
+		t.Errorf("the Application was not read as data (no RD161 with selfHeal): %+v", rep.Findings)
 	}
 }

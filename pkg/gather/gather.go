@@ -52,6 +52,10 @@ var (
 	GVRTrafficSplit   = schema.GroupVersionResource{Group: "split.smi-spec.io", Version: "v1alpha2", Resource: "trafficsplits"}
 	GVRHTTPRoute      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
 	GVRScaledObject   = schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}
+	// The GitOps owners, read as data when the Rollout's marks name one.
+	GVRApplication   = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
+	GVRKustomization = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	GVRHelmRelease   = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 )
 
 // Options configure a gather.
@@ -201,6 +205,18 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 		goGet(GVRDeployment, "Deployment", ns, ref.Name)
 	}
 	goList(GVRAnalysisRun, "AnalysisRun", ns, metav1.ListOptions{}, ownedBy("Rollout", ro.Name))
+	// The GitOps tool's object that applied the Rollout: one GET, only when
+	// the Rollout carries a tracking mark (Argo CD's legacy instance label is
+	// too common to spend a request on). Argo CD keeps Applications in its
+	// own namespace, argocd by default, unless the tracking-id names one.
+	if m := snapshot.MarkOf(ro.ObjectMeta); m != nil && !m.Weak {
+		owner := map[string]schema.GroupVersionResource{"Application": GVRApplication, "Kustomization": GVRKustomization, "HelmRelease": GVRHelmRelease}[m.Kind]
+		ons := m.Namespace
+		if ons == "" {
+			ons = map[bool]string{true: "argocd", false: ns}[m.Kind == "Application"]
+		}
+		goGet(owner, m.Kind, ons, m.Name)
+	}
 	targets := func(u *unstructured.Unstructured) bool {
 		k, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
 		n, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
@@ -374,8 +390,15 @@ func setGVK(u *unstructured.Unstructured, gvr schema.GroupVersionResource, kind 
 	if u.GetKind() == "" {
 		u.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind))
 	}
-	// Lists drop managedFields noise we never read; keep snapshots small.
-	u.SetManagedFields(nil)
+	// Lists drop managedFields we never read, to keep snapshots small. The
+	// Rollout's and its routers' are kept: who writes their spec is how a
+	// GitOps tool fighting the controller or a person shows (RD160). They
+	// are a few entries each, read by name, never per pod.
+	switch kind {
+	case "Rollout", "VirtualService", "DestinationRule":
+	default:
+		u.SetManagedFields(nil)
+	}
 }
 
 func resolve(m meta.RESTMapper, def schema.GroupVersionResource) schema.GroupVersionResource {

@@ -61,6 +61,9 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 	}
 	if g := p.GitOps; g != nil {
 		fmt.Fprintf(&b, "\n%s %s (%s)\n", s.Warn.Render("GitOps:"), g.Tool+" "+g.Owner, g.Evidence)
+		if g.UndoReverted {
+			fmt.Fprintf(&b, "  - an undo would be reverted by the next sync; to stop that: %s\n", g.StopFight)
+		}
 		for _, n := range g.Notes {
 			fmt.Fprintf(&b, "  - %s\n", n)
 		}

@@ -60,6 +60,16 @@ type View struct {
 	// AnalysisRuns are the AnalysisRuns the Rollout owns (controller
 	// ownerReference), oldest first.
 	AnalysisRuns []*v1alpha1.AnalysisRun
+	// Events are the Events about the Rollout (involvedObject), oldest
+	// first by the time they were last seen.
+	Events []*corev1.Event
+	// GitOps is the GitOps tool the Rollout's marks name, with its sync
+	// settings when the owner object (Application, Kustomization,
+	// HelmRelease) was read; nil when nothing marks the Rollout.
+	GitOps *GitOpsOwner
+	// SpecWriters are the field managers of the Rollout's spec, newest
+	// first (empty when the input dropped managedFields).
+	SpecWriters []FieldWriter
 }
 
 func convert(u *unstructured.Unstructured, into interface{}) error { return Convert(u, into) }
@@ -181,6 +191,36 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 		}
 		v.AnalysisRuns = append(v.AnalysisRuns, ar)
 	}
+	for _, u := range s.byGroupKind("", "Event") {
+		if u.GetNamespace() != "" && u.GetNamespace() != ro.Namespace {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
+		name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
+		if kind != "Rollout" || name != ro.Name {
+			continue
+		}
+		e, err := typedOf[corev1.Event](s, u)
+		if err != nil {
+			return nil, err
+		}
+		v.Events = append(v.Events, e)
+	}
+	metas := []metav1.ObjectMeta{ro.ObjectMeta}
+	if w.Ref != nil {
+		metas = append(metas, w.Ref.ObjectMeta)
+	}
+	if m := MarkOf(metas...); m != nil {
+		v.GitOps = &GitOpsOwner{Mark: m}
+		for _, u := range s.byGroupKind(m.Group, m.Kind) {
+			if u.GetName() == m.Name && (m.Namespace == "" || u.GetNamespace() == m.Namespace) {
+				v.GitOps = ReadOwner(m, u)
+				break
+			}
+		}
+	}
+	v.SpecWriters = SpecWriters(ro.ManagedFields)
+	sort.SliceStable(v.Events, func(i, j int) bool { return EventTime(v.Events[i]).Before(EventTime(v.Events[j])) })
 	sort.SliceStable(v.AnalysisRuns, func(i, j int) bool {
 		a, b := v.AnalysisRuns[i], v.AnalysisRuns[j]
 		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {

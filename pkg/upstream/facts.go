@@ -757,6 +757,27 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 84, "v1.8.2": 85, "v1.8.3": 85, "v1.9.3": 85, "v1.10.2": 85},
 	},
 	{
+		Key:      "rc.traffic-error-returns",
+		Claim:    `A traffic-routing error ends the canary pass before the status sync, where the progress deadline (and progressDeadlineAbort) and the abort's status are evaluated.`,
+		File:     srcRC,
+		Contains: `if err := c.reconcileTrafficRouting(); err != nil {`,
+		Lines:    Lines{"v1.7.2": 57, "v1.8.2": 57, "v1.8.3": 67, "v1.9.3": 67, "v1.10.2": 67},
+	},
+	{
+		Key:      "cx.halt-user-paused",
+		Claim:    `While spec.paused is true the controller does not scale the canary or stable ReplicaSets, also after an abort.`,
+		File:     srcCX,
+		Contains: `return "user paused"`,
+		Lines:    Lines{"v1.7.2": 150, "v1.8.2": 136, "v1.8.3": 136, "v1.9.3": 136, "v1.10.2": 145},
+	},
+	{
+		Key:      "co.readiness-is-progress",
+		Claim:    `Any rise in the Rollout's ready or available replicas counts as progress and restarts the progress deadline, so pods that crash and briefly come back keep it from expiring.`,
+		File:     srcCO,
+		Contains: `newStatus.ReadyReplicas > rollout.Status.ReadyReplicas`,
+		Lines:    Lines{"v1.7.2": 268, "v1.8.2": 279, "v1.8.3": 279, "v1.9.3": 279, "v1.10.2": 279},
+	},
+	{
 		Key:      "ct.write-back-informer",
 		Claim:    `After patching a Rollout the controller writes its own copy of the Rollout into its informer cache (removed in v1.10); a status change made by someone else in between can be hidden from it until the next event.`,
 		File:     srcCT,

@@ -7,6 +7,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 )
 
 // writeFidelity writes the predicted-vs-observed table of a full, passing
@@ -52,6 +54,7 @@ func writeFidelity(path string) error {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", r.Version, esc(r.Predicted), esc(r.Observed))
 		}
 	}
+	b.WriteString(diagnose.BugsMarkdown())
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 

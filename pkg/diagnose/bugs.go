@@ -1,0 +1,578 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// Bug is one known controller bug that changes what an on-call engineer
+// should do: the versions it affects (read from the source through facts),
+// a fingerprint over the snapshot, and the rule whose finding reports it.
+// The catalogue below is the one place that knows them; each rule's prose
+// (why, remedy, sources) is in rules.yaml like every other rule's.
+type Bug struct {
+	// Rule is the ID of the rule that reports the bug.
+	Rule string
+	// Issue is the argo-rollouts issue number; 0 for a bug the rolloutdoctor
+	// lab found that has no upstream issue.
+	Issue int
+	// Name says in a few words what goes wrong.
+	Name string
+	// Buggy are the facts that make the bug: a version is affected when it
+	// has every one of them (their lines are the citation of the buggy
+	// code per version) ...
+	Buggy []upstream.Key
+	// ... and none of Fixed, the facts whose presence fixes it while the
+	// buggy line stays.
+	Fixed []upstream.Key
+	// FixUpstream says how upstream fixed it when no modeled release has
+	// the fix ("" when no fix is merged).
+	FixUpstream string
+	// Always makes the rule fire on every version, the bug being a clause
+	// of the finding on affected ones (RD112: an abort not acted on is worth
+	// reporting whatever the cause).
+	Always bool
+	// Match is the fingerprint: nil when the snapshot does not show the
+	// bug's state.
+	Match func(c *Context) *BugMatch
+	// Lab says how the rolloutdoctor lab (test/e2e) reproduced the bug on
+	// an affected version and showed it absent on a fixed one, or why it
+	// cannot reproduce it there.
+	Lab string
+}
+
+// BugMatch is what a fingerprint found: the state, what the controller does
+// with it on an affected version, and what to do instead.
+type BugMatch struct {
+	State    string
+	Effect   string
+	Do       string
+	Evidence []rules.Evidence
+	// Severity, when set, replaces the rule's usual one.
+	Severity rules.Severity
+}
+
+// Affects reports whether version v has the bug.
+func (b Bug) Affects(v upstream.Version) bool {
+	for _, k := range b.Buggy {
+		if upstream.At(k, v).Absent {
+			return false
+		}
+	}
+	for _, k := range b.Fixed {
+		if !upstream.At(k, v).Absent {
+			return false
+		}
+	}
+	return true
+}
+
+// Affected lists the modeled versions the bug affects, oldest first.
+func (b Bug) Affected() []upstream.Version {
+	var out []upstream.Version
+	for _, v := range upstream.Modeled {
+		if b.Affects(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// URL is the public upstream issue ("" for a lab finding).
+func (b Bug) URL() string {
+	if b.Issue == 0 {
+		return ""
+	}
+	return fmt.Sprintf("https://github.com/argoproj/argo-rollouts/issues/%d", b.Issue)
+}
+
+// FixedIn says where the bug is fixed as seen from version v: the first
+// newer modeled release without it, how upstream fixed it, or that no fix
+// is released.
+func (b Bug) FixedIn(v upstream.Version) string {
+	after := false
+	for _, m := range upstream.Modeled {
+		if m == v {
+			after = true
+			continue
+		}
+		if after && !b.Affects(m) {
+			return "fixed in " + string(m)
+		}
+	}
+	if b.FixUpstream != "" {
+		return b.FixUpstream
+	}
+	return "no release fixes it yet"
+}
+
+// Cites are the buggy lines at v.
+func (b Bug) Cites(v upstream.Version) []upstream.Cite {
+	out := make([]upstream.Cite, 0, len(b.Buggy))
+	for _, k := range b.Buggy {
+		out = append(out, upstream.At(k, v))
+	}
+	return out
+}
+
+// Bugs returns the catalogue, in rule ID order.
+func Bugs() []Bug { return append([]Bug(nil), catalogue...) }
+
+// bugByRule finds the catalogue entry of a rule.
+func bugByRule(id string) (Bug, bool) {
+	for _, b := range catalogue {
+		if b.Rule == id {
+			return b, true
+		}
+	}
+	return Bug{}, false
+}
+
+// checkKnownBug is the check of every catalogued bug's rule: it fires when
+// the version is affected (or the bug is Always reported) and the
+// fingerprint matches.
+func checkKnownBug(c *Context, r *rules.Rule) []rules.Finding {
+	b, ok := bugByRule(r.ID)
+	if !ok {
+		return nil
+	}
+	v := c.Version.Assumed
+	affected := b.Affects(v)
+	if !affected && !b.Always {
+		return nil
+	}
+	m := b.Match(c)
+	if m == nil {
+		return nil
+	}
+	msg := m.State
+	if affected {
+		who := fmt.Sprintf("this matches argo-rollouts #%d on %s", b.Issue, v)
+		if b.Issue == 0 {
+			who = "this matches a controller bug the rolloutdoctor lab found on " + string(v)
+		}
+		msg += fmt.Sprintf(" — %s: %s (%s)", who, m.Effect, b.FixedIn(v))
+	} else if m.Effect != "" {
+		msg += ": " + m.Effect
+	}
+	if m.Do != "" {
+		msg += "; do: " + m.Do
+	}
+	f := r.NewFinding(msg)
+	if m.Severity != 0 {
+		f.Severity = m.Severity
+	}
+	f.Evidence = m.Evidence
+	f.Cites = b.Cites(v)
+	return []rules.Finding{f}
+}
+
+// catalogue is the known controller bugs. Versions are never written here:
+// they follow from the facts, whose lines cite_test.go checks against each
+// release's source. It is filled in init because some fingerprints look up
+// other entries (RD112 defers to the bugs that explain a held abort).
+var catalogue []Bug
+
+func init() { catalogue = knownBugs() }
+
+func knownBugs() []Bug {
+	return []Bug{
+		{Rule: "RD112", Name: "abort lost to the informer write-back", Buggy: []upstream.Key{"ct.write-back-informer"}, Always: true, Lab: "reproduced: on v1.9.3 the lab saw 6 of 8 aborts lost in one run; none on v1.10.2", Match: matchAbortNotActedOn},
+		{Rule: "RD150", Issue: 4626, Name: "subset-only gate ends the pass before the progress deadline",
+			Buggy: []upstream.Key{"is.subset-only-error", "rc.traffic-error-returns"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4962)", Lab: "reproduced (e2e bug-subset-unready): a subset-only canary held unready, progressDeadlineSeconds 10; after 40 s still Progressing on v1.8.2, v1.9.3, v1.10.2, ProgressDeadlineExceeded on v1.7.2 and v1.8.3", Match: matchDeadlineNeverEvaluated},
+		{Rule: "RD151", Issue: 4128, Name: "abort ignored behind the subset-only gate",
+			Buggy: []upstream.Key{"is.subset-only-error", "rc.traffic-error-returns"}, Fixed: []upstream.Key{"is.abort-exempt"}, Lab: "reproduced (e2e bug-subset-unready): the same canary aborted; not acted on after 20 s on v1.8.2, RolloutAborted on every other version", Match: matchAbortBehindGate},
+		{Rule: "RD152", Issue: 3765, Name: "crash-looping pods keep restarting the progress deadline",
+			Buggy: []upstream.Key{"co.readiness-is-progress"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4769)", Lab: "not reproducible here: kwok pods never crash, so no container restarts and comes back ready", Match: matchCrashLoopDeadline},
+		{Rule: "RD153", Issue: 4461, Name: "promote --full clears an abort on every pass",
+			Buggy: []upstream.Key{"rc.every-pass-remove-abort"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4462)", Lab: "not reproduced yet: needs promote --full of a canary held unready, then an abort", Match: matchAbortDuringPromoteFull},
+		{Rule: "RD154", Issue: 3756, Name: "abort of a paused Rollout does not scale anything",
+			Buggy: []upstream.Key{"cx.halt-user-paused"}, Lab: "reproduced (e2e bug-abort-paused): aborted at setWeight 50 with spec.paused true, the canary keeps its 2 pods 20 s later (weight 0) on every version; unpausing completes the abort. No fixed version to compare", Match: matchAbortWhilePaused},
+		{Rule: "RD155", Issue: 4898, Name: "dynamicStableScale and abortScaleDownDelaySeconds deadlock on abort",
+			Buggy:       []upstream.Key{"uc.desired-canary-weight-abort-dss", "rs.abort-delay-needs-stable-full"},
+			FixUpstream: "fixed upstream by PR #4900, in no modeled release", Lab: "not reproduced yet: needs an abort with dynamicStableScale and abortScaleDownDelaySeconds (v1.9.3 against v1.8.3)", Match: matchDSSAbortDeadlock},
+		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
+			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "not reproduced yet: the thread could not be read here; the state is recognised from v1.7.2 lacking the stable availability check", Match: matchStableUnderweight},
+		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
+			Buggy: []upstream.Key{"tr.promote-full-dss-cap"}, Lab: "not reproducible here: the lab has Istio CRDs but no Istio validating webhook, so the weight above 100 is written rather than rejected", Match: matchPromoteFullOverweight},
+		{Rule: "RD158", Issue: 3078, Name: "canary Service selector flips after an abort",
+			Buggy: []upstream.Key{"tr.abort-canary-svc-to-stable", "sv.canary-svc-target"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4442)", Lab: "not reproduced yet: an abort with a long abortScaleDownDelaySeconds, counting SwitchService events", Match: matchCanaryServiceFlap},
+	}
+}
+
+// unavailable is a ReplicaSet the controller sized above zero whose pods
+// are not all available: what the subset-only DestinationRule gate waits on.
+func unavailable(r *model.RS) bool { return r != nil && r.Spec > 0 && r.Available < r.Spec }
+
+// gateBlocker is the ReplicaSet that holds the Istio subset-only gate: the
+// canary or the stable, sized and not fully available (the gate looks only
+// at ReplicaSets that receive traffic).
+func gateBlocker(in model.Inputs) *model.RS {
+	if !in.SubsetOnly || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash {
+		return nil
+	}
+	for _, r := range []*model.RS{in.New, in.Stable} {
+		if unavailable(r) {
+			return r
+		}
+	}
+	return nil
+}
+
+func rsEvidence(r *model.RS) rules.Evidence {
+	return ev("ReplicaSet "+r.Name, "status.availableReplicas / spec.replicas", fmt.Sprintf("%d/%d", r.Available, r.Spec))
+}
+
+func progressDeadline(ro *v1alpha1.Rollout) time.Duration {
+	s := int32(600)
+	if ro.Spec.ProgressDeadlineSeconds != nil {
+		s = *ro.Spec.ProgressDeadlineSeconds
+	}
+	return time.Duration(s) * time.Second
+}
+
+// deadlineNote says how long the Progressing condition has gone without an
+// update against the deadline.
+func (c *Context) deadlineNote() (string, []rules.Evidence) {
+	cond := condition(c.ro, v1alpha1.RolloutProgressing)
+	d := progressDeadline(c.ro)
+	if cond == nil {
+		return fmt.Sprintf("progressDeadlineSeconds %d", int(d.Seconds())), nil
+	}
+	since := snapshot.Since(c.View.Now, cond.LastUpdateTime.Time).Round(time.Second)
+	note := fmt.Sprintf("no progress recorded for %s against a deadline of %s", since, d)
+	if since > d {
+		note = fmt.Sprintf("the deadline of %s passed %s ago without firing", d, (since - d).Round(time.Second))
+	}
+	return note, []rules.Evidence{ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", cond.LastUpdateTime.UTC().Format(time.RFC3339))}
+}
+
+func deadlineExceeded(ro *v1alpha1.Rollout) bool {
+	cond := condition(ro, v1alpha1.RolloutProgressing)
+	return cond != nil && cond.Reason == "ProgressDeadlineExceeded"
+}
+
+func matchAbortNotActedOn(c *Context) *BugMatch {
+	st := c.ro.Status
+	if !st.Abort || st.Phase == v1alpha1.RolloutPhaseDegraded || c.Analysis.Window.WithinWindow {
+		return nil
+	}
+	if cond := condition(c.ro, v1alpha1.RolloutProgressing); cond != nil && cond.Reason == "RolloutAborted" {
+		return nil
+	}
+	m := &BugMatch{
+		State:    fmt.Sprintf("status.abort is true but the phase is %s, not Degraded: the controller has not acted on the abort yet", st.Phase),
+		Evidence: []rules.Evidence{ev(c.obj(), "status.abort", true), ev(c.obj(), "status.phase", st.Phase)},
+	}
+	// A bug that holds the abort back for a known reason explains it
+	// better than the write-back: the nudge would not help there.
+	for _, id := range []string{"RD151", "RD153"} {
+		if b, _ := bugByRule(id); b.Affects(c.Version.Assumed) && b.Match(c) != nil {
+			m.State += " (" + id + " says why)"
+			return m
+		}
+	}
+	m.Effect = "it can miss an abort that lands while it writes back its own copy of the Rollout, until the next change to the Rollout"
+	m.Do = "make it read the Rollout again: `kubectl annotate rollout " + c.ro.Name + " -n " + c.ro.Namespace + " rolloutdoctor.io/nudge=$(date +%s) --overwrite`"
+	return m
+}
+
+func matchDeadlineNeverEvaluated(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || in.Abort || in.Paused || in.PromoteFull || deadlineExceeded(c.ro) {
+		return nil
+	}
+	r := gateBlocker(in)
+	if r == nil {
+		return nil
+	}
+	note, evs := c.deadlineNote()
+	m := &BugMatch{
+		State: fmt.Sprintf("Istio subset-only routing waits for ReplicaSet %s (%d/%d available) before switching the DestinationRule; %s", r.Name, r.Available, r.Spec, note),
+		Effect: "the wait is returned as an error that ends every pass before the status sync, so the progress deadline is never evaluated" +
+			map[bool]string{true: " and progressDeadlineAbort will never abort", false: ""}[c.ro.Spec.ProgressDeadlineAbort],
+		Do:       "do not wait for the deadline: fix the pods of " + r.Name + ", or abort yourself (`kubectl argo rollouts abort " + c.ro.Name + "`): on this version an abort exempts the canary from the gate",
+		Evidence: append([]rules.Evidence{rsEvidence(r), ev(c.obj(), "spec.strategy.canary.canaryService/stableService", "unset (subset-only)")}, evs...),
+	}
+	if b, _ := bugByRule("RD151"); b.Affects(c.Version.Assumed) {
+		m.Do = "do not wait for the deadline, and do not expect an abort to work (RD151): fix the pods of " + r.Name + ", or scale it to 0 (`kubectl scale rs " + r.Name + " -n " + c.ro.Namespace + " --replicas=0`) so the pass gets past the gate"
+	}
+	return m
+}
+
+func matchAbortBehindGate(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.Abort || c.Analysis.Window.WithinWindow {
+		return nil
+	}
+	r := gateBlocker(in)
+	if r == nil {
+		return nil
+	}
+	return &BugMatch{
+		State:    fmt.Sprintf("aborted, with Istio subset-only routing waiting for ReplicaSet %s (%d/%d available)", r.Name, r.Available, r.Spec),
+		Effect:   "the DestinationRule gate also holds an aborted Rollout and its error ends every pass before traffic goes back to stable and before the status sync: the abort is never acted on, and a nudge does not help",
+		Do:       "fix the pods of " + r.Name + " or scale it to 0 (`kubectl scale rs " + r.Name + " -n " + c.ro.Namespace + " --replicas=0`); the next pass then acts on the abort",
+		Evidence: []rules.Evidence{ev(c.obj(), "status.abort", true), rsEvidence(r)},
+		Severity: rules.Critical,
+	}
+}
+
+// crashLooping lists the pods of ReplicaSet hash whose containers have
+// restarted and now wait in CrashLoopBackOff or are not ready.
+func crashLooping(w *snapshot.Workload, hash string) (pods []*corev1.Pod, restarts int32) {
+	if w == nil {
+		return nil, 0
+	}
+	for _, p := range w.Pods {
+		if hash == "" || p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash {
+			continue
+		}
+		var n int32
+		looping := false
+		for _, cs := range p.Status.ContainerStatuses {
+			n += cs.RestartCount
+			if cs.RestartCount > 0 && (cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" || cs.LastTerminationState.Terminated != nil) {
+				looping = true
+			}
+		}
+		if looping {
+			pods = append(pods, p)
+			restarts += n
+		}
+	}
+	return pods, restarts
+}
+
+func matchCrashLoopDeadline(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if in.Abort || in.Paused || deadlineExceeded(c.ro) || in.New == nil || (in.Stable != nil && in.New.Hash == in.Stable.Hash) {
+		return nil
+	}
+	cond := condition(c.ro, v1alpha1.RolloutProgressing)
+	if cond == nil || cond.Status != corev1.ConditionTrue {
+		return nil
+	}
+	pods, restarts := crashLooping(c.View.Workload, in.New.Hash)
+	if len(pods) == 0 {
+		return nil
+	}
+	oldest := pods[0]
+	for _, p := range pods {
+		if p.CreationTimestamp.Before(&oldest.CreationTimestamp) {
+			oldest = p
+		}
+	}
+	d := progressDeadline(c.ro)
+	age := snapshot.Since(c.View.Now, oldest.CreationTimestamp.Time)
+	sinceUpdate := snapshot.Since(c.View.Now, cond.LastUpdateTime.Time)
+	// The signature: the pods have crashed for longer than the deadline,
+	// yet the condition was updated within it.
+	if age <= d || sinceUpdate >= d {
+		return nil
+	}
+	return &BugMatch{
+		State: fmt.Sprintf("%d pod(s) of %s crash-loop (%d restarts; the oldest, %s, is %s old) while the Progressing condition was updated %s ago, within the %s deadline",
+			len(pods), in.New.Name, restarts, oldest.Name, age.Round(time.Second), sinceUpdate.Round(time.Second), d),
+		Effect: "every time a crashed pod comes back ready the ready count rises, which the controller counts as progress and restarts the deadline: it may never expire" +
+			map[bool]string{true: ", so progressDeadlineAbort will not abort", false: ""}[c.ro.Spec.ProgressDeadlineAbort],
+		Do: "do not wait for the deadline: abort (`kubectl argo rollouts abort " + c.ro.Name + "`) or fix the image",
+		Evidence: []rules.Evidence{ev("Pod "+oldest.Name, "status.containerStatuses[].restartCount", restarts),
+			ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", cond.LastUpdateTime.UTC().Format(time.RFC3339))},
+	}
+}
+
+func matchAbortDuringPromoteFull(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.PromoteFull || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash {
+		return nil
+	}
+	if !in.Abort && !unavailable(in.New) {
+		return nil // promoting smoothly: nothing to abort
+	}
+	state := fmt.Sprintf("a full promotion (status.promoteFull) of %s is under way with %d/%d available", in.New.Name, in.New.Available, in.New.Spec)
+	if in.Abort {
+		state = "status.abort and status.promoteFull are both set: " + state
+	}
+	return &BugMatch{
+		State:  state,
+		Effect: "every pass of a full promotion clears the abort, so `abort` does nothing until the promotion ends",
+		Do: "to stop the promotion, clear it first (`kubectl patch rollout " + c.ro.Name + " -n " + c.ro.Namespace +
+			" --subresource=status --type=merge -p '{\"status\":{\"promoteFull\":false}}'`) and then abort, or undo to the stable revision",
+		Evidence: []rules.Evidence{ev(c.obj(), "status.promoteFull", true), ev(c.obj(), "status.abort", in.Abort), rsEvidence(in.New)},
+	}
+}
+
+func matchAbortWhilePaused(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.Abort || !in.Paused || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash {
+		return nil
+	}
+	if in.New.Spec == 0 && in.Stable.Available >= in.Replicas {
+		return nil // nothing left to scale
+	}
+	return &BugMatch{
+		State:    fmt.Sprintf("aborted while spec.paused is true: canary %s still has %d pod(s), stable %s %d/%d available", in.New.Name, in.New.Spec, in.Stable.Name, in.Stable.Available, in.Replicas),
+		Effect:   "traffic goes back to the stable but no ReplicaSet is scaled while the Rollout is paused, so the canary keeps its pods and the stable is not scaled back up; the controller reconciles it again and again",
+		Do:       "unpause it (`kubectl patch rollout " + c.ro.Name + " -n " + c.ro.Namespace + " --type=merge -p '{\"spec\":{\"paused\":false}}'`): the abort then completes",
+		Evidence: []rules.Evidence{ev(c.obj(), "status.abort", true), ev(c.obj(), "spec.paused", true), rsEvidence(in.New)},
+	}
+}
+
+func matchDSSAbortDeadlock(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.Abort || !in.DSS || in.AbortDelay == nil || *in.AbortDelay <= 0 || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash {
+		return nil
+	}
+	if in.New.Spec == 0 || in.New.ScaleDownDeadline != "" || in.Stable.Available >= in.Replicas {
+		return nil
+	}
+	return &BugMatch{
+		State: fmt.Sprintf("aborted with dynamicStableScale and abortScaleDownDelaySeconds %d: canary %s keeps %d/%d available and no scale-down deadline, stable %s %d of %d",
+			*in.AbortDelay, in.New.Name, in.New.Available, in.New.Spec, in.Stable.Name, in.Stable.Available, in.Replicas),
+		Effect: "the canary gets its scale-down deadline only once the stable is full, the stable grows only as the abort weight falls, and the abort weight cannot fall below the canary's available pods: none of them moves again",
+		Do:     "remove abortScaleDownDelaySeconds from the canary strategy (in Git, if Git owns the Rollout): with dynamicStableScale and no delay the canary is scaled down with the weight",
+		Evidence: []rules.Evidence{ev(c.obj(), "spec.strategy.canary.abortScaleDownDelaySeconds", *in.AbortDelay), ev(c.obj(), "spec.strategy.canary.dynamicStableScale", true),
+			rsEvidence(in.New), rsEvidence(in.Stable)},
+		Severity: rules.Critical,
+	}
+}
+
+func matchStableUnderweight(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.TrafficRouted || in.Weights == nil || in.Stable == nil {
+		return nil
+	}
+	sw := in.Weights.Stable.Weight
+	need := model.WeightToReplicas(in.Replicas, sw, in.MaxWeight)
+	if sw <= 0 || in.Stable.Available >= need {
+		return nil
+	}
+	return &BugMatch{
+		State:    fmt.Sprintf("stable %s carries %d of %d weight with %d available pods; that weight needs %d", in.Stable.Name, sw, in.MaxWeight, in.Stable.Available, need),
+		Effect:   "this version sets the weight without checking that the stable has the pods for it, so the stable's pods take more than their share until it scales up",
+		Do:       "watch the stable's pods for overload until it has " + fmt.Sprint(need) + " available; avoid aborts and undos with dynamicStableScale on this version",
+		Evidence: []rules.Evidence{ev(c.obj(), "status.canary.weights.stable.weight", sw), rsEvidence(in.Stable)},
+	}
+}
+
+func matchPromoteFullOverweight(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.PromoteFull || !in.DSS || !in.TrafficRouted || in.New == nil || in.Replicas <= 0 || in.New.Available <= in.Replicas {
+		return nil
+	}
+	w := in.MaxWeight * in.New.Available / in.Replicas
+	return &BugMatch{
+		State: fmt.Sprintf("full promotion with dynamicStableScale and canary %s at %d available for spec.replicas %d", in.New.Name, in.New.Available, in.Replicas),
+		Effect: fmt.Sprintf("the full-promotion weight is %d × %d / %d = %d, above the maximum %d, so the stable's weight is %d: a router that rejects it (Istio does) fails every pass before the canary is scaled down",
+			in.MaxWeight, in.New.Available, in.Replicas, w, in.MaxWeight, in.MaxWeight-w),
+		Do:       fmt.Sprintf("raise spec.replicas to %d (in Git, if Git owns the Rollout) so the weight comes to %d, then set it back after the promotion; or scale %s down to %d", in.New.Available, in.MaxWeight, in.New.Name, in.Replicas),
+		Evidence: []rules.Evidence{ev(c.obj(), "status.promoteFull", true), ev(c.obj(), "spec.replicas", in.Replicas), rsEvidence(in.New)},
+		Severity: rules.Critical,
+	}
+}
+
+// switchEvents counts the controller's SwitchService events on the Rollout
+// (an event's count adds up its repeats).
+func (c *Context) switchEvents() int32 {
+	var n int32
+	for _, e := range c.View.Events {
+		if e.Reason == "SwitchService" {
+			n += max(e.Count, 1)
+		}
+	}
+	return n
+}
+
+func matchCanaryServiceFlap(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.Abort || !in.TrafficRouted || c.canary().CanaryService == "" || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash {
+		return nil
+	}
+	if in.New.Available == 0 {
+		return nil // the Service switch needs an available pod
+	}
+	delay := "abortScaleDownDelaySeconds"
+	if in.AbortDelay != nil {
+		delay = fmt.Sprintf("abortScaleDownDelaySeconds (%d s)", *in.AbortDelay)
+	}
+	m := &BugMatch{
+		State: fmt.Sprintf("aborted with traffic routing while canary %s still has %d available pod(s)", in.New.Name, in.New.Available),
+		Effect: "each pass points Service " + c.canary().CanaryService + " at the canary (Service sync) and then back at the stable (traffic routing's abort), until the canary is scaled down " +
+			delay + " after the stable is full; whatever sends to that Service alternates between versions, and a GitOps tool sees it change",
+		Do:       "expect it to stop when the canary is scaled down; to end it sooner lower abortScaleDownDelaySeconds, and do not route anything that must stay on stable through the canary Service meanwhile",
+		Evidence: []rules.Evidence{ev(c.obj(), "status.abort", true), rsEvidence(in.New)},
+	}
+	if n := c.switchEvents(); n > 0 {
+		m.Evidence = append(m.Evidence, ev(c.obj(), "events SwitchService", n))
+	}
+	return m
+}
+
+// bugRules adds the catalogue's rules to the checks.
+func bugRules(m map[string]rules.Check[Context]) map[string]rules.Check[Context] {
+	// Package variables are set before init runs: read the list itself.
+	for _, b := range knownBugs() {
+		if _, dup := m[b.Rule]; dup {
+			panic("diagnose: " + b.Rule + " is both a catalogued bug and a check")
+		}
+		m[b.Rule] = checkKnownBug
+	}
+	return m
+}
+
+// absentBugs are upstream bugs the catalogue was asked about whose code no
+// modeled version has: no fingerprint, only the record of why.
+var absentBugs = []struct {
+	Issue int
+	Name  string
+	Why   string
+}{
+	{2939, "rollbackWindow steps not skipped", "fixed before v1.7.2 (PR #2953): every modeled version sets the step index to the end of the steps for a rollback within the window (rc.every-pass-window) and skips analysis there"},
+	{3669, "background analysis runs during a rollbackWindow rollback", "fixed before v1.7.2 (PR #3670): every modeled version cancels analysis for a rollback within the window (an.cancel-on-window)"},
+}
+
+// BugsMarkdown is the "Known controller bugs" section of docs/fidelity.md:
+// each catalogued bug with the versions it affects, the rule that reports
+// it and how the lab reproduced it, then the bugs no modeled version has.
+func BugsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("\n## Known controller bugs\n\n")
+	b.WriteString("The catalogue diagnose matches snapshots against (pkg/diagnose/bugs.go). Affected versions are read from the\n")
+	b.WriteString("source: the cited lines are present in those releases (`kubectl rolloutdoctor explain RULE` prints them per version).\n\n")
+	b.WriteString("| bug | rule | affected | not affected | fix | lab |\n|---|---|---|---|---|---|\n")
+	for _, bug := range catalogue {
+		name := "lab finding: " + bug.Name
+		if bug.Issue != 0 {
+			name = fmt.Sprintf("[#%d](%s) %s", bug.Issue, bug.URL(), bug.Name)
+		}
+		var aff, not []string
+		for _, v := range upstream.Modeled {
+			if bug.Affects(v) {
+				aff = append(aff, string(v))
+			} else {
+				not = append(not, string(v))
+			}
+		}
+		fix := "in no modeled release"
+		if len(aff) > 0 {
+			fix = bug.FixedIn(upstream.Version(aff[len(aff)-1]))
+		}
+		fmt.Fprintf(&b, "| %s | [%s](rules.md#%s) | %s | %s | %s | %s |\n", name, bug.Rule, strings.ToLower(bug.Rule),
+			strings.Join(aff, ", "), strings.Join(not, ", "), fix, bug.Lab)
+	}
+	b.WriteString("\nAsked about, present in no modeled version:\n\n")
+	for _, a := range absentBugs {
+		fmt.Fprintf(&b, "- [#%d](https://github.com/argoproj/argo-rollouts/issues/%d) %s: %s.\n", a.Issue, a.Issue, a.Name, a.Why)
+	}
+	return b.String()
+}

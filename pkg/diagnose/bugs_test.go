@@ -1,0 +1,388 @@
+package diagnose
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules/rulestest"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// bugCase is one row of the known-bug table: a state made from the
+// rollback-incident example (outside its rollbackWindow, so that the
+// canary 5f6c8d7b9a at 2/20 available is an update in progress) and the
+// versions on which rule id fires on it. The versions are written out, not
+// taken from the catalogue, so that a fact that moves changes a row.
+type bugCase struct {
+	name  string
+	id    string
+	edit  func(*unstructured.Unstructured)                                // on the Rollout
+	objs  func([]*unstructured.Unstructured) []*unstructured.Unstructured // on the other objects
+	fires []upstream.Version
+	says  string // a part of the message on the first firing version
+}
+
+var (
+	allVersions = []upstream.Version{"v1.7.2", "v1.8.2", "v1.8.3", "v1.9.3", "v1.10.2"}
+	noWindow    = remove("spec", "rollbackWindow")
+	subsetOnly  = both(remove(canaryField("canaryService")...), remove(canaryField("stableService")...),
+		set(canaryField("trafficRouting", "istio", "destinationRule"), map[string]interface{}{"name": "checkout-api", "canarySubsetName": "canary", "stableSubsetName": "stable"}))
+	aborted = set([]string{"status", "abort"}, true)
+)
+
+// rsStatus sets a ReplicaSet's spec.replicas and available count.
+func rsStatus(name string, spec, available int64) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		for _, o := range objs {
+			if o.GetKind() == "ReplicaSet" && o.GetName() == name {
+				set([]string{"spec", "replicas"}, spec)(o)
+				set([]string{"status", "replicas"}, spec)(o)
+				set([]string{"status", "readyReplicas"}, available)(o)
+				set([]string{"status", "availableReplicas"}, available)(o)
+			}
+		}
+		return objs
+	}
+}
+
+// canaryPod is a pod of the canary ReplicaSet created at created; restarts
+// above zero make it crash-loop.
+func canaryPod(name, created string, restarts int64) *unstructured.Unstructured {
+	cs := map[string]interface{}{"name": "app", "ready": restarts == 0, "restartCount": restarts, "image": "registry.example/checkout-api:2026.08.05-1", "imageID": ""}
+	if restarts > 0 {
+		cs["state"] = map[string]interface{}{"waiting": map[string]interface{}{"reason": "CrashLoopBackOff"}}
+		cs["lastState"] = map[string]interface{}{"terminated": map[string]interface{}{"exitCode": int64(1), "reason": "Error"}}
+	} else {
+		cs["state"] = map[string]interface{}{"running": map[string]interface{}{"startedAt": created}}
+	}
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]interface{}{"name": name, "namespace": "shop", "creationTimestamp": created,
+			"labels":          map[string]interface{}{"app": "checkout-api", "rollouts-pod-template-hash": "5f6c8d7b9a"},
+			"ownerReferences": []interface{}{map[string]interface{}{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "checkout-api-5f6c8d7b9a", "uid": "x", "controller": true}}},
+		"spec":   map[string]interface{}{"containers": []interface{}{map[string]interface{}{"name": "app", "image": "registry.example/checkout-api:2026.08.05-1"}}},
+		"status": map[string]interface{}{"phase": "Running", "containerStatuses": []interface{}{cs}},
+	}}
+}
+
+func addObjs(extra ...*unstructured.Unstructured) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured { return append(objs, extra...) }
+}
+
+func switchEvent(count int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "v1", "kind": "Event",
+		"metadata":       map[string]interface{}{"name": "checkout-api.switch", "namespace": "shop"},
+		"involvedObject": map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "checkout-api", "namespace": "shop"},
+		"reason":         "SwitchService", "type": "Normal", "count": count,
+		"message":        "Switched selector for service 'checkout-api-canary' from '6d8f7c9b5d' to '5f6c8d7b9a'",
+		"firstTimestamp": "2026-08-11T03:12:10Z", "lastTimestamp": "2026-08-11T03:12:40Z",
+	}}
+}
+
+var bugCases = []bugCase{
+	{name: "subset-only, canary 2/20", id: "RD150", edit: both(noWindow, subsetOnly), fires: []upstream.Version{"v1.8.2", "v1.9.3", "v1.10.2"},
+		says: "Istio subset-only routing waits for ReplicaSet checkout-api-5f6c8d7b9a (2/20 available)"},
+	{name: "canary and stable Services", id: "RD150", edit: noWindow},
+	{name: "subset-only, aborted", id: "RD150", edit: both(noWindow, subsetOnly, aborted)},
+	{name: "subset-only, canary fully available", id: "RD150", edit: both(noWindow, subsetOnly), objs: rsStatus("checkout-api-5f6c8d7b9a", 20, 20)},
+
+	{name: "subset-only, aborted, canary 2/20", id: "RD151", edit: both(noWindow, subsetOnly, aborted), fires: []upstream.Version{"v1.8.2"},
+		says: "scale it to 0 (`kubectl scale rs checkout-api-5f6c8d7b9a -n shop --replicas=0`)"},
+	{name: "aborted with Services", id: "RD151", edit: both(noWindow, aborted)},
+
+	{name: "canary pods crash-looping for an hour, deadline just reset", id: "RD152", edit: noWindow,
+		objs:  addObjs(canaryPod("checkout-api-5f6c8d7b9a-a", "2026-08-11T02:10:00Z", 14), canaryPod("checkout-api-5f6c8d7b9a-b", "2026-08-11T02:10:00Z", 13)),
+		fires: allVersions, says: "2 pod(s) of checkout-api-5f6c8d7b9a crash-loop (27 restarts"},
+	{name: "canary pods running", id: "RD152", edit: noWindow, objs: addObjs(canaryPod("checkout-api-5f6c8d7b9a-a", "2026-08-11T02:10:00Z", 0))},
+	{name: "crash-looping pods younger than the deadline", id: "RD152", edit: noWindow, objs: addObjs(canaryPod("checkout-api-5f6c8d7b9a-a", "2026-08-11T03:10:00Z", 3))},
+
+	{name: "abort during promote --full", id: "RD153", edit: both(noWindow, aborted, set([]string{"status", "promoteFull"}, true)), fires: allVersions,
+		says: "status.abort and status.promoteFull are both set"},
+	{name: "promote --full, canary available", id: "RD153", edit: both(noWindow, set([]string{"status", "promoteFull"}, true)), objs: rsStatus("checkout-api-5f6c8d7b9a", 20, 20)},
+	{name: "abort without promote --full", id: "RD153", edit: both(noWindow, aborted)},
+
+	{name: "aborted while spec.paused", id: "RD154", edit: both(noWindow, aborted, set([]string{"spec", "paused"}, true)), fires: allVersions,
+		says: "aborted while spec.paused is true"},
+	{name: "aborted, not paused", id: "RD154", edit: both(noWindow, aborted)},
+
+	{name: "abort, dynamicStableScale, abort delay 30, stable 10/20", id: "RD155",
+		edit: both(noWindow, aborted, set(canaryField("dynamicStableScale"), true), set(canaryField("abortScaleDownDelaySeconds"), int64(30))),
+		objs: rsStatus("checkout-api-6d8f7c9b5d", 10, 10), fires: []upstream.Version{"v1.9.3", "v1.10.2"},
+		says: "aborted with dynamicStableScale and abortScaleDownDelaySeconds 30"},
+	{name: "abort, dynamicStableScale, no abort delay", id: "RD155",
+		edit: both(noWindow, aborted, set(canaryField("dynamicStableScale"), true)), objs: rsStatus("checkout-api-6d8f7c9b5d", 10, 10)},
+
+	{name: "stable at 100 weight with 10 of 20 pods", id: "RD156",
+		edit: both(noWindow, set([]string{"status", "canary", "weights", "canary", "weight"}, int64(0)), set([]string{"status", "canary", "weights", "stable", "weight"}, int64(100))),
+		objs: rsStatus("checkout-api-6d8f7c9b5d", 20, 10), fires: []upstream.Version{"v1.7.2"}, says: "that weight needs 20"},
+	{name: "stable at 100 weight, full", id: "RD156",
+		edit: both(noWindow, set([]string{"status", "canary", "weights", "canary", "weight"}, int64(0)), set([]string{"status", "canary", "weights", "stable", "weight"}, int64(100)))},
+
+	{name: "promote --full, dynamicStableScale, canary 25 for 20 replicas", id: "RD157",
+		edit: both(noWindow, set([]string{"status", "promoteFull"}, true), set(canaryField("dynamicStableScale"), true)),
+		objs: rsStatus("checkout-api-5f6c8d7b9a", 25, 25), fires: allVersions, says: "100 × 25 / 20 = 125"},
+	{name: "promote --full, dynamicStableScale, canary 2", id: "RD157", edit: both(noWindow, set([]string{"status", "promoteFull"}, true), set(canaryField("dynamicStableScale"), true))},
+
+	{name: "aborted, canary 2 available, 300 SwitchService events", id: "RD158", edit: both(noWindow, aborted), objs: addObjs(switchEvent(300)), fires: allVersions,
+		says: "each pass points Service checkout-api-canary at the canary"},
+	{name: "aborted, canary scaled down", id: "RD158", edit: both(noWindow, aborted), objs: rsStatus("checkout-api-5f6c8d7b9a", 0, 0)},
+	{name: "not aborted", id: "RD158", edit: noWindow},
+
+	{name: "a Warning event", id: "RD159", objs: addObjs(warning("w", "VirtualServiceNotFound", "VirtualService `x` not found", 1, "")), fires: allVersions},
+	{name: "Normal events only", id: "RD159"},
+	{name: "abort not acted on", id: "RD112", edit: both(noWindow, aborted), fires: allVersions, says: "the controller has not acted on the abort yet"},
+}
+
+func diagnoseBugCase(t *testing.T, ver upstream.Version, c bugCase) *Report {
+	t.Helper()
+	objs, hdr := exampletest.Decode(t, exampletest.Incident)
+	for _, o := range objs {
+		if o.GetKind() == "Rollout" && c.edit != nil {
+			c.edit(o)
+		}
+	}
+	if c.objs != nil {
+		objs = c.objs(objs)
+	}
+	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
+	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
+}
+
+// TestKnownBugsPerVersion runs every row on every modeled version: the
+// rule fires on the versions listed and on no other.
+func TestKnownBugsPerVersion(t *testing.T) {
+	for _, c := range bugCases {
+		for _, v := range allVersions {
+			t.Run(c.id+"/"+c.name+"/"+string(v), func(t *testing.T) {
+				want := false
+				for _, f := range c.fires {
+					want = want || f == v
+				}
+				r := diagnoseBugCase(t, v, c)
+				var got *rules.Finding
+				for i, f := range r.Findings {
+					if f.ID == c.id {
+						got = &r.Findings[i]
+					}
+				}
+				if (got != nil) != want {
+					t.Fatalf("%s on %s fires=%v, want %v; findings: %+v", c.id, v, got != nil, want, r.Findings)
+				}
+				if got == nil {
+					return
+				}
+				rulestest.NoInternalRefs(t, got.ID+" message", got.Message)
+				if c.says != "" && !strings.Contains(got.Message, c.says) {
+					t.Errorf("%s on %s says\n  %s\nwant a part\n  %s", c.id, v, got.Message, c.says)
+				}
+				if b, _ := bugByRule(c.id); b.Issue != 0 && !strings.Contains(got.Message, "argo-rollouts #") {
+					t.Errorf("%s on %s does not name the upstream issue: %s", c.id, v, got.Message)
+				}
+				if _, bug := bugByRule(c.id); bug && (len(got.Cites) == 0 || got.Cites[0].Version != v) {
+					t.Errorf("%s on %s cites %+v, want the buggy line at %s", c.id, v, got.Cites, v)
+				}
+			})
+		}
+	}
+}
+
+// TestRD112DefersToTheBugThatHoldsTheAbort: on v1.8.2 an abort held by the
+// subset-only gate is not blamed on the informer write-back (the nudge the
+// write-back needs would not help).
+func TestRD112DefersToTheBugThatHoldsTheAbort(t *testing.T) {
+	r := diagnoseBugCase(t, "v1.8.2", bugCase{edit: both(noWindow, subsetOnly, aborted)})
+	for _, f := range r.Findings {
+		if f.ID == "RD112" && (strings.Contains(f.Message, "nudge") || !strings.Contains(f.Message, "RD151 says why")) {
+			t.Errorf("RD112 on a gate-held abort: %s", f.Message)
+		}
+	}
+	if !has(r, "RD112") || !has(r, "RD151") {
+		t.Errorf("want RD112 and RD151, got %+v", r.Findings)
+	}
+}
+
+// TestBugProseNamesVersions keeps rules.yaml honest: each bug rule's why
+// names the upstream issue and every version the catalogue says it affects.
+func TestBugProseNamesVersions(t *testing.T) {
+	for _, b := range Bugs() {
+		r, ok := rules.ByID(b.Rule)
+		if !ok {
+			t.Fatalf("%s: no rule", b.Rule)
+		}
+		if b.Issue != 0 && !strings.Contains(r.Why, "#"+strconv.Itoa(b.Issue)) {
+			t.Errorf("%s: why does not name upstream #%d", b.Rule, b.Issue)
+		}
+		for _, v := range b.Affected() {
+			if !strings.Contains(r.Why, string(v)) {
+				t.Errorf("%s: why does not name affected version %s", b.Rule, v)
+			}
+		}
+		if b.Lab == "" {
+			t.Errorf("%s: no lab record (reproduced, or why not)", b.Rule)
+		}
+	}
+}
+
+// TestFidelityListsTheCatalogue: docs/fidelity.md ends with the catalogue
+// as BugsMarkdown prints it (the e2e run that regenerates the page appends
+// it; UPDATE_FIDELITY=1 rewrites just that section).
+func TestFidelityListsTheCatalogue(t *testing.T) {
+	const path = "../../docs/fidelity.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("UPDATE_FIDELITY") != "" {
+		page := string(b)
+		if i := strings.Index(page, "\n## Known controller bugs\n"); i >= 0 {
+			page = page[:i]
+		}
+		if err := os.WriteFile(path, []byte(page+BugsMarkdown()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !strings.HasSuffix(string(b), BugsMarkdown()) {
+		t.Errorf("docs/fidelity.md does not end with the current catalogue: run UPDATE_FIDELITY=1 go test -run TestFidelityListsTheCatalogue ./pkg/diagnose")
+	}
+}
+
+// warning is a Warning Event on the example's Rollout, last seen at the
+// snapshot's time (03:12:40) unless at is given.
+func warning(name, reason, msg string, count int64, at string) *unstructured.Unstructured {
+	if at == "" {
+		at = "2026-08-11T03:12:40Z"
+	}
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "v1", "kind": "Event",
+		"metadata":       map[string]interface{}{"name": "checkout-api." + name, "namespace": "shop"},
+		"involvedObject": map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "checkout-api", "namespace": "shop"},
+		"reason":         reason, "type": "Warning", "count": count, "message": msg,
+		"source":         map[string]interface{}{"component": "rollouts-controller"},
+		"firstTimestamp": at, "lastTimestamp": at,
+	}}
+}
+
+// eventCases are Warning Events as the controller words them (reason and
+// message shape from its source; the embedded errors as the API server,
+// Istio's webhook and the plugin loader word theirs), each with the part
+// of RD159's message that names its cause.
+var eventCases = []struct {
+	name, reason, msg string
+	count             int64
+	at                string
+	says              string
+	sev               rules.Severity
+}{
+	{"rbac", "TrafficRoutingError", `virtualservices.networking.istio.io "checkout-api" is forbidden: User "system:serviceaccount:argo-rollouts:argo-rollouts" cannot update resource "virtualservices" in API group "networking.istio.io" in the namespace "shop"`, 12, "",
+		"(system:serviceaccount:argo-rollouts:argo-rollouts may not update virtualservices.networking.istio.io)", rules.Critical},
+	{"webhook", "TrafficRoutingError", `admission webhook "validation.istio.io" denied the request: configuration is invalid: total destination weight 0 != 100`, 40, "",
+		"a validating admission webhook rejects the controller's write (validation.istio.io)", rules.Critical},
+	{"conflict", "TrafficRoutingError", `Operation cannot be fulfilled on virtualservices.networking.istio.io "checkout-api": the object has been modified; please apply your changes to the latest version and try again`, 7, "",
+		"conflict with another writer", rules.Warning},
+	{"plugin", "TrafficRoutingError", `failed to get traffic router plugin argoproj-labs/gatewayAPI: plugin argoproj-labs/gatewayAPI not configured in configmap`, 3, "",
+		"a traffic-router or step plugin fails", rules.Critical},
+	{"args", "AnalysisRunError", `args.service-name was not resolved`, 1, "", "an analysis argument has no value", rules.Warning},
+	{"not found", "VirtualServiceNotFound", "VirtualService `checkout-api` not found", 2, "", "does not exist", rules.Critical},
+	{"old webhook rejection", "TrafficRoutingError", `admission webhook "validation.istio.io" denied the request: x`, 1, "2026-08-11T02:00:00Z", "it may have cleared", rules.Info},
+}
+
+func TestControllerErrorEvents(t *testing.T) {
+	for _, c := range eventCases {
+		t.Run(c.name, func(t *testing.T) {
+			r := diagnoseBugCase(t, "v1.9.3", bugCase{objs: addObjs(warning(c.name, c.reason, c.msg, c.count, c.at))})
+			var got []rules.Finding
+			for _, f := range r.Findings {
+				if f.ID == "RD159" {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one RD159 finding, got %+v", got)
+			}
+			if !strings.Contains(got[0].Message, c.says) || got[0].Severity != c.sev {
+				t.Errorf("RD159 %s says\n  %s\nwant a part %q at severity %v", got[0].Severity, got[0].Message, c.says, c.sev)
+			}
+		})
+	}
+	// A Normal event (the example's TrafficWeightUpdated) is no error; two
+	// classes give two findings, the newest first.
+	if r := diagnoseBugCase(t, "v1.9.3", bugCase{}); has(r, "RD159") {
+		t.Errorf("RD159 on Normal events only: %+v", r.Findings)
+	}
+	r := diagnoseBugCase(t, "v1.9.3", bugCase{objs: addObjs(
+		warning("a", "TrafficRoutingError", eventCases[2].msg, 1, "2026-08-11T03:10:00Z"),
+		warning("b", "TrafficRoutingError", eventCases[0].msg, 1, ""))})
+	var ids []string
+	for _, f := range r.Findings {
+		if f.ID == "RD159" {
+			ids = append(ids, f.Message[:20])
+		}
+	}
+	if len(ids) != 2 {
+		t.Errorf("want two RD159 findings (rbac, conflict), got %v", ids)
+	}
+}
+
+// specManager is a managedFields entry that owns the given spec fields.
+func specManager(manager, op, at string, fields ...string) map[string]interface{} {
+	spec := map[string]interface{}{}
+	for _, f := range fields {
+		spec["f:"+f] = map[string]interface{}{}
+	}
+	return map[string]interface{}{"manager": manager, "operation": op, "apiVersion": "argoproj.io/v1alpha1", "time": at,
+		"fieldsType": "FieldsV1", "fieldsV1": map[string]interface{}{"f:spec": spec}}
+}
+
+func managed(entries ...interface{}) func(*unstructured.Unstructured) {
+	return set([]string{"metadata", "managedFields"}, entries)
+}
+
+var tracked = set([]string{"metadata", "annotations"}, map[string]interface{}{"argocd.argoproj.io/tracking-id": "shop:argoproj.io/Rollout:shop/checkout-api"})
+
+// application is an Argo CD Application as data: the CRD's fields that
+// say how it syncs.
+func application(selfHeal bool, ignore []interface{}) *unstructured.Unstructured {
+	spec := map[string]interface{}{"syncPolicy": map[string]interface{}{"automated": map[string]interface{}{"selfHeal": selfHeal, "prune": true}}}
+	if ignore != nil {
+		spec["ignoreDifferences"] = ignore
+		spec["syncPolicy"].(map[string]interface{})["syncOptions"] = []interface{}{"RespectIgnoreDifferences=true"}
+	}
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]interface{}{"name": "shop", "namespace": "argocd"},
+		"spec":     spec,
+		"status":   map[string]interface{}{"sync": map[string]interface{}{"status": "OutOfSync"}},
+	}}
+}
+
+func init() {
+	bugCases = append(bugCases,
+		bugCase{name: "Argo CD and a pipeline write spec.template a minute apart", id: "RD160",
+			edit: both(tracked, managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template", "replicas"), specManager("deploy-bot", "Update", "2026-08-11T03:11:30Z", "template"))),
+			objs: addObjs(application(true, nil)), fires: allVersions,
+			says: "jsonPointers: [/spec/template]}] and spec.syncPolicy.syncOptions: [RespectIgnoreDifferences=true]"},
+		bugCase{name: "two writers of different fields", id: "RD160",
+			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template"), specManager("hpa-bot", "Update", "2026-08-11T03:11:30Z", "replicas"))},
+		bugCase{name: "the second writer an hour earlier", id: "RD160",
+			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template"), specManager("deploy-bot", "Update", "2026-08-11T02:11:30Z", "template"))},
+		bugCase{name: "the controller's own spec.paused write", id: "RD160",
+			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "paused"), specManager("rollouts-controller", "Update", "2026-08-11T03:11:30Z", "paused"))},
+
+		bugCase{name: "Argo CD selfHeal, template not ignored", id: "RD161", edit: tracked, objs: addObjs(application(true, nil)), fires: allVersions,
+			says: "syncs this Rollout automatically with selfHeal: a spec change made in the cluster (undo, set image, edit) is reverted"},
+		bugCase{name: "Argo CD selfHeal, template ignored", id: "RD161", edit: tracked, fires: allVersions,
+			objs: addObjs(application(true, []interface{}{map[string]interface{}{"group": "argoproj.io", "kind": "Rollout", "jsonPointers": []interface{}{"/spec/template"}}})),
+			says: "ignoreDifferences already leaves spec.template alone"},
+		bugCase{name: "no GitOps mark", id: "RD161"},
+	)
+}

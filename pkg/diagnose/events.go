@@ -1,0 +1,205 @@
+package diagnose
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// eventClass is one kind of error the controller reports as a Warning Event
+// on the Rollout, recognised by the event's reason and message (the reasons
+// and message shapes are the controller's: TrafficRoutingError and the
+// router-specific reasons in rollout/trafficrouting*, ReplicaSetCreateError
+// in rollout/sync.go, ReconciliationError in rollout/stepplugin.go; the
+// messages carry the API server's or the router's error).
+type eventClass struct {
+	key   string
+	match func(e *corev1.Event) bool
+	// what says what the events mean and fix what to do; both may use the
+	// details the class's match found (see classify).
+	what, fix string
+	// critical: the controller cannot make progress while this lasts.
+	critical bool
+}
+
+var (
+	// forbiddenRE reads the API server's RBAC denial: who, which verb, which
+	// resource.
+	forbiddenRE = regexp.MustCompile(`User "([^"]+)" cannot (\w+) resource "([^"]+)"(?: in API group "([^"]*)")?`)
+	webhookRE   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request`)
+)
+
+func msgHas(e *corev1.Event, subs ...string) bool {
+	m := strings.ToLower(e.Message)
+	for _, s := range subs {
+		if !strings.Contains(m, strings.ToLower(s)) {
+			return false
+		}
+	}
+	return true
+}
+
+func reasonIs(e *corev1.Event, rs ...string) bool {
+	for _, r := range rs {
+		if e.Reason == r {
+			return true
+		}
+	}
+	return false
+}
+
+// eventClasses are tried in order; the first that matches takes the event.
+// The specific causes (a denial, a webhook, a conflict, a plugin) come
+// before the reason-only classes, since a TrafficRoutingError can carry any
+// of them.
+var eventClasses = []eventClass{
+	{key: "rbac", critical: true,
+		match: func(e *corev1.Event) bool {
+			return msgHas(e, "is forbidden") || msgHas(e, "cannot", "resource", "forbidden")
+		},
+		what: "the API server denies the controller's own ServiceAccount a request it needs",
+		fix:  "grant it in the controller's ClusterRole (or Role with --namespaced) and the controller retries by itself"},
+	{key: "webhook", critical: true,
+		match: func(e *corev1.Event) bool { return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") },
+		what:  "a validating admission webhook rejects the controller's write",
+		fix:   "read the webhook's reason in the message: Istio's rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157), a policy engine may reject labels or annotations the controller adds; fix the object or the policy, not the Rollout"},
+	{key: "conflict",
+		match: func(e *corev1.Event) bool {
+			return msgHas(e, "the object has been modified") || msgHas(e, "operation cannot be fulfilled")
+		},
+		what: "the controller's writes conflict with another writer of the same object and are retried",
+		fix:  "find who else writes it: a GitOps sync or another controller (see the GitOps findings), or a second Argo Rollouts controller without its own --instance-id; a few are normal, a steady stream is a fight"},
+	{key: "plugin", critical: true,
+		match: func(e *corev1.Event) bool {
+			return reasonIs(e, "ReconciliationError", "StepPluginTransition") && msgHas(e, "plugin") ||
+				msgHas(e, "failed to get traffic router plugin") || msgHas(e, "via plugin") || msgHas(e, "plugin", "not found") || msgHas(e, "failed to download file")
+		},
+		what: "a traffic-router or step plugin fails: it did not start, could not be downloaded, or returned an error",
+		fix:  "check the plugin's name and location in the argo-rollouts-config ConfigMap against the Rollout's plugin name, that the controller can fetch it (sha256, network, the file in the image), and the controller's log; a plugin that fails to start is retried on every pass"},
+	{key: "args",
+		match: func(e *corev1.Event) bool {
+			return msgHas(e, "was not resolved") || msgHas(e, "args.", "not") && msgHas(e, "resolve")
+		},
+		what: "an analysis argument has no value: the template names an argument the Rollout does not give",
+		fix:  "give the argument in the Rollout's analysis args (value, or valueFrom a field or secret), or a default in the template"},
+	{key: "notfound", critical: true,
+		match: func(e *corev1.Event) bool {
+			return reasonIs(e, "VirtualServiceNotFound", "DestinationRuleNotFound", "VirtualRouterNotFound", "VirtualNodeNotFound", "LoadBalancerNotFound", "TrafficSplitNotCreated")
+		},
+		what: "the traffic object the Rollout names does not exist (or could not be created)",
+		fix:  "create it, or correct its name in spec.strategy.canary.trafficRouting; nothing shifts traffic until it exists"},
+	{key: "verify",
+		match: func(e *corev1.Event) bool {
+			return reasonIs(e, "WeightVerifyError", "TargetGroupVerifyError", "TargetGroupUnverified")
+		},
+		what: "the controller could not confirm at the load balancer that the weight it set is in effect, and holds the step until it can",
+		fix:  "check the AWS Load Balancer Controller and the controller's AWS credentials; the message names the target group"},
+	{key: "router",
+		match: func(e *corev1.Event) bool { return reasonIs(e, "TrafficRoutingError") },
+		what:  "the traffic router rejected or failed the weight change, so that pass ended before the status was written",
+		fix:   "read the router's error in the message; the controller retries every pass, and until it succeeds no weight changes and, in a canary, the progress deadline is not evaluated"},
+	{key: "replicaset",
+		match: func(e *corev1.Event) bool { return reasonIs(e, "ReplicaSetCreateError", "ReplicaSetUpdateError") },
+		what:  "the controller could not create or update a ReplicaSet",
+		fix:   "read the cause in the message: a ResourceQuota or LimitRange, an admission policy, or the controller's RBAC"},
+}
+
+// eventGroup is the Warning events of one class.
+type eventGroup struct {
+	class  *eventClass
+	count  int32
+	last   time.Time
+	latest *corev1.Event
+}
+
+// classifyEvents groups the Rollout's Warning events by class; events of no
+// class are left out (the analysis ones have their own rules).
+func classifyEvents(evs []*corev1.Event) []*eventGroup {
+	byKey := map[string]*eventGroup{}
+	var out []*eventGroup
+	for _, e := range evs {
+		if e.Type != corev1.EventTypeWarning {
+			continue
+		}
+		for i := range eventClasses {
+			cl := &eventClasses[i]
+			if !cl.match(e) {
+				continue
+			}
+			g := byKey[cl.key]
+			if g == nil {
+				g = &eventGroup{class: cl}
+				byKey[cl.key] = g
+				out = append(out, g)
+			}
+			g.count += max(e.Count, 1)
+			if t := snapshot.EventTime(e); !t.Before(g.last) {
+				g.last, g.latest = t, e
+			}
+			break
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].last.After(out[j].last) })
+	return out
+}
+
+// detail adds what the message names: the denied verb and resource, the
+// webhook.
+func detail(g *eventGroup) string {
+	m := g.latest.Message
+	switch g.class.key {
+	case "rbac":
+		if s := forbiddenRE.FindStringSubmatch(m); s != nil {
+			res := s[3]
+			if s[4] != "" {
+				res += "." + s[4]
+			}
+			return fmt.Sprintf(" (%s may not %s %s)", s[1], s[2], res)
+		}
+	case "webhook":
+		if s := webhookRE.FindStringSubmatch(m); s != nil {
+			return " (" + s[1] + ")"
+		}
+	}
+	return ""
+}
+
+// staleAfter is how old the newest event of a class may be and still be
+// taken as the controller's current state.
+const staleAfter = 15 * time.Minute
+
+func checkControllerErrors(c *Context, r *rules.Rule) []rules.Finding {
+	var out []rules.Finding
+	for _, g := range classifyEvents(c.View.Events) {
+		ago := snapshot.Since(c.View.Now, g.last).Round(time.Second)
+		msg := fmt.Sprintf("%s%s: %d Warning event(s), the last %s ago, %s: %q; %s", g.class.what, detail(g), g.count, ago, g.latest.Reason, firstLine(g.latest.Message, 300), g.class.fix)
+		f := r.NewFinding(msg)
+		switch {
+		case ago > staleAfter:
+			f.Severity = rules.Info
+			f.Message += fmt.Sprintf(" (nothing in the last %s: it may have cleared)", staleAfter)
+		case g.class.critical:
+			f.Severity = rules.Critical
+		}
+		f.Evidence = []rules.Evidence{ev("Event "+g.latest.Name, "reason", g.latest.Reason), ev("Event "+g.latest.Name, "lastTimestamp", g.last.UTC().Format(time.RFC3339))}
+		out = append(out, f)
+	}
+	return out
+}
+
+func firstLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
