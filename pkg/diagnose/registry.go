@@ -51,4 +51,12 @@ var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Con
 	"RD124": checkAnalysisArgs,
 	"RD209": checkScaleDownDelayZero,
 	"RD210": checkScaleDownDelayShort,
+	"RD211": checkTemplateMissing,
+	"RD212": checkArgUnsupplied,
+	"RD213": checkArgIgnored,
+	"RD214": checkPassesWithoutData,
+	"RD215": checkLimitUnreachable,
+	"RD216": checkMetricInvalid,
+	"RD217": checkRunsIndefinitely,
+	"RD218": checkBackgroundWindow,
 })
