@@ -416,8 +416,8 @@ func checkPassesWithoutData(c *Context, r *rules.Rule) []rules.Finding {
 				why = fmt.Sprintf("successCondition `%s` is true and failureCondition `%s` false there", m.SuccessCondition, m.FailureCondition)
 			}
 			prov, _ := provider(m.Metric.Provider)
-			f := r.NewFinding(fmt.Sprintf("%s: metric %s of %s (%s) passes when %s: %s (evaluated with %s, as %s does) — a canary that has not served a request yet, or a query whose labels match nothing, passes it",
-				u.words(), m.Metric.Name, m.Template.Object(), prov, strings.Join(passes, ", and when "), why, model.ConditionLibrary(ver), ver))
+			f := r.NewFinding(fmt.Sprintf("metric %s of %s (%s) passes when %s: %s (evaluated with %s, as %s does) — a canary that has not served a request yet, or a query whose labels match nothing, passes it",
+				m.Metric.Name, m.Template.Object(), prov, strings.Join(passes, ", and when "), why, model.ConditionLibrary(ver), ver))
 			f.Subject = m.Template.Object()
 			f.Evidence = []rules.Evidence{ev(f.Subject, m.field("successCondition"), quoteOr(m.Metric.SuccessCondition)), ev(f.Subject, m.field("failureCondition"), quoteOr(m.Metric.FailureCondition))}
 			keys := []upstream.Key{"ev.env", "ev.only-failure", "ev.only-success", "ev.inconclusive", "ev.eval-error"}
@@ -466,16 +466,16 @@ func checkLimitUnreachable(c *Context, r *rules.Rule) []rules.Finding {
 			}
 			invalid := func(limit int) bool { return m.CountSet && m.Count < limit } // RD216's
 			if m.FailureLimit >= 0 && m.FailureLimit >= m.Count && !invalid(m.FailureLimit+max(m.ConsecutiveSuccessLimit, 0)) {
-				f := r.NewFinding(fmt.Sprintf("%s: metric %s of %s has failureLimit %d and %s: it fails only when more than %d measurements fail, and it takes %d — it ends Successful even if every measurement fails",
-					u.words(), m.Metric.Name, m.Template.Object(), m.FailureLimit, count, m.FailureLimit, m.Count))
+				f := r.NewFinding(fmt.Sprintf("metric %s of %s has failureLimit %d and %s: it fails only when more than %d measurements fail, and it takes %d — it ends Successful even if every measurement fails",
+					m.Metric.Name, m.Template.Object(), m.FailureLimit, count, m.FailureLimit, m.Count))
 				f.Subject = m.Template.Object()
 				f.Evidence = []rules.Evidence{ev(f.Subject, m.field("failureLimit"), m.FailureLimit), ev(f.Subject, m.field("count"), count)}
 				f.Cites = c.cites("ar.failure-limit", "ar.effective-count", "ar.count-reached")
 				fs.add(f)
 			}
 			if m.InconclusiveLimit >= m.Count && canBeInconclusive(m.Metric) && !invalid(m.InconclusiveLimit) {
-				f := r.NewFinding(fmt.Sprintf("%s: metric %s of %s has inconclusiveLimit %d and %s: it is never Inconclusive — a run whose every measurement is inconclusive (neither condition true) ends Successful instead of pausing for a person",
-					u.words(), m.Metric.Name, m.Template.Object(), m.InconclusiveLimit, count))
+				f := r.NewFinding(fmt.Sprintf("metric %s of %s has inconclusiveLimit %d and %s: it is never Inconclusive — a run whose every measurement is inconclusive (neither condition true) ends Successful instead of pausing for a person",
+					m.Metric.Name, m.Template.Object(), m.InconclusiveLimit, count))
 				f.Subject = m.Template.Object()
 				f.Evidence = []rules.Evidence{ev(f.Subject, m.field("inconclusiveLimit"), m.InconclusiveLimit), ev(f.Subject, m.field("count"), count)}
 				f.Cites = c.cites("ar.inconclusive-limit", "ev.inconclusive", "ar.effective-count", "ar.count-reached")
@@ -605,8 +605,8 @@ func checkMetricInvalid(c *Context, r *rules.Rule) []rules.Finding {
 			obj := m.Template.Object()
 			if m.Numbers {
 				if problems, keys := metricProblems(m, ver); len(problems) > 0 {
-					f := r.NewFinding(fmt.Sprintf("%s: metric %s of %s is invalid for %s: %s — every run ends in Error before it measures anything (Analysis spec invalid) and aborts the Rollout",
-						u.words(), m.Metric.Name, obj, ver, strings.Join(problems, "; ")))
+					f := r.NewFinding(fmt.Sprintf("metric %s of %s is invalid for %s: %s — every run ends in Error before it measures anything (Analysis spec invalid) and aborts the Rollout",
+						m.Metric.Name, obj, ver, strings.Join(problems, "; ")))
 					f.Subject = obj
 					f.Evidence = []rules.Evidence{ev(obj, fmt.Sprintf("spec.metrics[%d]", m.Index), m.Metric.Name)}
 					f.Cites = c.cites(append(append([]upstream.Key{"ar.validate-metrics"}, keys...), u.abortFact())...)
@@ -621,8 +621,8 @@ func checkMetricInvalid(c *Context, r *rules.Rule) []rules.Finding {
 					continue
 				}
 				if err := model.CompileCondition(ver, cond.expr); err != nil {
-					f := r.NewFinding(fmt.Sprintf("%s: metric %s of %s has a %s that does not compile with %s (%s): %s — every measurement is an Error, and after consecutiveErrorLimit (%d) more in a row the run ends in Error and aborts the Rollout",
-						u.words(), m.Metric.Name, obj, cond.name, model.ConditionLibrary(ver), ver, oneLineErr(err), m.ConsecutiveErrorLimit))
+					f := r.NewFinding(fmt.Sprintf("metric %s of %s has a %s that does not compile with %s (%s): %s — every measurement is an Error, and after consecutiveErrorLimit (%d) more in a row the run ends in Error and aborts the Rollout",
+						m.Metric.Name, obj, cond.name, model.ConditionLibrary(ver), ver, oneLineErr(err), m.ConsecutiveErrorLimit))
 					f.Subject = obj
 					f.Evidence = []rules.Evidence{ev(obj, m.field(cond.name), cond.expr)}
 					f.Cites = c.cites("ev.eval-error", "ar.consecutive-error-limit", "ev.expr-lang", "ev.antonmedv-expr", u.abortFact())
@@ -827,8 +827,15 @@ func checkBackgroundWindow(c *Context, r *rules.Rule) []rules.Finding {
 			continue
 		}
 		if bounded && last != nil && end < steps && steps-end >= longestInterval {
-			f := r.NewFinding(fmt.Sprintf("%s reaches its count %s after it starts (metric %s: count %d every %s) and then stays Successful for the rest of the update — the controller starts no other — while %s: the last %s of the update, the highest weights, are not analysed",
-				u.words(), fmtDur(end), last.Metric.Name, last.Count, fmtDur(last.Interval), pauses, fmtDur(steps-end)))
+			schedule := fmt.Sprintf("count %d every %s", last.Count, fmtDur(last.Interval))
+			if last.Count == 1 {
+				schedule = "one measurement"
+			}
+			if last.InitialDelay > 0 {
+				schedule += " after initialDelay " + fmtDur(last.InitialDelay)
+			}
+			f := r.NewFinding(fmt.Sprintf("%s reaches its count %s after it starts (metric %s: %s) and then stays Successful for the rest of the update — the controller starts no other — while %s: the last %s of the steps, usually at the highest weights, are not analysed",
+				u.words(), fmtDur(end), last.Metric.Name, schedule, pauses, fmtDur(steps-end)))
 			f.Evidence = []rules.Evidence{ev(last.Template.Object(), last.field("count"), last.Count), ev(last.Template.Object(), last.field("interval"), quoteOr(string(last.Metric.Interval))), ev(c.obj(), "spec.strategy.canary.steps", fmt.Sprintf("%d steps from step %d", len(canary.Steps)-start, start))}
 			f.Cites = c.cites("an.starting-step", "ar.count-stops", "ar.count-reached", "an.completed-run-kept")
 			fs.add(f)

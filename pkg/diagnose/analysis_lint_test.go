@@ -414,7 +414,7 @@ var staticAnalysisCases = []staticAnalysisCase{
 		says:  "the background analysis can fail 20m after it starts at the earliest (metric error-rate: initialDelay 10m, then failureLimit+1 = 3 failed measurements 5m apart), but the steps from step 1 on pause for 5m in all: the Rollout can be fully promoted before the analysis can fail"},
 	{name: "background with a count that ends early (upstream #1666)", id: "RD218", fires: true,
 		edits: []objEdit{errorRate(setMetric("count", int64(3)))},
-		says:  "the background analysis reaches its count 2m after it starts (metric error-rate: count 3 every 1m) and then stays Successful for the rest of the update — the controller starts no other — while the steps from step 1 on pause for 19m in all: the last 17m of the update"},
+		says:  "the background analysis reaches its count 2m after it starts (metric error-rate: count 3 every 1m) and then stays Successful for the rest of the update — the controller starts no other — while the steps from step 1 on pause for 19m in all: the last 17m of the steps"},
 	{name: "a pause without duration waits for a person", id: "RD218",
 		edits: []objEdit{errorRate(setMetric("initialDelay", "10m"), setMetric("interval", "5m")), webRollout(steps(weight(20), map[string]interface{}{"pause": map[string]interface{}{}}, weight(50)))}},
 }
