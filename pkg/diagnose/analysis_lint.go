@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -600,6 +601,7 @@ func checkMetricInvalid(c *Context, r *rules.Rule) []rules.Finding {
 			f.Cites = c.cites("rv.build-run", "ag.duplicate-metric", "ct.invalid-spec")
 			fs.add(f)
 		}
+		c.unmatchedRules(r, u, &fs)
 		args, _, _ := u.runArgs()
 		for _, m := range u.metrics(args) {
 			obj := m.Template.Object()
@@ -632,6 +634,71 @@ func checkMetricInvalid(c *Context, r *rules.Rule) []rules.Finding {
 		}
 	}
 	return fs.out
+}
+
+// unmatchedRules adds the block's dryRun and measurementRetention rules —
+// the Rollout's and its templates' — that match none of the run's metrics:
+// the analysis controller ends such a run in Error before it measures
+// (ar.dryrun-rule-matches-nothing). A rule is an unanchored regular
+// expression; "*", which the API's comment calls a wildcard, is not one.
+func (c *Context) unmatchedRules(r *rules.Rule, u analysisUse, fs *findings) {
+	if !u.complete() {
+		return // a template not seen may have the metric
+	}
+	var names []string
+	for _, t := range u.Used {
+		for _, m := range t.Spec.Metrics {
+			names = append(names, m.Name)
+		}
+	}
+	type rule struct {
+		kind, expr, object, field string
+	}
+	var rs []rule
+	for i, d := range u.Analysis.DryRun {
+		rs = append(rs, rule{"dryRun", d.MetricName, c.obj(), fmt.Sprintf("%s.dryRun[%d].metricName", u.Field, i)})
+	}
+	for i, m := range u.Analysis.MeasurementRetention {
+		rs = append(rs, rule{"measurementRetention", m.MetricName, c.obj(), fmt.Sprintf("%s.measurementRetention[%d].metricName", u.Field, i)})
+	}
+	for _, t := range u.Used {
+		for i, d := range t.Spec.DryRun {
+			rs = append(rs, rule{"dryRun", d.MetricName, t.Object(), fmt.Sprintf("spec.dryRun[%d].metricName", i)})
+		}
+		for i, m := range t.Spec.MeasurementRetention {
+			rs = append(rs, rule{"measurementRetention", m.MetricName, t.Object(), fmt.Sprintf("spec.measurementRetention[%d].metricName", i)})
+		}
+	}
+	for _, x := range rs {
+		re, err := regexp.Compile(x.expr)
+		matched := false
+		for _, n := range names {
+			if err == nil && re.MatchString(n) {
+				matched = true
+			}
+		}
+		if matched {
+			continue
+		}
+		why := "matches none of its metrics (" + strings.Join(names, ", ") + ")"
+		if err != nil {
+			why = "is not a regular expression, so it matches no metric"
+			if x.expr == "*" {
+				why += " (for every metric, write \".*\")"
+			}
+		}
+		msg := fmt.Sprintf("%s: %s rule %q of %s %s: every run ends in Error before it measures anything (Analysis spec invalid: %s[i]: Rule didn't match any metric name(s)) and aborts the Rollout",
+			u.words(), x.kind, x.expr, x.object, why, x.kind)
+		f := r.NewFinding(msg)
+		f.Subject = subjectOf(c, x.object)
+		f.Evidence = []rules.Evidence{ev(x.object, x.field, x.expr)}
+		fact := upstream.Key("ar.dryrun-rule-matches-nothing")
+		if x.kind == "measurementRetention" {
+			fact = "ar.retention-rule-matches-nothing"
+		}
+		f.Cites = c.cites(fact, u.abortFact())
+		fs.add(f)
+	}
 }
 
 func oneLineErr(err error) string {

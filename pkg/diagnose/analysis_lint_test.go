@@ -383,6 +383,13 @@ var staticAnalysisCases = []staticAnalysisCase{
 	{name: "a condition that does not compile", id: "RD216", fires: true,
 		edits: []objEdit{successRate(setMetric("failureCondition", "result[0] <"))},
 		says:  "has a failureCondition that does not compile with github.com/expr-lang/expr v1.17.7 (v1.10.2)"},
+	{name: "a dryRun rule '*' (not a regular expression)", id: "RD216", fires: true,
+		edits: []objEdit{webRollout(stepAnalysis("dryRun", []interface{}{map[string]interface{}{"metricName": "*"}}))},
+		says:  `the step 2 analysis: dryRun rule "*" of Rollout shop/web is not a regular expression, so it matches no metric (for every metric, write ".*"): every run ends in Error before it measures anything`},
+	{name: "a dryRun rule '.*'", id: "RD216", edits: []objEdit{webRollout(stepAnalysis("dryRun", []interface{}{map[string]interface{}{"metricName": ".*"}}))}},
+	{name: "a template's measurementRetention rule that matches nothing", id: "RD216", fires: true, subject: "ClusterAnalysisTemplate error-rate",
+		edits: []objEdit{errorRate(set([]string{"spec", "measurementRetention"}, []interface{}{map[string]interface{}{"metricName": "latency", "limit": int64(20)}}))},
+		says:  `measurementRetention rule "latency" of ClusterAnalysisTemplate error-rate matches none of its metrics (error-rate)`},
 	{name: "two templates with one metric name", id: "RD216", fires: true,
 		edits: []objEdit{
 			webRollout(stepAnalysis("templates", []interface{}{map[string]interface{}{"templateName": "success-rate"}, map[string]interface{}{"templateName": "error-rate", "clusterScope": true}})),

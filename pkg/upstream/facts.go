@@ -1465,6 +1465,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 69, "v1.8.2": 69, "v1.8.3": 69, "v1.9.3": 69, "v1.10.2": 69},
 	},
 	{
+		Key:      "ar.dryrun-rule-matches-nothing",
+		Claim:    `Each dryRun rule is a regular expression matched, unanchored, against the run's metric names and must match at least one, or the run ends at once in Error ("Analysis spec invalid: dryRun[i]: Rule didn't match any metric name(s)"); a bare "*" is not a valid expression and matches nothing.`,
+		File:     srcAH,
+		Contains: `return metricsMap, fmt.Errorf("dryRun[%d]: Rule didn't match any metric name(s)", index)`,
+		Lines:    Lines{"v1.7.2": 140, "v1.8.2": 141, "v1.8.3": 141, "v1.9.3": 141, "v1.10.2": 141},
+	},
+	{
+		Key:      "ar.retention-rule-matches-nothing",
+		Claim:    `Each measurementRetention rule must match at least one metric name the same way, or the run ends at once in Error.`,
+		File:     srcAH,
+		Contains: `return metricsMap, fmt.Errorf("measurementRetention[%d]: Rule didn't match any metric name(s)", index)`,
+		Lines:    Lines{"v1.7.2": 118, "v1.8.2": 119, "v1.8.3": 119, "v1.9.3": 119, "v1.10.2": 119},
+	},
+	{
 		Key:      "am.duplicate-name",
 		Claim:    `Metric names must be unique within a run.`,
 		File:     srcAF,
