@@ -132,21 +132,21 @@ func checkTemplateMissing(c *Context, r *rules.Rule) []rules.Finding {
 		var f rules.Finding
 		switch _, looked := c.templateGap(m.TemplateRef); {
 		case looked:
-			f = r.NewFinding(fmt.Sprintf("%s names %s, which does not exist %s: %s", joinWords(m.blocks), what, where, rejects))
+			f = r.NewFinding(fmt.Sprintf("%s %s %s, which does not exist %s: %s", joinWords(m.blocks), names3(len(m.blocks)), what, where, rejects))
 		case !c.View.Header.Offline:
 			// A snapshot that did not look for it (or could not read it:
 			// RD110 reports that) does not say it is missing.
 			continue
 		case len(names) > 0:
-			f = r.NewFinding(fmt.Sprintf("%s names %s, which is not in the input although the input has %s %s: unless it exists %s when this is applied, %s",
-				joinWords(m.blocks), what, pluralKind(m.Kind(), len(names)), strings.Join(names, ", "), where, rejects))
+			f = r.NewFinding(fmt.Sprintf("%s %s %s, which is not in the input although the input has %s %s: unless it exists %s when this is applied, %s",
+				joinWords(m.blocks), names3(len(m.blocks)), what, pluralKind(m.Kind(), len(names)), strings.Join(names, ", "), where, rejects))
 			f.Severity = rules.Warning
 			if near := closest(m.Name, names); near != "" {
 				f.Message += fmt.Sprintf(" (did you mean %s?)", near)
 			}
 		default:
-			f = r.NewFinding(fmt.Sprintf("%s names %s, which is not in the input (it holds no %s): make sure it exists %s before this is applied — otherwise %s",
-				joinWords(m.blocks), what, m.Kind(), where, rejects))
+			f = r.NewFinding(fmt.Sprintf("%s %s %s, which is not in the input (it holds no %s): make sure it exists %s before this is applied — otherwise %s",
+				joinWords(m.blocks), names3(len(m.blocks)), what, m.Kind(), where, rejects))
 			f.Severity = rules.Info
 		}
 		f.Subject = subjectOf(c, subject)
@@ -159,6 +159,14 @@ func checkTemplateMissing(c *Context, r *rules.Rule) []rules.Finding {
 		fs.add(f)
 	}
 	return fs.out
+}
+
+// names3 is "names" for one block, "name" for several.
+func names3(n int) string {
+	if n == 1 {
+		return "names"
+	}
+	return "name"
 }
 
 // subjectOf is "" for the Rollout itself (findings are about it by default).
@@ -467,7 +475,7 @@ func checkLimitUnreachable(c *Context, r *rules.Rule) []rules.Finding {
 			}
 			invalid := func(limit int) bool { return m.CountSet && m.Count < limit } // RD216's
 			if m.FailureLimit >= 0 && m.FailureLimit >= m.Count && !invalid(m.FailureLimit+max(m.ConsecutiveSuccessLimit, 0)) {
-				f := r.NewFinding(fmt.Sprintf("metric %s of %s has failureLimit %d and %s: it fails only when more than %d measurements fail, and it takes %d — it ends Successful even if every measurement fails",
+				f := r.NewFinding(fmt.Sprintf("metric %s of %s has failureLimit %d and %s: it fails only when more than %d of its measurements fail, and it takes %d in all — it ends Successful even if every measurement fails",
 					m.Metric.Name, m.Template.Object(), m.FailureLimit, count, m.FailureLimit, m.Count))
 				f.Subject = m.Template.Object()
 				f.Evidence = []rules.Evidence{ev(f.Subject, m.field("failureLimit"), m.FailureLimit), ev(f.Subject, m.field("count"), count)}
@@ -826,6 +834,13 @@ func (c *Context) stepAnalysisTime(index int) (time.Duration, bool) {
 	return 0, true // no templates: the step is skipped
 }
 
+// quickMeasurement: the provider measures within one request (a query, a
+// web call), not by waiting on work of unknown length (a Job, a Kayenta
+// judgement, a plugin).
+func quickMeasurement(p v1alpha1.MetricProvider) bool {
+	return p.Job == nil && p.Kayenta == nil && len(p.Plugin) == 0
+}
+
 // checkBackgroundWindow: RD218. A background analysis guards only while
 // it measures: it does not hold the steps (the Rollout is promoted when
 // they end, and the run is terminated then, reading Successful), and once
@@ -864,7 +879,9 @@ func checkBackgroundWindow(c *Context, r *rules.Rule) []rules.Finding {
 				bounded, first = false, nil
 				break
 			}
-			if m.Indefinite {
+			if m.Indefinite || !quickMeasurement(m.Metric.Provider) {
+				// A Job or Kayenta measurement lasts as long as the work
+				// it waits for: when the run ends is not known.
 				bounded = false
 			} else if t := m.minRunTime(); t >= end {
 				end, last = t, m
@@ -894,15 +911,19 @@ func checkBackgroundWindow(c *Context, r *rules.Rule) []rules.Finding {
 			continue
 		}
 		if bounded && last != nil && end < steps && steps-end >= longestInterval {
-			schedule := fmt.Sprintf("count %d every %s", last.Count, fmtDur(last.Interval))
+			schedule := fmt.Sprintf("%d measurements %s apart", last.Count, fmtDur(last.Interval))
 			if last.Count == 1 {
-				schedule = "one measurement"
+				schedule = "a single measurement"
 			}
 			if last.InitialDelay > 0 {
 				schedule += " after initialDelay " + fmtDur(last.InitialDelay)
 			}
-			f := r.NewFinding(fmt.Sprintf("%s reaches its count %s after it starts (metric %s: %s) and then stays Successful for the rest of the update — the controller starts no other — while %s: the last %s of the steps, usually at the highest weights, are not analysed",
-				u.words(), fmtDur(end), last.Metric.Name, schedule, pauses, fmtDur(steps-end)))
+			when := fmt.Sprintf("%s after it starts", fmtDur(end))
+			if end == 0 {
+				when = "as soon as it starts"
+			}
+			f := r.NewFinding(fmt.Sprintf("%s has taken all its measurements %s (metric %s: %s) and then stays Successful for the rest of the update — the controller starts no other — while %s: for the last %s of the steps, usually at the highest weights, nothing is measured",
+				u.words(), when, last.Metric.Name, schedule, pauses, fmtDur(steps-end)))
 			f.Evidence = []rules.Evidence{ev(last.Template.Object(), last.field("count"), last.Count), ev(last.Template.Object(), last.field("interval"), quoteOr(string(last.Metric.Interval))), ev(c.obj(), "spec.strategy.canary.steps", fmt.Sprintf("%d steps from step %d", len(canary.Steps)-start, start))}
 			f.Cites = c.cites("an.starting-step", "ar.count-stops", "ar.count-reached", "an.completed-run-kept")
 			fs.add(f)

@@ -350,7 +350,7 @@ var staticAnalysisCases = []staticAnalysisCase{
 	{name: "failureLimit 1 of count 5", id: "RD215"},
 	{name: "failureLimit equal to count", id: "RD215", fires: true, subject: "AnalysisTemplate shop/success-rate",
 		edits: []objEdit{successRate(setMetric("failureLimit", int64(5)))},
-		says:  "metric success-rate of AnalysisTemplate shop/success-rate has failureLimit 5 and count 5: it fails only when more than 5 measurements fail, and it takes 5 — it ends Successful even if every measurement fails"},
+		says:  "metric success-rate of AnalysisTemplate shop/success-rate has failureLimit 5 and count 5: it fails only when more than 5 of its measurements fail, and it takes 5 in all — it ends Successful even if every measurement fails"},
 	{name: "count from a Rollout argument reaches the limit", id: "RD215", fires: true,
 		edits: []objEdit{
 			successRate(setMetric("count", "{{args.count}}"), set([]string{"spec", "args"}, []interface{}{map[string]interface{}{"name": "service"}, map[string]interface{}{"name": "canary-hash"}, map[string]interface{}{"name": "threshold", "value": "0.95"}, map[string]interface{}{"name": "count", "value": "5"}})),
@@ -421,7 +421,11 @@ var staticAnalysisCases = []staticAnalysisCase{
 		says:  "the background analysis can fail 20m after it starts at the earliest (metric error-rate: initialDelay 10m, then failureLimit+1 = 3 failed measurements 5m apart), but the steps from step 1 on pause for 5m in all: the Rollout can be fully promoted before the analysis can fail"},
 	{name: "background with a count that ends early (upstream #1666)", id: "RD218", fires: true,
 		edits: []objEdit{errorRate(setMetric("count", int64(3)))},
-		says:  "the background analysis reaches its count 2m after it starts (metric error-rate: count 3 every 1m) and then stays Successful for the rest of the update — the controller starts no other — while the steps from step 1 on pause for 19m in all: the last 17m of the steps"},
+		says:  "the background analysis has taken all its measurements 2m after it starts (metric error-rate: 3 measurements 1m apart) and then stays Successful for the rest of the update — the controller starts no other — while the steps from step 1 on pause for 19m in all: for the last 17m of the steps, usually at the highest weights, nothing is measured"},
+	{name: "a background Job whose length is not known", id: "RD218",
+		edits: []objEdit{errorRate(setMetric("count", int64(1)), setMetric("interval", nil), setMetric("successCondition", nil),
+			setMetric("provider", map[string]interface{}{"job": map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
+				"restartPolicy": "Never", "containers": []interface{}{map[string]interface{}{"name": "c", "image": "load-test"}}}}}}}))}},
 	{name: "a pause without duration waits for a person", id: "RD218",
 		edits: []objEdit{errorRate(setMetric("initialDelay", "10m"), setMetric("interval", "5m")), webRollout(steps(weight(20), map[string]interface{}{"pause": map[string]interface{}{}}, weight(50)))}},
 }

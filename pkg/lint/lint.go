@@ -10,6 +10,7 @@
 package lint
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -225,7 +226,11 @@ func (l *linter) partition(docs []snapshot.Located) (map[string][]*unstructured.
 // it).
 func (l *linter) template(u *unstructured.Unstructured) error {
 	if u.GetKind() == "ClusterAnalysisTemplate" {
-		return snapshot.Convert(u, &v1alpha1.ClusterAnalysisTemplate{})
+		if err := snapshot.Convert(u, &v1alpha1.ClusterAnalysisTemplate{}); err != nil {
+			// Convert names objects namespace/name; this one has none.
+			return errors.New(strings.Replace(err.Error(), "ClusterAnalysisTemplate /", "ClusterAnalysisTemplate ", 1))
+		}
+		return nil
 	}
 	return snapshot.Convert(u, &v1alpha1.AnalysisTemplate{})
 }
