@@ -478,7 +478,7 @@ func checkLimitUnreachable(c *Context, r *rules.Rule) []rules.Finding {
 				f := r.NewFinding(fmt.Sprintf("metric %s of %s has failureLimit %d and %s: it fails only when more than %d of its measurements fail, and it takes %d in all — it ends Successful even if every measurement fails",
 					m.Metric.Name, m.Template.Object(), m.FailureLimit, count, m.FailureLimit, m.Count))
 				f.Subject = m.Template.Object()
-				f.Evidence = []rules.Evidence{ev(f.Subject, m.field("failureLimit"), m.FailureLimit), ev(f.Subject, m.field("count"), count)}
+				f.Evidence = []rules.Evidence{ev(f.Subject, m.field("failureLimit"), m.FailureLimit), ev(f.Subject, m.field("count"), countString(m.Metric))}
 				f.Cites = c.cites("ar.failure-limit", "ar.effective-count", "ar.count-reached")
 				fs.add(f)
 			}
@@ -486,7 +486,7 @@ func checkLimitUnreachable(c *Context, r *rules.Rule) []rules.Finding {
 				f := r.NewFinding(fmt.Sprintf("metric %s of %s has inconclusiveLimit %d and %s: it is never Inconclusive — a run whose every measurement is inconclusive (neither condition true) ends Successful instead of pausing for a person",
 					m.Metric.Name, m.Template.Object(), m.InconclusiveLimit, count))
 				f.Subject = m.Template.Object()
-				f.Evidence = []rules.Evidence{ev(f.Subject, m.field("inconclusiveLimit"), m.InconclusiveLimit), ev(f.Subject, m.field("count"), count)}
+				f.Evidence = []rules.Evidence{ev(f.Subject, m.field("inconclusiveLimit"), m.InconclusiveLimit), ev(f.Subject, m.field("count"), countString(m.Metric))}
 				f.Cites = c.cites("ar.inconclusive-limit", "ev.inconclusive", "ar.effective-count", "ar.count-reached")
 				fs.add(f)
 			}
