@@ -630,12 +630,12 @@ func checkMetricInvalid(c *Context, r *rules.Rule) []rules.Finding {
 				if cond.expr == "" {
 					continue
 				}
-				if err := model.CompileCondition(ver, cond.expr); err != nil {
-					f := r.NewFinding(fmt.Sprintf("metric %s of %s has a %s that does not compile with %s (%s): %s — every measurement is an Error, and after consecutiveErrorLimit (%d) more in a row the run ends in Error and aborts the Rollout",
-						m.Metric.Name, obj, cond.name, model.ConditionLibrary(ver), ver, oneLineErr(err), m.ConsecutiveErrorLimit))
+				if err, what := compileError(ver, cond.expr, m.Metric.Provider); err != nil {
+					f := r.NewFinding(fmt.Sprintf("metric %s of %s has a %s that does not compile with %s (%s)%s: %s — every measurement is an Error, and after consecutiveErrorLimit (%d) more in a row the run ends in Error and aborts the Rollout",
+						m.Metric.Name, obj, cond.name, model.ConditionLibrary(ver), ver, what, oneLineErr(err), m.ConsecutiveErrorLimit))
 					f.Subject = obj
 					f.Evidence = []rules.Evidence{ev(obj, m.field(cond.name), cond.expr)}
-					f.Cites = c.cites("ev.eval-error", "ar.consecutive-error-limit", "ev.expr-lang", "ev.antonmedv-expr", u.abortFact())
+					f.Cites = c.cites("ev.compile-typed", "ev.eval-error", "ar.consecutive-error-limit", "ev.expr-lang", "ev.antonmedv-expr", u.abortFact())
 					fs.add(f)
 				}
 			}
@@ -707,6 +707,38 @@ func (c *Context) unmatchedRules(r *rules.Rule, u analysisUse, fs *findings) {
 		f.Cites = c.cites(fact, u.abortFact())
 		fs.add(f)
 	}
+}
+
+// compileError is why a condition fails to compile for every value the
+// metric's provider hands over, and which values those are: the controller
+// compiles against the measured value's type, so a Prometheus condition
+// must compile for a list (or a number, for a scalar query), a Datadog one
+// for a number; for other providers only what fails for any value is
+// known.
+func compileError(v upstream.Version, cond string, p v1alpha1.MetricProvider) (error, string) {
+	var samples []any
+	what := ""
+	switch {
+	case p.Prometheus != nil && scalarQuery(p.Prometheus):
+		samples, what = []any{float64(0)}, " for a Prometheus scalar"
+	case p.Prometheus != nil:
+		samples, what = []any{[]float64{0}}, " for a Prometheus vector (a list, even of one series)"
+	case p.Datadog != nil:
+		samples, what = []any{float64(0)}, " for a Datadog value"
+	default:
+		return model.CompileCondition(v, cond), ""
+	}
+	var first error
+	for _, x := range samples {
+		err := model.CompileConditionFor(v, cond, x)
+		if err == nil {
+			return nil, ""
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first, what
 }
 
 func oneLineErr(err error) string {

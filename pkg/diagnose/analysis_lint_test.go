@@ -338,6 +338,10 @@ var staticAnalysisCases = []staticAnalysisCase{
 	{name: "the upstream empty-array example passes on v1.7", id: "RD214", fires: true, ver: "v1.7.2",
 		edits: []objEdit{successRate(setMetric("successCondition", "len(result) == 0 || result[0] >= 0.95"), setMetric("failureCondition", nil))},
 		says:  "successCondition `len(result) == 0 || result[0] >= 0.95` is true there (evaluated with github.com/antonmedv/expr v1.15.5, as v1.7.2 does)"},
+	{name: "a scalar query with a scalar failureCondition: NaN passes", id: "RD214", fires: true,
+		edits: []objEdit{successRate(setMetric("successCondition", nil), setMetric("failureCondition", "result < 0.90"),
+			setMetric("provider", map[string]interface{}{"prometheus": map[string]interface{}{"query": "scalar(sum(rate(ok[2m])) / sum(rate(all[2m])))"}}))},
+		says: "passes when the value is NaN (a ratio over zero requests: no traffic yet): failureCondition `result < 0.90` is false there"},
 	{name: "only a successCondition fails on NaN", id: "RD214",
 		edits: []objEdit{successRate(setMetric("successCondition", "result[0] >= 0.95"), setMetric("failureCondition", nil))}},
 	{name: "Datadog default(result, 0) passes on no data", id: "RD214", fires: true,
@@ -476,6 +480,65 @@ func TestStaticAnalysisGoodFixtures(t *testing.T) {
 			for _, f := range r.Findings {
 				if f.ID >= "RD211" && f.ID <= "RD218" {
 					t.Errorf("%s: %s %s", v, f.ID, f.Message)
+				}
+			}
+		}
+	}
+}
+
+// TestStaticAnalysisPerVersion: where the controller versions differ, the
+// rules say what each does. failureLimit -1 is rejected before v1.8 and
+// needs a consecutiveSuccessLimit after; max() over a Prometheus vector
+// does not compile with the library v1.7–v1.9 use (every measurement an
+// Error), and on v1.10 a NaN in the vector makes it pass.
+func TestStaticAnalysisPerVersion(t *testing.T) {
+	type want struct{ id, says string }
+	for _, tc := range []struct {
+		name  string
+		edits []objEdit
+		want  map[upstream.Version][]want
+	}{
+		{"failureLimit -1 alone", []objEdit{successRate(setMetric("failureLimit", int64(-1)))}, map[upstream.Version][]want{
+			"v1.7.2":  {{"RD216", "is invalid for v1.7.2: failureLimit must be >= 0 (-1)"}},
+			"v1.8.2":  {{"RD216", "is invalid for v1.8.2: failureLimit and consecutiveSuccessLimit cannot both be disabled"}},
+			"v1.8.3":  {{"RD216", "is invalid for v1.8.3: failureLimit and consecutiveSuccessLimit cannot both be disabled"}},
+			"v1.9.3":  {{"RD216", "is invalid for v1.9.3: failureLimit and consecutiveSuccessLimit cannot both be disabled"}},
+			"v1.10.2": {{"RD216", "is invalid for v1.10.2: failureLimit and consecutiveSuccessLimit cannot both be disabled"}},
+		}},
+		{"failureLimit -1 with consecutiveSuccessLimit 3", []objEdit{successRate(setMetric("failureLimit", int64(-1)), setMetric("consecutiveSuccessLimit", int64(3)))}, map[upstream.Version][]want{
+			"v1.7.2":  {{"RD216", "is invalid for v1.7.2: failureLimit must be >= 0 (-1)"}},
+			"v1.8.2":  nil,
+			"v1.8.3":  nil,
+			"v1.9.3":  nil,
+			"v1.10.2": nil,
+		}},
+		{"failureCondition max(result) > 0.10 alone", []objEdit{successRate(setMetric("successCondition", nil), setMetric("failureCondition", "max(result) > 0.10"))}, map[upstream.Version][]want{
+			"v1.7.2":  {{"RD216", "has a failureCondition that does not compile with github.com/antonmedv/expr v1.15.5 (v1.7.2) for a Prometheus vector (a list, even of one series): invalid argument for max (type []float64)"}},
+			"v1.8.2":  {{"RD216", "does not compile with github.com/antonmedv/expr v1.15.5 (v1.8.2)"}},
+			"v1.8.3":  {{"RD216", "does not compile with github.com/antonmedv/expr v1.15.5 (v1.8.3)"}},
+			"v1.9.3":  {{"RD216", "does not compile with github.com/antonmedv/expr v1.15.5 (v1.9.3)"}},
+			"v1.10.2": {{"RD214", "passes when the value is NaN (a ratio over zero requests: no traffic yet): failureCondition `max(result) > 0.10` is false there"}},
+		}},
+	} {
+		for _, v := range upstream.Modeled {
+			w, ok := tc.want[v]
+			if !ok {
+				t.Fatalf("%s: no expectation for %s: read its analysis controller and add one", tc.name, v)
+			}
+			r := diagnoseStatic(t, staticAnalysisCase{edits: tc.edits, ver: v})
+			got := map[string]string{}
+			for _, f := range r.Findings {
+				if f.ID >= "RD211" && f.ID <= "RD218" {
+					got[f.ID] = f.Message
+				}
+			}
+			if len(got) != len(w) {
+				t.Errorf("%s on %s: %v, want %v", tc.name, v, got, w)
+				continue
+			}
+			for _, x := range w {
+				if !strings.Contains(got[x.id], x.says) {
+					t.Errorf("%s on %s: %s says %q, want %q", tc.name, v, x.id, got[x.id], x.says)
 				}
 			}
 		}

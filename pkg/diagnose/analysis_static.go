@@ -444,17 +444,33 @@ type probe struct {
 func noDataProbes(p v1alpha1.MetricProvider) []probe {
 	nan := math.NaN()
 	switch {
+	case p.Prometheus != nil && scalarQuery(p.Prometheus):
+		return []probe{{"the value is NaN (a ratio over zero requests: no traffic yet)", nan}}
 	case p.Prometheus != nil:
 		return []probe{
 			{"the query returns no series (an empty vector: no request matched yet)", []float64{}},
 			{"the value is NaN (a ratio over zero requests: no traffic yet)", []float64{nan}},
-			{"a scalar query is NaN", nan},
 		}
 	case p.Datadog != nil:
 		var none *float64
 		return []probe{{"the query returns no data points (a nil result)", none}}
 	}
 	return nil
+}
+
+// scalarQuery: a PromQL instant query returns a scalar only when it is one
+// (scalar(...), a number); anything else is a vector, which the controller
+// hands over as a list (pr.vector-values), and a range query a matrix,
+// flattened into a list too.
+func scalarQuery(p *v1alpha1.PrometheusMetric) bool {
+	if p.RangeQuery != nil {
+		return false
+	}
+	q := strings.TrimSpace(p.Query)
+	if _, err := strconv.ParseFloat(q, 64); err == nil {
+		return true
+	}
+	return strings.HasPrefix(q, "scalar(") && strings.HasSuffix(q, ")")
 }
 
 // sortedKeys returns a map's keys in order.

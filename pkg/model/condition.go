@@ -176,6 +176,31 @@ func CompileCondition(v upstream.Version, condition string) error {
 	return err
 }
 
+// CompileConditionFor reports whether a condition compiles for release v
+// against a measured value of result's type (a Prometheus vector is always
+// a []float64): a type error here, such as an aggregate the library does
+// not offer for a list, errors every measurement of that type, whatever
+// the values.
+func CompileConditionFor(v upstream.Version, condition string, result any) error {
+	env := conditionEnv(result)
+	var err error
+	switch ConditionLibrary(v) {
+	case ExprLang:
+		_, err = compileLang(condition, env)
+		var fe *exprlangfile.Error
+		if errors.As(err, &fe) {
+			err = errors.New(fe.Message)
+		}
+	default:
+		_, err = compileAntonmedv(condition, env)
+		var fe *antonmedvfile.Error
+		if errors.As(err, &fe) {
+			err = errors.New(fe.Message)
+		}
+	}
+	return err
+}
+
 // untypedEnv names what conditionEnv names, with result of no particular
 // type (a map environment types each name by its value, and a nil value
 // types result as nil).

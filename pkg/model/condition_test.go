@@ -77,3 +77,24 @@ func TestCompileCondition(t *testing.T) {
 		}
 	}
 }
+
+// TestLibrariesDiffer: the two libraries do not accept the same
+// conditions. max() over a list is expr-lang's; antonmedv/expr v1.15.5
+// rejects it at compile time for a Prometheus vector, so up to v1.9 every
+// measurement of such a metric errors, while v1.10 evaluates it — and a
+// NaN in the vector then makes max NaN, every comparison false.
+func TestLibrariesDiffer(t *testing.T) {
+	for _, v := range upstream.Modeled {
+		err := CompileConditionFor(v, "max(result) > 0.05", []float64{0})
+		old := ConditionLibrary(v) == ExprAntonmedv
+		if old != (err != nil) {
+			t.Errorf("%s (%s): max over a vector compiles: %v", v, ConditionLibrary(v), err)
+		}
+		if old {
+			continue
+		}
+		if ph, err := MeasurementPhase(v, "", "max(result) > 0.05", []float64{0.01, math.NaN()}); ph != v1alpha1.AnalysisPhaseSuccessful || err != nil {
+			t.Errorf("%s: a NaN in the vector: %s %v", v, ph, err)
+		}
+	}
+}

@@ -1632,6 +1632,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 64, "v1.8.2": 98, "v1.8.3": 98, "v1.9.3": 98, "v1.10.2": 120},
 	},
 	{
+		Key:      "ev.compile-typed",
+		Claim:    `Each condition is compiled against an environment holding the measured value, so it is type-checked with that value's type: what the library does not accept for that type (max() over a list up to v1.9) fails every measurement of it.`,
+		File:     srcEV,
+		Contains: `program, err := expr.Compile(condition, expr.Env(env))`,
+		Lines:    Lines{"v1.7.2": 80, "v1.8.2": 114, "v1.8.3": 114, "v1.9.3": 114, "v1.10.2": 136},
+	},
+	{
 		Key:      "ev.eval-error",
 		Claim:    `A condition that does not compile, fails while running (an index into an empty list) or does not yield a bool makes the measurement Error.`,
 		File:     srcEV,
