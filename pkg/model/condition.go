@@ -125,7 +125,7 @@ func EvalCondition(v upstream.Version, condition string, result any) (bool, erro
 	case ExprLang:
 		var p *exprlangvm.Program
 		if p, err = compileLang(condition, env); err == nil {
-			out, err = exprlang.Run(p, env)
+			out, err = runLang(p, env)
 		}
 		var fe *exprlangfile.Error
 		if errors.As(err, &fe) {
@@ -134,7 +134,7 @@ func EvalCondition(v upstream.Version, condition string, result any) (bool, erro
 	default:
 		var p *antonmedvvm.Program
 		if p, err = compileAntonmedv(condition, env); err == nil {
-			out, err = antonmedv.Run(p, env)
+			out, err = runAntonmedv(p, env)
 		}
 		var fe *antonmedvfile.Error
 		if errors.As(err, &fe) {
@@ -161,13 +161,13 @@ func CompileCondition(v upstream.Version, condition string) error {
 	var err error
 	switch ConditionLibrary(v) {
 	case ExprLang:
-		_, err = exprlang.Compile(condition, exprlang.Env(env))
+		_, err = compileLang(condition, env)
 		var fe *exprlangfile.Error
 		if errors.As(err, &fe) {
 			err = errors.New(fe.Message)
 		}
 	default:
-		_, err = antonmedv.Compile(condition, antonmedv.Env(env))
+		_, err = compileAntonmedv(condition, env)
 		var fe *antonmedvfile.Error
 		if errors.As(err, &fe) {
 			err = errors.New(fe.Message)
@@ -250,10 +250,30 @@ func MeasurementPhase(v upstream.Version, success, failure string, result any) (
 	return v1alpha1.AnalysisPhaseSuccessful, nil
 }
 
-func compileLang(condition string, env map[string]any) (*exprlangvm.Program, error) {
+// The libraries turn a panic while running into an error themselves; a
+// condition they choke on while compiling must not stop a lint run either.
+func compileLang(condition string, env any) (p *exprlangvm.Program, err error) {
+	defer recoverInto(&err)
 	return exprlang.Compile(condition, exprlang.Env(env))
 }
 
-func compileAntonmedv(condition string, env map[string]any) (*antonmedvvm.Program, error) {
+func compileAntonmedv(condition string, env any) (p *antonmedvvm.Program, err error) {
+	defer recoverInto(&err)
 	return antonmedv.Compile(condition, antonmedv.Env(env))
+}
+
+func recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("the expression library failed on it: %v", r)
+	}
+}
+
+func runLang(p *exprlangvm.Program, env any) (out any, err error) {
+	defer recoverInto(&err)
+	return exprlang.Run(p, env)
+}
+
+func runAntonmedv(p *antonmedvvm.Program, env any) (out any, err error) {
+	defer recoverInto(&err)
+	return antonmedv.Run(p, env)
 }
