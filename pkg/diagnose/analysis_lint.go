@@ -232,9 +232,40 @@ func checkArgUnsupplied(c *Context, r *rules.Rule) []rules.Finding {
 			f.Cites = c.cites("rv.build-run", "ag.args-not-resolved", "ct.invalid-spec")
 			fs.add(f)
 		}
+		if !u.Gates() && len(unset) == 0 && conflict == nil {
+			c.backgroundArgsPerTemplate(r, u, &fs)
+		}
 		c.unresolvedPlaceholders(r, u, args, &fs)
 	}
 	return fs.out
+}
+
+// backgroundArgsPerTemplate adds the arguments a background template
+// declares without a value that the Rollout does not pass by name: the
+// controller's validation asks each background template for them on its
+// own, so a default another template gives does not do (the merged
+// arguments passed the check above).
+func (c *Context) backgroundArgsPerTemplate(r *rules.Rule, u analysisUse, fs *findings) {
+	passed := map[string]bool{}
+	for _, a := range u.Analysis.Args {
+		passed[a.Name] = true
+	}
+	for _, t := range u.Used {
+		var need []string
+		for _, a := range t.Spec.Args {
+			if a.Value == nil && a.ValueFrom == nil && !passed[a.Name] {
+				need = append(need, a.Name)
+			}
+		}
+		if len(need) == 0 {
+			continue
+		}
+		f := r.NewFinding(fmt.Sprintf("%s: %s declares %s %s without a value, and only another template of the analysis gives %s a default: the controller checks each background template's own arguments against spec.strategy.canary.analysis.args, rejects the Rollout (InvalidSpec) and reconciles nothing until the Rollout passes %s",
+			u.words(), t.Object(), plural("argument", len(need)), strings.Join(need, ", "), itThem(len(need)), itThem(len(need))))
+		f.Evidence = []rules.Evidence{ev(c.obj(), u.Field+".args", argNames(u.Analysis.Args)), ev(t.Object(), "spec.args", strings.Join(need, ", "))}
+		f.Cites = c.cites("rv.background-args-per-template", "ct.invalid-spec")
+		fs.add(f)
+	}
 }
 
 // unresolvedPlaceholders adds the {{...}} placeholders of the block's
@@ -770,8 +801,12 @@ func checkRunsIndefinitely(c *Context, r *rules.Rule) []rules.Finding {
 				rejects := fmt.Sprintf("the controller rejects the Rollout (InvalidSpec: %s %s has metric %s which runs indefinitely) and reconciles nothing until it is fixed", t.Kind(), t.Name, m.Name)
 				var msg string
 				if m.Count == nil || m.Count.Type == intstr.Int {
-					msg = fmt.Sprintf("%s: metric %s of %s has interval %s and no count: it would measure until the run is terminated, so %s could never complete — %s",
-						u.words(), m.Name, t.Object(), m.Interval, u.words(), rejects)
+					none := "no count"
+					if m.Count != nil {
+						none = "count 0, which reads as none"
+					}
+					msg = fmt.Sprintf("%s: metric %s of %s has interval %s and %s: it would measure until the run is terminated, so %s could never complete — %s",
+						u.words(), m.Name, t.Object(), m.Interval, none, u.words(), rejects)
 				} else {
 					from := "the placeholder reads as 0"
 					if name, ok := argName(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(m.Count.StrVal), "{{"), "}}")); ok {

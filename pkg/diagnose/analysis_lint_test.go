@@ -303,6 +303,13 @@ var staticAnalysisCases = []staticAnalysisCase{
 	{name: "a background placeholder nothing declares", id: "RD212", fires: true, subject: "ClusterAnalysisTemplate error-rate",
 		edits: []objEdit{errorRate(setMetric("provider", map[string]interface{}{"prometheus": map[string]interface{}{"query": `rate(x{ns="{{args.namespace}}"}[1m])`}}))},
 		says:  "the background analysis: ClusterAnalysisTemplate error-rate uses {{args.namespace}}, which no template of the analysis declares: the run ends in Error before it measures anything"},
+	{name: "a background template's argument only a sibling's default gives", id: "RD212", fires: true,
+		edits: []objEdit{
+			webRollout(set([]string{"spec", "strategy", "canary", "analysis", "templates"}, []interface{}{map[string]interface{}{"templateName": "error-rate", "clusterScope": true}, map[string]interface{}{"templateName": "defaults"}}),
+				set([]string{"spec", "strategy", "canary", "analysis", "args"}, []interface{}{})),
+			add("apiVersion: argoproj.io/v1alpha1\nkind: AnalysisTemplate\nmetadata: {name: defaults, namespace: shop}\nspec:\n  args: [{name: service, value: web}]\n  metrics:\n  - name: up\n    interval: 1m\n    successCondition: 'len(result) > 0 && result[0] == 1'\n    provider: {prometheus: {query: 'up{service=\"{{args.service}}\"}'}}\n"),
+		},
+		says: "the background analysis: ClusterAnalysisTemplate error-rate declares argument service without a value, and only another template of the analysis gives it a default: the controller checks each background template's own arguments against spec.strategy.canary.analysis.args, rejects the Rollout (InvalidSpec)"},
 	{name: "two templates disagree on a default", id: "RD212", fires: true,
 		edits: []objEdit{
 			successRate(set([]string{"spec", "args"}, []interface{}{map[string]interface{}{"name": "service"}, map[string]interface{}{"name": "canary-hash"}, map[string]interface{}{"name": "threshold", "value": "0.95"}})),

@@ -1409,6 +1409,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 213, "v1.8.2": 214, "v1.8.3": 214, "v1.9.3": 214, "v1.10.2": 214},
 	},
 	{
+		Key:      "rv.background-args-per-template",
+		Claim:    `Each background template's own arguments without value or valueFrom must be passed by name in the Rollout's canary.analysis.args, even when another template of the analysis gives them a default ("missing analysis arguments in rollout spec", or the argument's name).`,
+		File:     srcVR,
+		Contains: `} else if templateType == BackgroundAnalysis && len(templateSpec.Args) > 0 {`,
+		Lines:    Lines{"v1.7.2": 184, "v1.8.2": 185, "v1.8.3": 185, "v1.9.3": 185, "v1.10.2": 185},
+	},
+	{
 		Key:      "rv.runs-indefinitely",
 		Claim:    `A step or blue-green template with a metric that runs indefinitely (an interval and no count) makes the spec invalid ("which runs indefinitely").`,
 		File:     srcVR,
