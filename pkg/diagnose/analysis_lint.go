@@ -18,8 +18,10 @@ import (
 // The static analysis rules, RD211–RD218: a Rollout's analysis read
 // together with the AnalysisTemplates it uses, before a release. Each says
 // what the controller will do with the spec — reject the Rollout, end every
-// run in Error, or let a run pass without checking anything — in the words
-// of the block concerned (the step 2 analysis, the background analysis).
+// run in Error, or let a run pass without checking anything. Findings that
+// depend on where a template is used name the block (the step 2 analysis,
+// the background analysis); those about a template's metric alone do not,
+// so that a template used by several blocks or Rollouts says it once.
 
 // findings collects a check's findings once each: one template used by
 // several blocks, or several steps, says the same thing once.
