@@ -3,9 +3,11 @@ module github.com/rolloutdoctor/rolloutdoctor
 go 1.26.10
 
 require (
+	github.com/antonmedv/expr v1.15.5
 	github.com/argoproj/argo-rollouts v1.10.2
 	github.com/charmbracelet/lipgloss v1.1.0
 	github.com/charmbracelet/x/ansi v0.8.0
+	github.com/expr-lang/expr v1.17.7
 	github.com/muesli/termenv v0.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/spf13/cobra v1.10.2

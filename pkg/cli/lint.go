@@ -43,9 +43,11 @@ func newLintCommand(o *LintOptions) *cobra.Command {
 		Use:   "lint -f PATH... | PATH...",
 		Short: "CI gate: the static rules over rendered manifests (helm template, kustomize build, YAML), with file:line",
 		Long: `lint runs the rules that need only manifests over rendered YAML: a Rollout together with the
-Services, HPAs, KEDA ScaledObjects, Ingresses and VirtualServices in the same input, so cross-object
-rules (the safe-pods limit against HPA/KEDA maxReplicas) work. Helm replaces lists, so lint what
-'helm template' renders, not values files.
+Services, HPAs, KEDA ScaledObjects, Ingresses, VirtualServices and AnalysisTemplates of its namespace
+and the ClusterAnalysisTemplates in the same input, so cross-object rules (the safe-pods limit against
+HPA/KEDA maxReplicas, the arguments and templates its analysis needs) work. A finding about a
+template is located at the template. Helm replaces lists, so lint what 'helm template' renders, not
+values files.
 
 Exit codes: 0 no unsuppressed finding at or above --fail-on; 1 findings; 2 some input could not be
 read or parsed (the rest is still linted and reported); 3 bad flags.

@@ -19,6 +19,9 @@ type Context struct {
 	Analysis model.Analysis
 	ro       *v1alpha1.Rollout
 	runs     []AnalysisRunView
+	// uses are the Rollout's analysis blocks with their templates, walked
+	// on first use (analysisUses).
+	uses []analysisUse
 }
 
 func (c *Context) obj() string { return "Rollout " + c.ro.Namespace + "/" + c.ro.Name }

@@ -185,6 +185,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 	for _, c := range bugCases {
 		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: len(c.fires) > 0})
 	}
+	for _, c := range staticAnalysisCases {
+		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
+	}
 	rulestest.Coverage(t, rules.AreaRollout, cases)
 }
 

@@ -54,4 +54,12 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD159": checkControllerErrors,
 	"RD160": checkSpecFight,
 	"RD161": checkGitOpsOwner,
+	"RD211": checkTemplateMissing,
+	"RD212": checkArgUnsupplied,
+	"RD213": checkArgIgnored,
+	"RD214": checkPassesWithoutData,
+	"RD215": checkLimitUnreachable,
+	"RD216": checkMetricInvalid,
+	"RD217": checkRunsIndefinitely,
+	"RD218": checkBackgroundWindow,
 }))

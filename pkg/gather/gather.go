@@ -2,9 +2,10 @@
 // reads the Rollout, its ReplicaSets and pods (by label selector, never a
 // cluster-wide pod list), the Services that select its pods or that it names,
 // their EndpointSlices, the Ingresses routing to them and the traffic objects
-// it references, its AnalysisRuns, autoscalers, PDBs, the nodes its pods run
-// on and their Leases, its namespace and recent Events, and the argo-rollouts
-// controller Deployment; Deployment reads the same traffic path for a
+// it references, its AnalysisRuns and the AnalysisTemplates and
+// ClusterAnalysisTemplates its analysis uses, autoscalers, PDBs, the nodes
+// its pods run on and their Leases, its namespace and recent Events, and the
+// argo-rollouts controller Deployment; Deployment reads the same traffic path for a
 // Deployment. What cannot be read becomes a snapshot.Gap.
 package gather
 
@@ -217,6 +218,7 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 		}
 		goGet(owner, m.Kind, ons, m.Name)
 	}
+	rd.analysisTemplates(ro)
 	targets := func(u *unstructured.Unstructured) bool {
 		k, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
 		n, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")

@@ -36,7 +36,8 @@ func ListKinds() map[schema.GroupVersionResource]string {
 		GVRIngress: "IngressList", GVRHPA: "HorizontalPodAutoscalerList", GVRPDB: "PodDisruptionBudgetList",
 		GVRLease: "LeaseList", GVRConfigMap: "ConfigMapList", GVRVirtualService: "VirtualServiceList",
 		GVRDestRule: "DestinationRuleList", GVRTrafficSplit: "TrafficSplitList", GVRHTTPRoute: "HTTPRouteList",
-		GVRScaledObject: "ScaledObjectList",
+		GVRScaledObject: "ScaledObjectList", GVRAnalysisTemplate: "AnalysisTemplateList",
+		GVRClusterAnalysisTemplate: "ClusterAnalysisTemplateList",
 	}
 }
 

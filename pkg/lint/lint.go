@@ -1,12 +1,16 @@
 // Package lint runs the static rules — the ones that need only manifests —
 // over rendered manifests (helm template, kustomize build, plain YAML), as a
 // CI gate. Each Rollout is checked together with the Services, autoscalers,
-// Ingresses and VirtualServices of the same input, so cross-object rules
-// (the safe-pods limit against HPA/KEDA maxReplicas) work. Findings carry the
-// file and line of the object; suppressions are counted, never hidden.
+// Ingresses, VirtualServices and AnalysisTemplates of the same input (and
+// every ClusterAnalysisTemplate in it), so cross-object rules (the safe-pods
+// limit against HPA/KEDA maxReplicas, the arguments a Rollout passes its
+// templates) work. Findings carry the file and line of the object to edit —
+// the Rollout, or the template a finding is about; suppressions are counted,
+// never hidden.
 package lint
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -15,6 +19,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
@@ -70,6 +76,10 @@ type Report struct {
 	Rollouts   int                     `json:"rollouts"`
 	// Deployments counts Deployments given the pod checks.
 	Deployments int `json:"deployments"`
+	// AnalysisTemplates counts the AnalysisTemplates and
+	// ClusterAnalysisTemplates read; they are checked with the Rollouts
+	// that use them.
+	AnalysisTemplates int `json:"analysisTemplates"`
 	// Skipped counts objects of kinds no rule reads, by kind.
 	Skipped map[string]int `json:"skipped,omitempty"`
 	Errors  []FileError    `json:"errors,omitempty"`
@@ -104,6 +114,7 @@ var known = map[string]bool{
 	"Rollout": true, "Service": true, "HorizontalPodAutoscaler": true, "ScaledObject": true,
 	"Ingress": true, "VirtualService": true, "DestinationRule": true, "TrafficSplit": true, "HTTPRoute": true,
 	"Deployment": true, "PodDisruptionBudget": true, "Namespace": true,
+	"AnalysisTemplate": true, "ClusterAnalysisTemplate": true,
 }
 
 // Run lints the located objects. Parse errors from loading are passed in and
@@ -118,11 +129,12 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 			rep.Errors = append(rep.Errors, e)
 		}
 	}
-	l := &linter{rep: rep, opt: opt, where: map[string]snapshot.Source{}}
+	l := &linter{rep: rep, opt: opt, where: map[string]snapshot.Source{}, meta: map[string]metav1.ObjectMeta{}}
 	byNS, order := l.partition(docs)
 	for _, n := range order {
 		l.namespace(byNS[n])
 	}
+	rep.Findings = merged(rep.Findings)
 	byPlace := func(a, b Finding) bool {
 		if a.File != b.File {
 			return a.File < b.File
@@ -137,18 +149,23 @@ func Run(docs []snapshot.Located, files int, errs []FileError, opt Options) *Rep
 	return rep
 }
 
-// linter is one lint run: the report it fills and where each workload was
-// read from.
+// linter is one lint run: the report it fills and where each workload and
+// template was read from.
 type linter struct {
 	rep   *Report
 	opt   Options
 	where map[string]snapshot.Source // "Kind/namespace/name" → file:line
+	// meta holds the templates' metadata, for their suppression
+	// annotations.
+	meta map[string]metav1.ObjectMeta
 }
 
 // partition counts the objects, sets aside kinds no rule reads, gives
 // namespaced objects without one the default namespace, and groups the rest
 // by namespace (in input order): a Rollout only ever refers to objects in its
 // own namespace, so one snapshot per namespace keeps a large input linear.
+// ClusterAnalysisTemplates belong to no namespace and to every one: they
+// join each namespace's objects.
 func (l *linter) partition(docs []snapshot.Located) (map[string][]*unstructured.Unstructured, []string) {
 	ns := l.opt.Namespace
 	if ns == "" {
@@ -156,29 +173,66 @@ func (l *linter) partition(docs []snapshot.Located) (map[string][]*unstructured.
 	}
 	byNS := map[string][]*unstructured.Unstructured{}
 	var order []string
+	var cluster []*unstructured.Unstructured
 	for _, d := range docs {
 		u := d.Object
 		l.rep.Objects++
-		if !known[u.GetKind()] {
-			l.rep.Skipped[u.GetKind()]++
+		kind := u.GetKind()
+		if !known[kind] {
+			l.rep.Skipped[kind]++
 			continue
 		}
-		if u.GetNamespace() == "" && u.GetKind() != "Namespace" {
+		switch {
+		case kind == "ClusterAnalysisTemplate" && u.GetNamespace() != "":
+			// kubectl apply ignores a cluster-scoped object's namespace.
+			u = u.DeepCopy()
+			u.SetNamespace("")
+		case u.GetNamespace() == "" && kind != "Namespace" && kind != "ClusterAnalysisTemplate":
 			u = u.DeepCopy()
 			u.SetNamespace(ns)
 		}
-		if u.GetKind() == "Rollout" || u.GetKind() == "Deployment" {
-			l.where[u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName()] = d.Source
+		key := kind + "/" + u.GetNamespace() + "/" + u.GetName()
+		switch kind {
+		case "Rollout", "Deployment":
+			l.where[key] = d.Source
+		case "AnalysisTemplate", "ClusterAnalysisTemplate":
+			l.rep.AnalysisTemplates++
+			l.where[key] = d.Source
+			l.meta[key] = metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), Annotations: u.GetAnnotations()}
+			if err := l.template(u); err != nil {
+				l.rep.Errors = append(l.rep.Errors, FileError{File: d.Source.File, Line: d.Source.Line, Message: err.Error()})
+			}
+			if kind == "ClusterAnalysisTemplate" {
+				cluster = append(cluster, u)
+				continue
+			}
 		}
 		if _, ok := byNS[u.GetNamespace()]; !ok {
 			order = append(order, u.GetNamespace())
 		}
 		byNS[u.GetNamespace()] = append(byNS[u.GetNamespace()], u)
 	}
+	for _, n := range order {
+		byNS[n] = append(byNS[n], cluster...)
+	}
 	if len(l.rep.Skipped) == 0 {
 		l.rep.Skipped = nil
 	}
 	return byNS, order
+}
+
+// template checks that a template decodes; one that does not is reported
+// at its own file:line (the Rollouts that use it are still linted, without
+// it).
+func (l *linter) template(u *unstructured.Unstructured) error {
+	if u.GetKind() == "ClusterAnalysisTemplate" {
+		if err := snapshot.Convert(u, &v1alpha1.ClusterAnalysisTemplate{}); err != nil {
+			// Convert names objects namespace/name; this one has none.
+			return errors.New(strings.Replace(err.Error(), "ClusterAnalysisTemplate /", "ClusterAnalysisTemplate ", 1))
+		}
+		return nil
+	}
+	return snapshot.Convert(u, &v1alpha1.AnalysisTemplate{})
 }
 
 // fail records an object that could not be linted, at its file:line.
@@ -214,7 +268,7 @@ func (l *linter) namespace(objs []*unstructured.Unstructured) {
 	work := append(rollouts, deployments...)
 	parts := make([]*Report, len(work))
 	par.Do(len(work), func(i int) {
-		part := &linter{rep: &Report{}, opt: l.opt, where: l.where}
+		part := &linter{rep: &Report{}, opt: l.opt, where: l.where, meta: l.meta}
 		if i < len(rollouts) {
 			part.rollout(snap, work[i])
 		} else {
@@ -263,13 +317,12 @@ func (l *linter) rollout(snap *snapshot.Snapshot, u *unstructured.Unstructured) 
 		l.rep.Errors = append(l.rep.Errors, FileError{File: src.File, Line: src.Line, Message: err.Error()})
 		return
 	}
-	if ro.Spec.Strategy.Canary == nil {
-		// The Rollout rules model canary Rollouts; the pod checks apply to all.
-		pr := diagnose.RunPods(v.Workload, l.opt.Controller, diagnose.PodOptions{StaticOnly: true})
-		l.rep.add(pr.Findings, src, "Rollout", ro.ObjectMeta, l.opt.Config)
-		return
-	}
-	byVersion := map[upstream.Version]map[string]diagnose.Severity{}
+	// Per other version, the severities each rule raises on each subject:
+	// a rule may raise several findings of different severities on one
+	// object (a template missing from the input, another merely shipped
+	// elsewhere), and a finding differs only if its severity is not among
+	// them.
+	byVersion := map[upstream.Version]map[string]map[diagnose.Severity]bool{}
 	for _, ver := range upstream.Modeled {
 		if ver == l.opt.Controller.Assumed {
 			continue // the run below is this version's
@@ -277,30 +330,94 @@ func (l *linter) rollout(snap *snapshot.Snapshot, u *unstructured.Unstructured) 
 		// The pod checks read Kubernetes objects only: the same on every
 		// controller version, so they are run once, below.
 		r := diagnose.Run(v, model.ControllerVersion{Assumed: ver, Exact: true, Source: model.SourceFlag}, diagnose.Options{StaticOnly: true, NoPods: true})
-		m := map[string]diagnose.Severity{}
+		m := map[string]map[diagnose.Severity]bool{}
 		for _, f := range r.Findings {
-			if m[f.ID] < f.Severity {
-				m[f.ID] = f.Severity
+			k := f.ID + "\x00" + f.Subject
+			if m[k] == nil {
+				m[k] = map[diagnose.Severity]bool{}
 			}
+			m[k][f.Severity] = true
 		}
 		byVersion[ver] = m
 	}
 	r := diagnose.Run(v, l.opt.Controller, diagnose.Options{StaticOnly: true})
 	for _, f := range r.Findings {
 		lf := Finding{Finding: f, File: src.File, Line: src.Line, Object: "Rollout " + ro.Namespace + "/" + ro.Name}
+		meta := ro.ObjectMeta
+		if f.Subject != "" {
+			// A finding about a template is located where the template is:
+			// that is what needs the edit. The Rollout it was raised for is
+			// named beside it.
+			key := subjectKey(f.Subject)
+			if at, ok := l.where[key]; ok {
+				lf.File, lf.Line = at.File, at.Line
+			}
+			lf.Object = f.Subject + " (used by Rollout " + ro.Namespace + "/" + ro.Name + ")"
+			if m, ok := l.meta[key]; ok {
+				if by, reason, ok := suppressed(m, lf, nil); ok {
+					l.rep.Suppressed = append(l.rep.Suppressed, Suppressed{Finding: lf, By: by, Reason: reason})
+					continue
+				}
+			}
+		}
 		for _, ver := range upstream.Modeled {
 			if ver == l.opt.Controller.Assumed || f.PodCheck() {
 				continue
 			}
-			switch s, ok := byVersion[ver][f.ID]; {
+			switch sevs, ok := byVersion[ver][f.ID+"\x00"+f.Subject]; {
 			case !ok:
 				lf.Versions = append(lf.Versions, string(ver)+": not raised")
-			case s != f.Severity:
-				lf.Versions = append(lf.Versions, string(ver)+": "+s.String())
+			case !sevs[f.Severity]:
+				lf.Versions = append(lf.Versions, string(ver)+": "+worst(sevs).String())
 			}
 		}
-		l.rep.keep(lf, ro.ObjectMeta, l.opt.Config)
+		l.rep.keep(lf, meta, l.opt.Config)
 	}
+}
+
+func worst(sevs map[diagnose.Severity]bool) diagnose.Severity {
+	var w diagnose.Severity
+	for s := range sevs {
+		if s > w {
+			w = s
+		}
+	}
+	return w
+}
+
+// subjectKey turns a finding's subject ("AnalysisTemplate shop/x",
+// "ClusterAnalysisTemplate x") into the key objects are located by.
+func subjectKey(subject string) string {
+	kind, rest, _ := strings.Cut(subject, " ")
+	ns, name, ok := strings.Cut(rest, "/")
+	if !ok {
+		ns, name = "", rest
+	}
+	return kind + "/" + ns + "/" + name
+}
+
+// merged folds the findings one template raises for several Rollouts into
+// one, naming them all: the template is edited once.
+func merged(fs []Finding) []Finding {
+	out := fs[:0]
+	at := map[string]int{}
+	for _, f := range fs {
+		if f.Subject == "" {
+			out = append(out, f)
+			continue
+		}
+		k := fmt.Sprintf("%s:%d\x00%s\x00%s", f.File, f.Line, f.ID, f.Message)
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(out)
+			out = append(out, f)
+			continue
+		}
+		_, ro, _ := strings.Cut(f.Object, "(used by Rollout ")
+		out[i].Object = strings.Replace(out[i].Object, "(used by Rollout ", "(used by Rollouts ", 1)
+		out[i].Object = strings.TrimSuffix(out[i].Object, ")") + ", " + ro
+	}
+	return out
 }
 
 // add records findings on one object, located at src.
@@ -377,6 +494,10 @@ func (r *Report) Summary() string {
 	for _, n := range r.Skipped {
 		skipped += n
 	}
-	return fmt.Sprintf("%d file(s), %d object(s), %d Rollout(s), %d Deployment(s), %d skipped (kinds no rule reads), %d unreadable; %d finding(s): %d critical, %d warning, %d info; %d suppressed",
-		r.Files, r.Objects, r.Rollouts, r.Deployments, skipped, len(r.Errors), len(r.Findings), bySev[diagnose.Critical], bySev[diagnose.Warning], bySev[diagnose.Info], len(r.Suppressed))
+	templates := ""
+	if r.AnalysisTemplates > 0 {
+		templates = fmt.Sprintf(", %d AnalysisTemplate(s)", r.AnalysisTemplates)
+	}
+	return fmt.Sprintf("%d file(s), %d object(s), %d Rollout(s), %d Deployment(s)%s, %d skipped (kinds no rule reads), %d unreadable; %d finding(s): %d critical, %d warning, %d info; %d suppressed",
+		r.Files, r.Objects, r.Rollouts, r.Deployments, templates, skipped, len(r.Errors), len(r.Findings), bySev[diagnose.Critical], bySev[diagnose.Warning], bySev[diagnose.Info], len(r.Suppressed))
 }

@@ -83,6 +83,11 @@ func FuzzLint(f *testing.F) {
 	f.Add([]byte(minPodsOverReplicas))
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  metadata: {name: a}\n  spec: {strategy: {canary: {steps: [{setWeight: 100}]}}, rollbackWindow: {revisions: 1}}\n"))
 	f.Add([]byte("---\n# only a comment\n---\n{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"}}"))
+	for _, seed := range []string{"testdata/analysis/rd212-arg-unsupplied.yaml", "testdata/analysis/rd216-metric-invalid.yaml"} {
+		if b, err := os.ReadFile(seed); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := lintString(t, string(data), Options{Controller: cv("v1.9.3")})
 		for _, fd := range r.Findings {

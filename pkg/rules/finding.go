@@ -34,6 +34,11 @@ type Finding struct {
 	Cites       []upstream.Cite `json:"cites,omitempty"`
 	Remediation string          `json:"remediation"`
 	Escape      string          `json:"escape,omitempty"`
+	// Subject is the object the finding is about when it is not the one
+	// checked (an AnalysisTemplate a Rollout's analysis uses), as "Kind
+	// namespace/name" or "Kind name" for a cluster-scoped one: where the
+	// fix goes, and where lint locates the finding.
+	Subject string `json:"subject,omitempty"`
 }
 
 // PodCheck reports whether a finding comes from a pod check (AreaPods):

@@ -70,6 +70,39 @@ type View struct {
 	// SpecWriters are the field managers of the Rollout's spec, newest
 	// first (empty when the input dropped managedFields).
 	SpecWriters []FieldWriter
+	// AnalysisTemplates and ClusterAnalysisTemplates are the templates the
+	// Rollout's analysis uses — named by its strategy or, in turn, by
+	// those templates' spec.templates — that the snapshot holds, by name.
+	AnalysisTemplates        map[string]*v1alpha1.AnalysisTemplate
+	ClusterAnalysisTemplates map[string]*v1alpha1.ClusterAnalysisTemplate
+	// UnreadableTemplates are templates the snapshot holds that do not
+	// decode, with why: neither used nor missing.
+	UnreadableTemplates map[TemplateRef]string
+	// TemplateNames are the names of every AnalysisTemplate of the
+	// Rollout's namespace, and ClusterTemplateNames of every
+	// ClusterAnalysisTemplate, the snapshot holds, used or not: they tell a
+	// reference with a typo from one to a template shipped elsewhere.
+	TemplateNames, ClusterTemplateNames []string
+}
+
+// Templates walks one analysis block's template references over the
+// templates the view holds (see ResolveTemplates).
+func (v *View) Templates(b AnalysisBlock) TemplateWalk {
+	return ResolveTemplates(b.Refs(), func(r TemplateRef) (*Template, error) {
+		if why, ok := v.UnreadableTemplates[r]; ok {
+			return nil, fmt.Errorf("%s", why)
+		}
+		if r.Cluster {
+			if t := v.ClusterAnalysisTemplates[r.Name]; t != nil {
+				return &Template{TemplateRef: r, Meta: &t.ObjectMeta, Spec: &t.Spec}, nil
+			}
+			return nil, nil
+		}
+		if t := v.AnalysisTemplates[r.Name]; t != nil {
+			return &Template{TemplateRef: r, Meta: &t.ObjectMeta, Spec: &t.Spec}, nil
+		}
+		return nil, nil
+	})
 }
 
 func convert(u *unstructured.Unstructured, into interface{}) error { return Convert(u, into) }
@@ -221,6 +254,7 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 	}
 	v.SpecWriters = SpecWriters(ro.ManagedFields)
 	sort.SliceStable(v.Events, func(i, j int) bool { return EventTime(v.Events[i]).Before(EventTime(v.Events[j])) })
+	v.templates(s, ix)
 	sort.SliceStable(v.AnalysisRuns, func(i, j int) bool {
 		a, b := v.AnalysisRuns[i], v.AnalysisRuns[j]
 		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
@@ -229,6 +263,62 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 		return a.Name < b.Name
 	})
 	return v, nil
+}
+
+// templates fills the view's AnalysisTemplates: those the Rollout's analysis
+// reaches, and the names of all the snapshot holds. A template that does not
+// decode is set aside with why, rather than failing the whole view: the
+// Rollout's other checks do not need it.
+func (v *View) templates(s *Snapshot, ix *index) {
+	ro := v.Rollout
+	find := func(r TemplateRef) (*Template, error) {
+		if r.Cluster {
+			u := ix.named(GroupArgo, "ClusterAnalysisTemplate", "", r.Name)
+			if u == nil {
+				return nil, nil
+			}
+			t, err := typedOf[v1alpha1.ClusterAnalysisTemplate](s, u)
+			if err != nil {
+				return nil, err
+			}
+			if v.ClusterAnalysisTemplates == nil {
+				v.ClusterAnalysisTemplates = map[string]*v1alpha1.ClusterAnalysisTemplate{}
+			}
+			v.ClusterAnalysisTemplates[r.Name] = t
+			return &Template{TemplateRef: r, Meta: &t.ObjectMeta, Spec: &t.Spec}, nil
+		}
+		u := ix.named(GroupArgo, "AnalysisTemplate", ro.Namespace, r.Name)
+		if u == nil {
+			return nil, nil
+		}
+		t, err := typedOf[v1alpha1.AnalysisTemplate](s, u)
+		if err != nil {
+			return nil, err
+		}
+		if v.AnalysisTemplates == nil {
+			v.AnalysisTemplates = map[string]*v1alpha1.AnalysisTemplate{}
+		}
+		v.AnalysisTemplates[r.Name] = t
+		return &Template{TemplateRef: r, Meta: &t.ObjectMeta, Spec: &t.Spec}, nil
+	}
+	for _, b := range AnalysisBlocks(ro) {
+		for r, why := range ResolveTemplates(b.Refs(), find).Unreadable {
+			if v.UnreadableTemplates == nil {
+				v.UnreadableTemplates = map[TemplateRef]string{}
+			}
+			v.UnreadableTemplates[r] = why
+		}
+	}
+	names, cluster := map[string]bool{}, map[string]bool{}
+	for _, u := range s.byGroupKind(GroupArgo, "AnalysisTemplate") {
+		if n := u.GetNamespace(); n == ro.Namespace || n == "" {
+			names[u.GetName()] = true
+		}
+	}
+	for _, u := range s.byGroupKind(GroupArgo, "ClusterAnalysisTemplate") {
+		cluster[u.GetName()] = true
+	}
+	v.TemplateNames, v.ClusterTemplateNames = sortedNames(names), sortedNames(cluster)
 }
 
 // EventTime is the most recent time an event was seen.
