@@ -176,7 +176,7 @@ func checkAnalysisProviderError(c *Context, r *rules.Rule) []rules.Finding {
 				ev(runObj(run), metricField(m, "consecutiveError"), l.Count),
 				ev(runObj(run), metricField(m, "measurements[-1].message"), last.Message),
 			}
-			f.Cites = c.cites("ar.consecutive-error-limit", "df.consecutive-error-limit", "ar.error-not-counted")
+			f.Cites = c.cites("ar.consecutive-error-limit", "df.consecutive-error-limit", "ar.error-not-counted", "ar.error-retry")
 			out = append(out, f)
 		}
 	}

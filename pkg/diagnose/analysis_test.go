@@ -162,12 +162,52 @@ var analysisCases = []rolloutCase{
 	{name: "dryRun metric failed", id: "RD123", fires: true,
 		says: `dryRun metric "latency-p99" (web) of AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) was assessed Failed (failed (1) > failureLimit (0, the default)): without dryRun the run would have ended Failed and aborted the Rollout`},
 	{name: "example: the run measured", id: "RD124"},
+	{name: "example: a step run", id: "RD125"},
+	{name: "background run outlives the pauses", id: "RD125", fires: true,
+		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (background) will be cut short: metric "success-rate" has taken 2 of 10 measurements, one every 1m, and needs about 464 s more, but the pauses left end in about 240 s (step 4: pause 5m, 240 s left); when the steps are done the Rollout promotes and the controller terminates the run, which, with no limit exceeded, reads Successful after about 6 of 10 measurements (steps that scale pods take longer than their pauses: a slow ramp gives it more time)`},
+	{name: "background run fits the pauses", id: "RD125"},
+	{name: "background run before an analysis step", id: "RD125"},
+	{name: "background run cut short at the promotion", id: "RD125", fires: true,
+		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (background) was terminated after 2 of 5 measurements of metric "success-rate" and reads Successful: the remaining 3 were never taken (2 successful, 0 failed, 0 inconclusive, 0 error)`},
 	{name: "placeholder without an argument", id: "RD124", fires: true,
 		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) ended in Error before measuring anything: Unable to resolve metric arguments: failed to resolve {{args.region}}; no argument resolves {{args.region}} in metric "success-rate"`},
 }
 
+// atPause5m: the Rollout at its last step, pause 5m, paused 60 s before
+// the snapshot (14:31:20): 240 s left.
+var atPause5m = both(running,
+	set([]string{"status", "currentStepIndex"}, int64(4)),
+	set([]string{"status", "phase"}, "Paused"),
+	set([]string{"status", "controllerPause"}, true),
+	set([]string{"status", "pauseConditions"}, []interface{}{map[string]interface{}{"reason": "CanaryPauseStep", "startTime": "2026-09-02T14:30:20Z"}}))
+
+// backgroundRunning: a background run measuring success-rate (count n,
+// once a minute), two measurements taken, the last at 14:31:04.
+func backgroundRunning(n int64) func(*unstructured.Unstructured) {
+	return both(asBackground,
+		set([]string{"status", "phase"}, "Running"),
+		remove("status", "message"),
+		remove("status", "completedAt"),
+		metricSpec("success-rate", func(m map[string]interface{}) { m["count"] = n }),
+		metricResult("success-rate", func(m map[string]interface{}) {
+			m["phase"] = "Running"
+			m["measurements"] = []interface{}{
+				measurement("Successful", "[0.9912]", "", "2026-09-02T14:30:04Z"),
+				measurement("Successful", "[0.9874]", "", "2026-09-02T14:31:04Z"),
+			}
+			m["count"], m["successful"], m["failed"] = int64(2), int64(2), int64(0)
+		}))
+}
+
 // analysisEdits are the cases' edits, by case name: the Rollout's, then the run's.
 var analysisEdits = map[string][2]func(*unstructured.Unstructured){
+	"background run outlives the pauses": {atPause5m, backgroundRunning(10)},
+	"background run fits the pauses":     {atPause5m, backgroundRunning(5)},
+	// Step 2 is the analysis step: what follows waits for it, untimed.
+	"background run before an analysis step": {running, backgroundRunning(10)},
+	"background run cut short at the promotion": {running, both(backgroundRunning(5), set([]string{"spec", "terminate"}, true),
+		set([]string{"status", "phase"}, "Successful"), set([]string{"status", "message"}, "Run Terminated"),
+		metricResult("success-rate", func(m map[string]interface{}) { m["phase"] = "Successful" }))},
 	"not aborted":                           {running, nil},
 	"3 errors in a row, limit 4 by default": {running, erroring(3)},
 	"terminated with errors only":           {running, terminatedWithErrors},

@@ -1348,4 +1348,25 @@ var facts = []Fact{
 		Contains: `if isInconclusive(rollout) && len(rollout.Status.PauseConditions) > 0 && rollout.Status.ControllerPause {`,
 		Lines:    Lines{"v1.7.2": 171, "v1.8.2": 171, "v1.8.3": 171, "v1.9.3": 176, "v1.10.2": 176},
 	},
+	{
+		Key:      "ar.error-retry",
+		Claim:    `After a measurement ends in Error the next one is taken 10 s later, whatever the metric's interval.`,
+		File:     srcAR,
+		Contains: `interval = DefaultErrorRetryInterval`,
+		Lines:    Lines{"v1.7.2": 235, "v1.8.2": 235, "v1.8.3": 235, "v1.9.3": 235, "v1.10.2": 235},
+	},
+	{
+		Key:      "an.background-ends-at-promotion",
+		Claim:    `A background AnalysisRun does not gate the steps or the promotion: once the Rollout is fully promoted the controller keeps no background run, and the one still measuring stops being current.`,
+		File:     srcAN,
+		Contains: `if rolloututil.IsFullyPromoted(c.rollout) || c.rollout.Status.StableRS == "" || c.rollout.Status.CurrentPodHash == "" || replicasetutil.BeforeStartingStep(c.rollout) {`,
+		Lines:    Lines{"v1.7.2": 323, "v1.8.2": 329, "v1.8.3": 329, "v1.9.3": 355, "v1.10.2": 358},
+	},
+	{
+		Key:      "an.cancel-other-runs",
+		Claim:    `AnalysisRuns of the Rollout that are no longer current and not completed are terminated (spec.terminate).`,
+		File:     srcAN,
+		Contains: `err := c.cancelAnalysisRuns(otherArs)`,
+		Lines:    Lines{"v1.7.2": 132, "v1.8.2": 132, "v1.8.3": 132, "v1.9.3": 132, "v1.10.2": 135},
+	},
 }
