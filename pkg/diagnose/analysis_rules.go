@@ -50,7 +50,7 @@ func pauseFact(r AnalysisRunView) upstream.Key {
 // values lists the shown measurements' values, oldest first.
 func values(m MetricView) []string {
 	var out []string
-	for _, x := range m.Measurements {
+	for _, x := range m.Shown() {
 		if x.Value != "" {
 			out = append(out, x.Value)
 		}
@@ -99,8 +99,8 @@ func checkAnalysisAborted(c *Context, r *rules.Rule) []rules.Finding {
 			case len(values(*m)) > 0:
 				vs := values(*m)
 				msg += fmt.Sprintf("; values %s", strings.Join(vs, ", "))
-				if m.More > 0 {
-					msg += fmt.Sprintf(" (the last %d of %d)", len(m.Measurements), len(m.Measurements)+m.More)
+				if n := len(m.Measurements); n > ShownMeasurements {
+					msg += fmt.Sprintf(" (the last %d of %d)", ShownMeasurements, n)
 				}
 				if m.SuccessCondition != "" {
 					msg += fmt.Sprintf(" against successCondition %s", m.SuccessCondition)
@@ -197,15 +197,15 @@ func checkAnalysisPassedWithoutData(c *Context, r *rules.Rule) []rules.Finding {
 				continue
 			}
 			withData := 0
-			total := m.More + len(m.Measurements)
+			total := len(m.Measurements)
 			for _, x := range m.Measurements {
 				if x.Phase == string(v1alpha1.AnalysisPhaseSuccessful) && !emptyValue(x.Value) {
 					withData++
 				}
 			}
-			// Earlier measurements the report does not list count when the
+			// Earlier measurements the run no longer keeps count when the
 			// counters say they succeeded.
-			if withData > 0 || (m.More > 0 && m.Successful > int32(countPhase(m, v1alpha1.AnalysisPhaseSuccessful))) {
+			if withData > 0 || m.Successful > int32(countPhase(m, v1alpha1.AnalysisPhaseSuccessful)) {
 				continue
 			}
 			how := "no measurement at all"

@@ -415,7 +415,10 @@ func TestAnalysisRunsInTheReport(t *testing.T) {
 		t.Errorf("run: %+v", run)
 	}
 	sr, lat := run.Metrics[0], run.Metrics[1]
-	if sr.DecidedBy != "failureLimit" || sr.More != 1 || len(sr.Measurements) != 3 || sr.Measurements[2].Value != "[0.9178]" {
+	// -o json carries every measurement the run keeps; the human view and
+	// the messages the newest three.
+	if sr.DecidedBy != "failureLimit" || len(sr.Measurements) != 4 || sr.Measurements[0].Value != "[0.9912]" || sr.Measurements[3].Value != "[0.9178]" ||
+		len(sr.Shown()) != 3 || sr.Shown()[0].Value != "[0.9874]" {
 		t.Errorf("success-rate: %+v", sr)
 	}
 	if !lat.DryRun || !strings.HasSuffix(lat.Query, "token=*****") || lat.Provider != "web" {

@@ -21,8 +21,9 @@ import (
 // controller recorded them, with each metric's provider, query, conditions,
 // measurements and the counts the controller compares with its limits.
 
-// ShownMeasurements is how many of a metric's newest measurements the report
-// lists; the rest are counted.
+// ShownMeasurements is how many of a metric's newest measurements the human
+// report and the findings' messages list; -o json carries every one the
+// run keeps.
 const ShownMeasurements = 3
 
 // Masked stands for the value of an argument that comes from a Secret.
@@ -80,10 +81,10 @@ type MetricView struct {
 	Limits []Limit `json:"limits"`
 	// DecidedBy is the limit that set the metric's phase, if one did.
 	DecidedBy string `json:"decidedBy,omitempty"`
-	// Measurements are the newest ShownMeasurements, oldest first; More
-	// counts the earlier ones the run still keeps.
+	// Measurements are every measurement the run keeps (the controller
+	// keeps the newest 10 by default, measurementRetention otherwise),
+	// oldest first; the counters above count all that were taken.
 	Measurements []MeasurementView `json:"measurements,omitempty"`
-	More         int               `json:"moreMeasurements,omitempty"`
 }
 
 // Limit is one limit against the counter it bounds.
@@ -360,12 +361,7 @@ func metricView(m v1alpha1.Metric, r *v1alpha1.MetricResult, args map[string]*v1
 			mv.DecidedBy = l.Name
 		}
 	}
-	ms := r.Measurements
-	if len(ms) > ShownMeasurements {
-		mv.More = len(ms) - ShownMeasurements
-		ms = ms[len(ms)-ShownMeasurements:]
-	}
-	for _, x := range ms {
+	for _, x := range r.Measurements {
 		mm := MeasurementView{Phase: string(x.Phase), Value: x.Value, Message: x.Message}
 		switch {
 		case x.FinishedAt != nil:
@@ -399,7 +395,13 @@ func (m MetricView) limit(name string) Limit {
 	return Limit{}
 }
 
-// last is the newest measurement shown, if any.
+// Shown is the newest ShownMeasurements measurements, oldest first: what
+// the human report lists.
+func (m MetricView) Shown() []MeasurementView {
+	return m.Measurements[max(0, len(m.Measurements)-ShownMeasurements):]
+}
+
+// last is the newest measurement kept, if any.
 func (m MetricView) last() (MeasurementView, bool) {
 	if len(m.Measurements) == 0 {
 		return MeasurementView{}, false

@@ -11,7 +11,7 @@ import (
 // revision (and the one that aborted it), metric by metric — provider, query
 // with arguments resolved (Secret values masked), conditions, the counts
 // against each limit (the controller fails a metric when a count is greater),
-// and the newest measurements.
+// and the newest measurements (-o json carries all the run keeps).
 func humanAnalysis(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	if len(rep.AnalysisRuns) == 0 {
 		return
@@ -66,17 +66,18 @@ func humanAnalysis(b *strings.Builder, rep *diagnose.Report, s Styles) {
 				limits = append(limits, t)
 			}
 			fmt.Fprintf(b, "      %s\n", strings.Join(limits, "; "))
-			total := m.More + len(m.Measurements)
+			total := len(m.Measurements)
 			if total == 0 {
 				fmt.Fprintf(b, "      %s\n", s.Dim.Render("no measurement"))
 				continue
 			}
 			counts := fmt.Sprintf("measurements: %d successful, %d failed, %d inconclusive, %d error", m.Successful, m.Failed, m.Inconclusive, m.Error)
-			if m.More > 0 {
-				counts += fmt.Sprintf("; the last %d of the %d kept:", len(m.Measurements), total)
+			shown := m.Shown()
+			if len(shown) < total {
+				counts += fmt.Sprintf("; the last %d of the %d kept:", len(shown), total)
 			}
 			fmt.Fprintf(b, "      %s\n", counts)
-			for _, x := range m.Measurements {
+			for _, x := range shown {
 				at := "-"
 				if x.At != nil {
 					at = x.At.UTC().Format("2006-01-02 15:04:05Z")
