@@ -206,8 +206,8 @@ func outlivesSteps(c *Context, r *rules.Rule, run AnalysisRunView) *rules.Findin
 		if len(parts) > 0 {
 			pauses = fmt.Sprintf("the pauses left end in about %s (%s)", secs(left), strings.Join(parts, "; "))
 		}
-		msg := fmt.Sprintf("%s will be cut short: metric %q has taken %d of %d measurements, one every %s, and needs about %s more, but %s; when the steps are done the Rollout promotes and the controller terminates the run, which, with no limit exceeded, reads Successful after about %d of %d measurements (steps that scale pods take longer than their pauses: a slow ramp gives it more time)",
-			run.Words(), m.Name, res.Count, s.count, m.Interval, secs(need), pauses, by, s.count)
+		msg := fmt.Sprintf("%s will be cut short: metric %q has taken %d of %d measurements, one every %s, and needs about %s more, but %s; once the steps are done the Rollout promotes and the controller terminates the run, which, with no limit exceeded, reads Successful short of its %d measurements (about %d taken by the end of the pauses; steps that scale pods take longer than their pauses, which gives it more)",
+			run.Words(), m.Name, res.Count, s.count, m.Interval, secs(need), pauses, s.count, by)
 		f := r.NewFinding(msg)
 		f.Evidence = []rules.Evidence{
 			ev(runObj(run), "status.phase", run.Phase),

@@ -164,7 +164,7 @@ var analysisCases = []rolloutCase{
 	{name: "example: the run measured", id: "RD124"},
 	{name: "example: a step run", id: "RD125"},
 	{name: "background run outlives the pauses", id: "RD125", fires: true,
-		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (background) will be cut short: metric "success-rate" has taken 2 of 10 measurements, one every 1m, and needs about 464 s more, but the pauses left end in about 240 s (step 4: pause 5m, 240 s left); when the steps are done the Rollout promotes and the controller terminates the run, which, with no limit exceeded, reads Successful after about 6 of 10 measurements (steps that scale pods take longer than their pauses: a slow ramp gives it more time)`},
+		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (background) will be cut short: metric "success-rate" has taken 2 of 10 measurements, one every 1m, and needs about 464 s more, but the pauses left end in about 240 s (step 4: pause 5m, 240 s left); once the steps are done the Rollout promotes and the controller terminates the run, which, with no limit exceeded, reads Successful short of its 10 measurements (about 6 taken by the end of the pauses; steps that scale pods take longer than their pauses, which gives it more)`},
 	{name: "background run fits the pauses", id: "RD125"},
 	{name: "background run before an analysis step", id: "RD125"},
 	{name: "background run cut short at the promotion", id: "RD125", fires: true,

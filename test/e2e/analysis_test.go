@@ -73,7 +73,9 @@ type hit struct {
 // metricServer answers the web provider's requests on 127.0.0.1: the n-th
 // request (from 1) gets answer(n).
 type metricServer struct {
-	url    string
+	url string
+	// hash is the pod-template-hash of the revision under analysis.
+	hash   string
 	answer func(n int) reply
 	mu     sync.Mutex
 	hits   []hit
@@ -117,6 +119,13 @@ func (s *metricServer) Hits() []hit {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]hit(nil), s.hits...)
+}
+
+// record records a row for docs/fidelity.md with what changes from run to
+// run — the server's port, the revision's hash — written as PORT and B.
+func (s *metricServer) record(h *harness, scenario, predicted, observed string) {
+	r := strings.NewReplacer(s.url, "http://127.0.0.1:PORT", "app-"+s.hash, "app-B", "hash="+s.hash, "hash=B")
+	h.record(scenario, r.Replace(predicted), r.Replace(observed))
 }
 
 // webMetric is the one metric of a scenario's AnalysisTemplate.
@@ -234,13 +243,12 @@ func (h *harness) analysisUpdate(s *metricServer, m webMetric, steps string, bac
 		h.t.Fatalf("the initial deploy measured %d times; no analysis runs on an initial deploy", n)
 	}
 	h.setImage("b")
-	var hashB string
 	h.waitFor("the update to B", 30*time.Second, func() bool {
 		_, stable, current, _, _ := h.status()
-		hashB = current
+		s.hash = current
 		return current != "" && current != stable
 	})
-	return hashB
+	return s.hash
 }
 
 // run reads one AnalysisRun as the controller wrote it.
@@ -370,16 +378,32 @@ func (f runFacts) String() string {
 	return s
 }
 
-// valuesOf is each measurement as "Phase value" (the message left out).
+// valuesOf is each measurement as "Phase value" (the message left out),
+// a run of equal ones as "Phase value ×n".
 func valuesOf(m metricFacts) []string {
 	var out []string
+	var last string
+	n := 0
+	flush := func() {
+		switch {
+		case n == 1:
+			out = append(out, last)
+		case n > 1:
+			out = append(out, fmt.Sprintf("%s ×%d", last, n))
+		}
+	}
 	for _, x := range m.Measurements {
 		p := strings.SplitN(x, " @", 2)[0]
 		if i := strings.Index(p, " ["); i >= 0 {
 			p = p[:i]
 		}
-		out = append(out, p)
+		if p != last {
+			flush()
+			last, n = p, 0
+		}
+		n++
 	}
+	flush()
 	return out
 }
 
@@ -572,7 +596,7 @@ func analysisPass(t *testing.T, h *harness) {
 	if n := len(s.Hits()); n != 3 {
 		t.Errorf("the server was asked %d times; count is 3", n)
 	}
-	h.record("analysis: a passing step analysis (web, count 3, interval 2 s)",
+	s.record(h, "analysis: a passing step analysis (web, count 3, interval 2 s)",
 		fmt.Sprintf("while it ran: %s; findings %q — once done: %s; findings %q", midFacts, midIDs, predictedFacts(v), findingIDs(rep)),
 		fmt.Sprintf("%s; the Rollout moved past the analysis step to the pause at step 2", observedFacts(done)))
 }
@@ -629,7 +653,7 @@ func analysisFail(t *testing.T, h *harness) {
 	if n := len(s.Hits()); n != 3 {
 		t.Errorf("the server was asked %d times; the third value fails the metric", n)
 	}
-	h.record("analysis: a failing step analysis aborts the Rollout (web, failureLimit 1)",
+	s.record(h, "analysis: a failing step analysis aborts the Rollout (web, failureLimit 1)",
 		fmt.Sprintf("%s; %s", predictedFacts(v), msgOf(f)),
 		fmt.Sprintf("%s; Rollout message %q", observedFacts(ar), msg))
 }
@@ -711,7 +735,7 @@ func analysisError(t *testing.T, h *harness) {
 			}
 		}
 	}
-	h.record("analysis: an erroring provider (HTTP 500 and timeouts) aborts after the fifth error in a row",
+	s.record(h, "analysis: an erroring provider (HTTP 500 and timeouts) aborts after the fifth error in a row",
 		fmt.Sprintf("after 2 errors: %s; %s — after the abort: %s", midFacts, msgOf(f), msgOf(f2)),
 		fmt.Sprintf("%d more errors ended it (%d in all, %d requests), each %s s after the one before; %s; Rollout message %q",
 			int64(r.Error)-midErrors, r.Error, len(s.Hits()), strings.Join(gaps, ", "), observedFacts(ar), msg))
@@ -760,8 +784,8 @@ func analysisInconclusive(t *testing.T, h *harness, viaEscape bool) {
 		}
 		out, code := h.runCode("escape", "app", "--do", "promote", "--yes", "--force", "--color", "never", "--watch-timeout", "60s", "--interval", "1s")
 		how = "escape --do promote"
-		if code != 0 {
-			t.Logf("escape --do promote exited %d:\n%s", code, out)
+		if code != 0 || !strings.Contains(out, "outcome: as predicted") {
+			t.Errorf("escape --do promote: the plugin's watch did not report the predicted outcome (exit %d):\n%s", code, out)
 		}
 	} else {
 		v := labVar("PLUGIN_VERSION")
@@ -804,7 +828,7 @@ func analysisInconclusive(t *testing.T, h *harness, viaEscape bool) {
 	if viaEscape {
 		name += " with escape"
 	}
-	h.record(name, fmt.Sprintf("%s; %s", predictedFacts(v), pred), fmt.Sprintf("%s; %s", observedFacts(ar), obs))
+	s.record(h, name, fmt.Sprintf("%s; %s", predictedFacts(v), pred), fmt.Sprintf("%s; %s", observedFacts(ar), obs))
 }
 
 // analysisOutlivesStep: a background analysis of 15 measurements 2 s apart
@@ -828,8 +852,13 @@ func analysisOutlivesStep(t *testing.T, h *harness) {
 	compareRun(t, "while both run", v, mid)
 	checkURL(t, s, v, hashB)
 	f := finding(rep, "RD125")
+	atLeast := -1
 	if f == nil {
 		t.Errorf("no RD125 for a background run that outlives the steps: %s", findingIDs(rep))
+	} else if m := regexp.MustCompile(`about (\d+) taken by the end of the pauses`).FindStringSubmatch(f.Message); m == nil {
+		t.Errorf("RD125 does not say how many measurements the pauses leave time for: %s", f.Message)
+	} else {
+		atLeast, _ = strconv.Atoi(m[1])
 	}
 	midFacts := predictedFacts(v).String()
 
@@ -850,14 +879,22 @@ func analysisOutlivesStep(t *testing.T, h *harness) {
 	if done.Status.Phase != v1alpha1.AnalysisPhaseSuccessful || !done.Spec.Terminate || r.Count >= count {
 		t.Errorf("the run is %s (terminated %v) with %d of %d measurements; want Successful, terminated before its count", done.Status.Phase, done.Spec.Terminate, r.Count, count)
 	}
-	if done.Status.CompletedAt == nil || done.Status.CompletedAt.Time.Before(promotedAt.Add(-time.Second)) {
+	// The promotion comes no sooner than the pauses end: the run has taken
+	// at least what RD125 said fits in them — one fewer, since each
+	// measurement comes a little after its interval.
+	if atLeast >= 0 && int(r.Count) < atLeast-1 {
+		t.Errorf("the run took %d measurements before it was terminated; RD125 said about %d fit in the pauses left", r.Count, atLeast)
+	}
+	// completedAt is in whole seconds and the promotion is seen by polling
+	// the Rollout: 2 s of slack.
+	if done.Status.CompletedAt == nil || done.Status.CompletedAt.Time.Before(promotedAt.Add(-2*time.Second)) {
 		t.Errorf("the run completed at %v, before the promotion was seen at %s", done.Status.CompletedAt, promotedAt.UTC().Format(time.RFC3339))
 	}
 	f2 := finding(rep, "RD125")
 	if f2 == nil {
 		t.Errorf("no RD125 for the background run terminated at %d of %d measurements: %s", r.Count, count, findingIDs(rep))
 	}
-	h.record("analysis: a background run that outlives the steps (count 15, interval 2 s, pause 10 s)",
+	s.record(h, "analysis: a background run that outlives the steps (count 15, interval 2 s, pause 10 s)",
 		fmt.Sprintf("during the pause: %s; %s — after the promotion: %s", midFacts, msgOf(f), msgOf(f2)),
 		fmt.Sprintf("%s, completed %s after the promotion was seen", observedFacts(done), done.Status.CompletedAt.Sub(promotedAt).Round(time.Second)))
 }
