@@ -48,6 +48,7 @@ func init() {
 		scenario{"analysis-fail", analysisFail},
 		scenario{"analysis-inconclusive", func(t *testing.T, h *harness) { analysisInconclusive(t, h, false) }},
 		scenario{"analysis-inconclusive-escape", func(t *testing.T, h *harness) { analysisInconclusive(t, h, true) }},
+		scenario{"analysis-step-indefinite", analysisStepIndefinite},
 	)
 }
 
@@ -897,4 +898,54 @@ func analysisOutlivesStep(t *testing.T, h *harness) {
 	s.record(h, "analysis: a background run that outlives the steps (count 15, interval 2 s, pause 10 s)",
 		fmt.Sprintf("during the pause: %s; %s — after the promotion: %s", midFacts, msgOf(f), msgOf(f2)),
 		fmt.Sprintf("%s, completed %s after the promotion was seen", observedFacts(done), done.Status.CompletedAt.Sub(promotedAt).Round(time.Second)))
+}
+
+// analysisStepIndefinite: a step analysis whose metric has an interval and
+// no count would run indefinitely; the controller's validation of the
+// Rollout's references rejects it (InvalidSpec) and reconciles nothing —
+// no new ReplicaSet, no AnalysisRun. The plugin does not read
+// AnalysisTemplates: what it knows is the condition the controller wrote.
+func analysisStepIndefinite(t *testing.T, h *harness) {
+	s := h.metricServer(func(int) reply { return value("0.99") })
+	h.apply(h.templateYAML(s, webMetric{interval: "1s", success: "result >= 0.95"}))
+	// Revision A has no analysis step, so it deploys.
+	h.apply(h.analysisRolloutYAML("a", "[{setWeight: 50}, {pause: {}}]", false))
+	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
+		phase, stable, current, _, _ := h.status()
+		return phase == "Healthy" && stable != "" && stable == current
+	})
+	h.apply(h.analysisRolloutYAML("b", stepAnalysis, false))
+	var msg string
+	h.waitFor("the InvalidSpec condition", 30*time.Second, func() bool {
+		u := h.get(gvrRollout, "app")
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]interface{}); m["type"] == "InvalidSpec" && m["status"] == "True" {
+				msg, _ = m["message"].(string)
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(msg, "runs indefinitely") {
+		t.Errorf("the InvalidSpec condition says %q; want the indefinite metric", msg)
+	}
+	rep := h.diagnose("app")
+	f := finding(rep, "RD113")
+	if f == nil || !strings.Contains(f.Message, strconv.Quote(msg)) {
+		t.Errorf("diagnose does not report the controller's InvalidSpec %q: %s (RD113: %s)", msg, findingIDs(rep), msgOf(f))
+	}
+	// The next pass changes nothing: the controller does not reconcile it.
+	if rep.Model == nil || !rep.Model.Next.Errored || !strings.Contains(rep.Model.Next.IndexWhy, "rejects the spec") {
+		t.Errorf("diagnose predicts a pass of the controller on a Rollout it rejects: %+v", rep.Model)
+	}
+	// Held: no new ReplicaSet, no AnalysisRun, nothing measured.
+	time.Sleep(10 * time.Second)
+	rss, runs, hits := len(h.listRS()), len(h.runs()), len(s.Hits())
+	phase, _, _, _, _ := h.status()
+	obs := fmt.Sprintf("InvalidSpec %q; phase %s; held 10 s with %d ReplicaSet(s), %d AnalysisRun(s), %d measurement(s)", msg, phase, rss, runs, hits)
+	if rss != 1 || runs != 0 || hits != 0 {
+		t.Errorf("the controller reconciled an invalid Rollout: %s", obs)
+	}
+	s.record(h, "analysis: a step analysis with no count (runs indefinitely) is rejected", msgOf(f), obs)
 }
