@@ -36,6 +36,7 @@ const (
 	srcUB      = `utils/replicaset/bluegreen.go`
 	srcUA      = `utils/annotations/annotations.go`
 	srcAR      = `analysis/analysis.go`
+	srcVR      = `pkg/apis/rollouts/validation/validation_references.go`
 )
 
 var facts = []Fact{
@@ -822,6 +823,20 @@ var facts = []Fact{
 		Except: map[Version]Override{
 			"v1.7.2": {File: srcCX, Contains: `err := c.getRolloutValidationErrors()`},
 		},
+	},
+	{
+		Key:      "va.references",
+		Claim:    `The controller also validates the objects the Rollout references — AnalysisTemplates (their arguments, and that the metrics of a step or blue-green analysis have a count), Services, traffic objects — and rejects the spec (InvalidSpec) when one of them fails.`,
+		File:     srcCT,
+		Contains: `rolloutValidationErrors = validation.ValidateRolloutReferencedResources(c.rollout, *refResources)`,
+		Lines:    Lines{"v1.7.2": 552, "v1.8.2": 592, "v1.8.3": 592, "v1.9.3": 616, "v1.10.2": 614},
+	},
+	{
+		Key:      "va.analysis-indefinite",
+		Claim:    `A step, pre- or post-promotion analysis whose metric has no count (an interval alone: it would run indefinitely) is an invalid reference.`,
+		File:     srcVR,
+		Contains: `which runs indefinitely. Invalid value for count`,
+		Lines:    Lines{"v1.7.2": 179, "v1.8.2": 180, "v1.8.3": 180, "v1.9.3": 180, "v1.10.2": 180},
 	},
 	{
 		Key:      "ct.invalid-spec-requeue",
