@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
@@ -163,8 +164,8 @@ func checkAnalysisProviderError(c *Context, r *rules.Rule) []rules.Finding {
 				msg = fmt.Sprintf("metric %q (%s) of %s failed on provider errors: %s", m.Name, m.Provider, run.Words(), l.String())
 			} else if run.Phase == string(v1alpha1.AnalysisPhaseRunning) {
 				left := l.Limit + 1 - l.Count
-				msg = fmt.Sprintf("metric %q (%s) of %s is erroring: %d error(s) in a row; %d more and the metric ends in Error (consecutiveErrors > consecutiveErrorLimit %d%s), which ends the run in Error",
-					m.Name, m.Provider, run.Words(), l.Count, left, l.Limit, def)
+				msg = fmt.Sprintf("metric %q (%s) of %s is erroring: %d error(s) in a row; %d more and the metric ends in Error (consecutiveErrors > consecutiveErrorLimit %d%s), which ends the run in Error — the controller tries again 10 s after each error, so about %d s after the last one if the provider keeps failing",
+					m.Name, m.Provider, run.Words(), l.Count, left, l.Limit, def, int(left)*int(errorRetry/time.Second))
 			} else {
 				continue // completed with errors under the limit: RD121's case
 			}

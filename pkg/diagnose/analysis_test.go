@@ -151,7 +151,7 @@ var analysisCases = []rolloutCase{
 	{name: "not aborted", id: "RD119"},
 	{name: "example: no provider error", id: "RD120"},
 	{name: "3 errors in a row, limit 4 by default", id: "RD120", fires: true,
-		says: `metric "success-rate" (prometheus) of AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) is erroring: 3 error(s) in a row; 2 more and the metric ends in Error (consecutiveErrors > consecutiveErrorLimit 4, the default), which ends the run in Error: ` + refused},
+		says: `metric "success-rate" (prometheus) of AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) is erroring: 3 error(s) in a row; 2 more and the metric ends in Error (consecutiveErrors > consecutiveErrorLimit 4, the default), which ends the run in Error — the controller tries again 10 s after each error, so about 20 s after the last one if the provider keeps failing: ` + refused},
 	{name: "example: the run failed on data", id: "RD121"},
 	{name: "terminated with errors only", id: "RD121", fires: true,
 		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) is Successful, but metric "success-rate" (prometheus) never measured a value (0 successful with data; 3 error, 0 failed, 0 inconclusive): the run was terminated before a limit was reached, and a terminated metric counts as Successful`},

@@ -54,6 +54,11 @@ func init() {
 
 var gvrAR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "analysisruns"}
 
+// errorRetryLab is the analysis controller's wait after an Error
+// measurement in every version (analysis/analysis.go
+// DefaultErrorRetryInterval), checked against the runs' timestamps.
+const errorRetryLab = 10 * time.Second
+
 // reply is one answer of the metric server.
 type reply struct {
 	status int
@@ -688,6 +693,10 @@ func analysisError(t *testing.T, h *harness) {
 		left, _ = strconv.Atoi(m[2])
 	}
 	midErrors := int64(metricResult(mid).Error)
+	var midLast time.Time
+	if ms := metricResult(mid).Measurements; len(ms) > 0 && ms[len(ms)-1].FinishedAt != nil {
+		midLast = ms[len(ms)-1].FinishedAt.Time
+	}
 	midFacts := predictedFacts(v).String()
 
 	h.waitFor("the abort", 120*time.Second, func() bool {
@@ -714,9 +723,19 @@ func analysisError(t *testing.T, h *harness) {
 		}
 		gap := cur.StartedAt.Sub(prev.FinishedAt.Time)
 		gaps = append(gaps, fmt.Sprintf("%.0f", gap.Seconds()))
-		if gap < 10*time.Second {
+		if gap < errorRetryLab {
 			t.Errorf("measurement %d started %s after the error before it finished; errors are retried after 10 s", i+1, gap)
 		}
+	}
+	lastTook := ""
+	// RD120's "about N s after the last one": each retry comes 10 s after
+	// the error before it finished, never sooner.
+	if last := r.Measurements[len(r.Measurements)-1]; left > 0 && last.FinishedAt != nil && !midLast.IsZero() {
+		took := last.FinishedAt.Sub(midLast)
+		if took < time.Duration(left)*errorRetryLab {
+			t.Errorf("the metric ended in Error %s after the last error RD120 saw; %d retries 10 s apart take at least %s", took, left, time.Duration(left)*errorRetryLab)
+		}
+		lastTook = fmt.Sprintf(", the last %d ending %.0f s after the last error the diagnosis saw", left, took.Seconds())
 	}
 	time.Sleep(2 * time.Second) // a sixth request would come now if any
 	if n := len(s.Hits()); n != 5 {
@@ -738,8 +757,8 @@ func analysisError(t *testing.T, h *harness) {
 	}
 	s.record(h, "analysis: an erroring provider (HTTP 500 and timeouts) aborts after the fifth error in a row",
 		fmt.Sprintf("after 2 errors: %s; %s — after the abort: %s", midFacts, msgOf(f), msgOf(f2)),
-		fmt.Sprintf("%d more errors ended it (%d in all, %d requests), each %s s after the one before; %s; Rollout message %q",
-			int64(r.Error)-midErrors, r.Error, len(s.Hits()), strings.Join(gaps, ", "), observedFacts(ar), msg))
+		fmt.Sprintf("%d more errors ended it (%d in all, %d requests), each %s s after the one before%s; %s; Rollout message %q",
+			int64(r.Error)-midErrors, r.Error, len(s.Hits()), strings.Join(gaps, ", "), lastTook, observedFacts(ar), msg))
 }
 
 // analysisInconclusive: a value between the failure and the success
