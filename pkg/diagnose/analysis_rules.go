@@ -91,6 +91,10 @@ func checkAnalysisAborted(c *Context, r *rules.Rule) []rules.Finding {
 				if l.Default && l.Name == "consecutiveErrorLimit" {
 					keys = append(keys, "df.consecutive-error-limit")
 				}
+			} else if run.ResultsOverwritten {
+				msg += overwritten(run, *m)
+				evs = append(evs, ev(runObj(run), "status.message", run.Message), ev(runObj(run), metricField(*m, "phase"), m.Phase))
+				keys = append(keys, "ar.status-merge-patch")
 			}
 			switch {
 			case m.Phase == string(v1alpha1.AnalysisPhaseError):
@@ -131,6 +135,13 @@ func checkAnalysisAborted(c *Context, r *rules.Rule) []rules.Finding {
 		return []rules.Finding{f}
 	}
 	return nil
+}
+
+// overwritten says, for a run whose metric results were written over after
+// the decision, what decided it and what its results read now.
+func overwritten(run AnalysisRunView, m MetricView) string {
+	return fmt.Sprintf(" because %s, as the run's message says — but the metric's result was written over after that decision and reads %s now (failed %d, inconclusive %d, consecutiveErrors %d): a reconcile of the analysis controller that started from an older copy of the run patched its own results over the ones that decided it, so the deciding measurement is gone from the run",
+		run.DecidingLimit, m.Phase, m.Failed, m.Inconclusive, m.limit("consecutiveErrorLimit").Count)
 }
 
 // missOf is by how much the newest Failed measurement missed cond.
@@ -273,6 +284,9 @@ func checkAnalysisInconclusive(c *Context, r *rules.Rule) []rules.Finding {
 				msg += fmt.Sprintf(" on metric %q", m.Name)
 				if l, ok := m.decidingLimit(); ok {
 					msg += " (" + l.String() + ")"
+				} else if run.ResultsOverwritten {
+					msg += overwritten(*run, m)
+					keys = append(keys, "ar.status-merge-patch")
 				}
 			}
 		}

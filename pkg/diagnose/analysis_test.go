@@ -453,3 +453,42 @@ func TestMiss(t *testing.T) {
 		}
 	}
 }
+
+// The run's phase and message say a metric and limit decided it, but its
+// metric results read otherwise: the analysis controller patched results
+// computed from an older copy of the run over those that decided it (the
+// lab's analysis-fail scenario on v1.8.3 under a load average of 36: the
+// run Failed on failed (2) > failureLimit (1), its metric Running with one
+// failure, the measurement that failed it gone). The run's message is what
+// still says what decided it.
+func TestAnalysisResultsOverwritten(t *testing.T) {
+	stale := metricResult("success-rate", func(m map[string]interface{}) {
+		m["phase"] = "Running"
+		m["measurements"] = []interface{}{
+			measurement("Successful", "[0.9912]", "", "2026-09-02T14:22:04Z"),
+			measurement("Successful", "[0.9874]", "", "2026-09-02T14:23:04Z"),
+			measurement("Failed", "[0.9312]", "", "2026-09-02T14:24:05Z"),
+		}
+		m["count"], m["successful"], m["failed"] = int64(3), int64(2), int64(1)
+	})
+	for _, ver := range upstream.Modeled {
+		r := diagnoseAnalysis(t, ver, nil, stale)
+		run := r.AnalysisRuns[0]
+		if !run.ResultsOverwritten || run.DecidedBy != "success-rate" || run.DecidingLimit != "failed (2) > failureLimit (1)" || !run.CausedAbort {
+			t.Errorf("%s: run %+v", ver, run)
+		}
+		f := finding(t, r, "RD119")
+		want := `AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) aborted the Rollout: it ended Failed on metric "success-rate" (prometheus) because failed (2) > failureLimit (1), as the run's message says — but the metric's result was written over after that decision and reads Running now (failed 1, inconclusive 0, consecutiveErrors 0)`
+		if !strings.HasPrefix(f.Message, want) {
+			t.Errorf("%s: RD119 says\n  %s\nwant it to start\n  %s", ver, f.Message, want)
+		}
+		if c, ok := cited(f, "ar.status-merge-patch"); !ok || c.File != "analysis/sync.go" || c.Line != 33 {
+			t.Errorf("%s: RD119 cites %+v", ver, f.Cites)
+		}
+	}
+	// Results that agree with the run: decided by its own counters.
+	r := diagnoseAnalysis(t, "v1.9.3", nil, nil)
+	if run := r.AnalysisRuns[0]; run.ResultsOverwritten || run.DecidingLimit != "failed (2) > failureLimit (1)" {
+		t.Errorf("consistent run: %+v", run)
+	}
+}

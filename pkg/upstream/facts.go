@@ -37,6 +37,7 @@ const (
 	srcUA      = `utils/annotations/annotations.go`
 	srcAR      = `analysis/analysis.go`
 	srcVR      = `pkg/apis/rollouts/validation/validation_references.go`
+	srcARSync  = `analysis/sync.go`
 )
 
 var facts = []Fact{
@@ -1369,6 +1370,13 @@ var facts = []Fact{
 		File:     srcAR,
 		Contains: `interval = DefaultErrorRetryInterval`,
 		Lines:    Lines{"v1.7.2": 235, "v1.8.2": 235, "v1.8.3": 235, "v1.9.3": 235, "v1.10.2": 235},
+	},
+	{
+		Key:      "ar.status-merge-patch",
+		Claim:    `The analysis controller writes a run's status as a merge patch of what changed since the copy of the run it started from, with no resourceVersion: a reconcile that starts from an older copy replaces the metric results written since, while the phase and message, unchanged in its copy, stay as written.`,
+		File:     srcARSync,
+		Contains: `Patch(ctx, orig.Name, patchtypes.MergePatchType, patch, metav1.PatchOptions{})`,
+		Lines:    Lines{"v1.7.2": 33, "v1.8.2": 33, "v1.8.3": 33, "v1.9.3": 33, "v1.10.2": 33},
 	},
 	{
 		Key:      "an.background-ends-at-promotion",
