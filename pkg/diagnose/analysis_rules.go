@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
@@ -95,6 +96,10 @@ func checkAnalysisAborted(c *Context, r *rules.Rule) []rules.Finding {
 				if l.Default && l.Name == "consecutiveErrorLimit" {
 					keys = append(keys, "df.consecutive-error-limit")
 				}
+			} else if run.ResultsOverwritten {
+				msg += overwritten(run, *m)
+				evs = append(evs, ev(runObj(run), "status.message", run.Message), ev(runObj(run), metricField(*m, "phase"), m.Phase))
+				keys = append(keys, "ar.status-merge-patch")
 			}
 			if m.Phase == string(v1alpha1.AnalysisPhaseError) {
 				if last, ok := m.last(); ok && last.Message != "" {
@@ -135,6 +140,13 @@ func checkAnalysisAborted(c *Context, r *rules.Rule) []rules.Finding {
 	return nil
 }
 
+// overwritten says, for a run whose metric results were written over after
+// the decision, what decided it and what its results read now.
+func overwritten(run AnalysisRunView, m MetricView) string {
+	return fmt.Sprintf(" because %s, as the run's message says — but the metric's result was written over after that decision and reads %s now (failed %d, inconclusive %d, consecutiveErrors %d): a reconcile of the analysis controller that started from an older copy of the run patched its own results over the ones that decided it, so the deciding measurement is gone from the run",
+		run.DecidingLimit, m.Phase, m.Failed, m.Inconclusive, m.limit("consecutiveErrorLimit").Count)
+}
+
 // missOf is by how much the newest Failed measurement missed cond.
 func missOf(m *MetricView, cond string) string {
 	for i := len(m.Measurements) - 1; i >= 0; i-- {
@@ -166,8 +178,8 @@ func checkAnalysisProviderError(c *Context, r *rules.Rule) []rules.Finding {
 				msg = fmt.Sprintf("metric %q (%s) of %s failed on provider errors: %s", m.Name, m.Provider, run.Words(), l.String())
 			} else if run.Phase == string(v1alpha1.AnalysisPhaseRunning) {
 				left := l.Limit + 1 - l.Count
-				msg = fmt.Sprintf("metric %q (%s) of %s is erroring: %d error(s) in a row; %d more and the metric ends in Error (consecutiveErrors > consecutiveErrorLimit %d%s), which ends the run in Error",
-					m.Name, m.Provider, run.Words(), l.Count, left, l.Limit, def)
+				msg = fmt.Sprintf("metric %q (%s) of %s is erroring: %d error(s) in a row; %d more and the metric ends in Error (consecutiveErrors > consecutiveErrorLimit %d%s), which ends the run in Error — the controller tries again 10 s after each error, so about %d s after the last one if the provider keeps failing",
+					m.Name, m.Provider, run.Words(), l.Count, left, l.Limit, def, int(left)*int(errorRetry/time.Second))
 			} else {
 				continue // completed with errors under the limit: RD121's case
 			}
@@ -179,7 +191,7 @@ func checkAnalysisProviderError(c *Context, r *rules.Rule) []rules.Finding {
 				ev(runObj(run), metricField(m, "consecutiveError"), l.Count),
 				ev(runObj(run), metricField(m, "measurements[-1].message"), last.Message),
 			}
-			f.Cites = c.cites("ar.consecutive-error-limit", "df.consecutive-error-limit", "ar.error-not-counted")
+			f.Cites = c.cites("ar.consecutive-error-limit", "df.consecutive-error-limit", "ar.error-not-counted", "ar.error-retry")
 			out = append(out, f)
 		}
 	}
@@ -275,6 +287,9 @@ func checkAnalysisInconclusive(c *Context, r *rules.Rule) []rules.Finding {
 				msg += fmt.Sprintf(" on metric %q", m.Name)
 				if l, ok := m.decidingLimit(); ok {
 					msg += " (" + l.String() + ")"
+				} else if run.ResultsOverwritten {
+					msg += overwritten(*run, m)
+					keys = append(keys, "ar.status-merge-patch")
 				}
 			}
 		}

@@ -151,7 +151,7 @@ var analysisCases = []rolloutCase{
 	{name: "not aborted", id: "RD119"},
 	{name: "example: no provider error", id: "RD120"},
 	{name: "3 errors in a row, limit 4 by default", id: "RD120", fires: true,
-		says: `metric "success-rate" (prometheus) of AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) is erroring: 3 error(s) in a row; 2 more and the metric ends in Error (consecutiveErrors > consecutiveErrorLimit 4, the default), which ends the run in Error: ` + refused},
+		says: `metric "success-rate" (prometheus) of AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) is erroring: 3 error(s) in a row; 2 more and the metric ends in Error (consecutiveErrors > consecutiveErrorLimit 4, the default), which ends the run in Error — the controller tries again 10 s after each error, so about 20 s after the last one if the provider keeps failing: ` + refused},
 	{name: "example: the run failed on data", id: "RD121"},
 	{name: "terminated with errors only", id: "RD121", fires: true,
 		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) is Successful, but metric "success-rate" (prometheus) never measured a value (0 successful with data; 3 error, 0 failed, 0 inconclusive): the run was terminated before a limit was reached, and a terminated metric counts as Successful`},
@@ -162,12 +162,52 @@ var analysisCases = []rolloutCase{
 	{name: "dryRun metric failed", id: "RD123", fires: true,
 		says: `dryRun metric "latency-p99" (web) of AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) was assessed Failed (failed (1) > failureLimit (0, the default)): without dryRun the run would have ended Failed and aborted the Rollout`},
 	{name: "example: the run measured", id: "RD124"},
+	{name: "example: a step run", id: "RD125"},
+	{name: "background run outlives the pauses", id: "RD125", fires: true,
+		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (background) will be cut short: metric "success-rate" has taken 2 of 10 measurements, one every 1m, and needs about 464 s more, but the pauses left end in about 240 s (step 4: pause 5m, 240 s left); once the steps are done the Rollout promotes and the controller terminates the run, which, with no limit exceeded, reads Successful short of its 10 measurements (about 6 taken by the end of the pauses; steps that scale pods take longer than their pauses, which gives it more)`},
+	{name: "background run fits the pauses", id: "RD125"},
+	{name: "background run before an analysis step", id: "RD125"},
+	{name: "background run cut short at the promotion", id: "RD125", fires: true,
+		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (background) was terminated after 2 of 5 measurements of metric "success-rate" and reads Successful: the remaining 3 were never taken (2 successful, 0 failed, 0 inconclusive, 0 error)`},
 	{name: "placeholder without an argument", id: "RD124", fires: true,
 		says: `AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) ended in Error before measuring anything: Unable to resolve metric arguments: failed to resolve {{args.region}}; no argument resolves {{args.region}} in metric "success-rate"`},
 }
 
+// atPause5m: the Rollout at its last step, pause 5m, paused 60 s before
+// the snapshot (14:31:20): 240 s left.
+var atPause5m = both(running,
+	set([]string{"status", "currentStepIndex"}, int64(4)),
+	set([]string{"status", "phase"}, "Paused"),
+	set([]string{"status", "controllerPause"}, true),
+	set([]string{"status", "pauseConditions"}, []interface{}{map[string]interface{}{"reason": "CanaryPauseStep", "startTime": "2026-09-02T14:30:20Z"}}))
+
+// backgroundRunning: a background run measuring success-rate (count n,
+// once a minute), two measurements taken, the last at 14:31:04.
+func backgroundRunning(n int64) func(*unstructured.Unstructured) {
+	return both(asBackground,
+		set([]string{"status", "phase"}, "Running"),
+		remove("status", "message"),
+		remove("status", "completedAt"),
+		metricSpec("success-rate", func(m map[string]interface{}) { m["count"] = n }),
+		metricResult("success-rate", func(m map[string]interface{}) {
+			m["phase"] = "Running"
+			m["measurements"] = []interface{}{
+				measurement("Successful", "[0.9912]", "", "2026-09-02T14:30:04Z"),
+				measurement("Successful", "[0.9874]", "", "2026-09-02T14:31:04Z"),
+			}
+			m["count"], m["successful"], m["failed"] = int64(2), int64(2), int64(0)
+		}))
+}
+
 // analysisEdits are the cases' edits, by case name: the Rollout's, then the run's.
 var analysisEdits = map[string][2]func(*unstructured.Unstructured){
+	"background run outlives the pauses": {atPause5m, backgroundRunning(10)},
+	"background run fits the pauses":     {atPause5m, backgroundRunning(5)},
+	// Step 2 is the analysis step: what follows waits for it, untimed.
+	"background run before an analysis step": {running, backgroundRunning(10)},
+	"background run cut short at the promotion": {running, both(backgroundRunning(5), set([]string{"spec", "terminate"}, true),
+		set([]string{"status", "phase"}, "Successful"), set([]string{"status", "message"}, "Run Terminated"),
+		metricResult("success-rate", func(m map[string]interface{}) { m["phase"] = "Successful" }))},
 	"not aborted":                           {running, nil},
 	"3 errors in a row, limit 4 by default": {running, erroring(3)},
 	"terminated with errors only":           {running, terminatedWithErrors},
@@ -376,7 +416,8 @@ func TestAnalysisRunsInTheReport(t *testing.T) {
 	}
 	sr, lat := run.Metrics[0], run.Metrics[1]
 	// Every measurement the run keeps is in the report (4 of 4: none dropped).
-	if sr.DecidedBy != "failureLimit" || sr.Dropped != 0 || len(sr.Measurements) != 4 || sr.Measurements[0].Value != "[0.9912]" || sr.Measurements[3].Value != "[0.9178]" {
+	if sr.DecidedBy != "failureLimit" || sr.Dropped != 0 || len(sr.Measurements) != 4 || sr.Measurements[0].Value != "[0.9912]" || sr.Measurements[3].Value != "[0.9178]" ||
+		len(sr.Shown()) != 3 || sr.Shown()[0].Value != "[0.9874]" {
 		t.Errorf("success-rate: %+v", sr)
 	}
 	if !lat.DryRun || !strings.HasSuffix(lat.Query, "token=*****") || lat.Provider != "web" {
@@ -409,5 +450,44 @@ func TestMiss(t *testing.T) {
 		if got := miss(c.cond, c.value); got != c.want {
 			t.Errorf("miss(%q, %q) = %q, want %q", c.cond, c.value, got, c.want)
 		}
+	}
+}
+
+// The run's phase and message say a metric and limit decided it, but its
+// metric results read otherwise: the analysis controller patched results
+// computed from an older copy of the run over those that decided it (the
+// lab's analysis-fail scenario on v1.8.3 under a load average of 36: the
+// run Failed on failed (2) > failureLimit (1), its metric Running with one
+// failure, the measurement that failed it gone). The run's message is what
+// still says what decided it.
+func TestAnalysisResultsOverwritten(t *testing.T) {
+	stale := metricResult("success-rate", func(m map[string]interface{}) {
+		m["phase"] = "Running"
+		m["measurements"] = []interface{}{
+			measurement("Successful", "[0.9912]", "", "2026-09-02T14:22:04Z"),
+			measurement("Successful", "[0.9874]", "", "2026-09-02T14:23:04Z"),
+			measurement("Failed", "[0.9312]", "", "2026-09-02T14:24:05Z"),
+		}
+		m["count"], m["successful"], m["failed"] = int64(3), int64(2), int64(1)
+	})
+	for _, ver := range upstream.Modeled {
+		r := diagnoseAnalysis(t, ver, nil, stale)
+		run := r.AnalysisRuns[0]
+		if !run.ResultsOverwritten || run.DecidedBy != "success-rate" || run.DecidingLimit != "failed (2) > failureLimit (1)" || !run.CausedAbort {
+			t.Errorf("%s: run %+v", ver, run)
+		}
+		f := finding(t, r, "RD119")
+		want := `AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) aborted the Rollout: it ended Failed on metric "success-rate" (prometheus) because failed (2) > failureLimit (1), as the run's message says — but the metric's result was written over after that decision and reads Running now (failed 1, inconclusive 0, consecutiveErrors 0)`
+		if !strings.HasPrefix(f.Message, want) {
+			t.Errorf("%s: RD119 says\n  %s\nwant it to start\n  %s", ver, f.Message, want)
+		}
+		if c, ok := cited(f, "ar.status-merge-patch"); !ok || c.File != "analysis/sync.go" || c.Line != 33 {
+			t.Errorf("%s: RD119 cites %+v", ver, f.Cites)
+		}
+	}
+	// Results that agree with the run: decided by its own counters.
+	r := diagnoseAnalysis(t, "v1.9.3", nil, nil)
+	if run := r.AnalysisRuns[0]; run.ResultsOverwritten || run.DecidingLimit != "failed (2) > failureLimit (1)" {
+		t.Errorf("consistent run: %+v", run)
 	}
 }

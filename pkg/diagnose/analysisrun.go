@@ -45,8 +45,18 @@ type AnalysisRunView struct {
 	StartedAt  *time.Time `json:"startedAt,omitempty"`
 	// DecidedBy is the metric whose phase is the run's (the worst non-dryRun
 	// metric), when the run ended Failed, Error or Inconclusive.
-	DecidedBy string       `json:"decidedBy,omitempty"`
-	Metrics   []MetricView `json:"metrics"`
+	DecidedBy string `json:"decidedBy,omitempty"`
+	// DecidingLimit is the comparison that decided that metric, in the
+	// controller's words: "failed (2) > failureLimit (1)".
+	DecidingLimit string `json:"decidingLimit,omitempty"`
+	// ResultsOverwritten: the run's phase and message name a metric and a
+	// limit its metric results no longer show. The analysis controller
+	// patches only what changed since the copy of the run it started from,
+	// so a reconcile from an older copy replaced the results written with
+	// the decision (the lab saw it on a loaded machine); DecidedBy and
+	// DecidingLimit then come from the run's message.
+	ResultsOverwritten bool         `json:"resultsOverwritten,omitempty"`
+	Metrics            []MetricView `json:"metrics"`
 	// CausedAbort: this run's phase is what aborted the Rollout.
 	CausedAbort bool `json:"causedAbort,omitempty"`
 
@@ -101,6 +111,12 @@ type Limit struct {
 	Disabled bool `json:"disabled,omitempty"`
 	// Exceeded: Count > Limit, the controller's strict comparison.
 	Exceeded bool `json:"exceeded"`
+}
+
+// ControllerWords is the exceeded comparison as the controller's run
+// message words it: "failed (2) > failureLimit (1)".
+func (l Limit) ControllerWords() string {
+	return fmt.Sprintf("%s (%d) > %s (%d)", l.Counter, l.Count, l.Name, l.Limit)
 }
 
 // String says the comparison as the controller's message words it.
@@ -217,12 +233,31 @@ func runView(run *v1alpha1.AnalysisRun, role string, ver upstream.Version) Analy
 		for _, m := range rv.Metrics {
 			if !m.DryRun && m.Phase == rv.Phase {
 				rv.DecidedBy = m.Name
+				if l, ok := m.decidingLimit(); ok {
+					rv.DecidingLimit = l.ControllerWords()
+				}
 				break
+			}
+		}
+		if rv.DecidedBy != "" {
+			break
+		}
+		// No metric reads the run's phase: its message still says which
+		// metric and limit decided it.
+		if mm := decidedMessage.FindStringSubmatch(run.Status.Message); mm != nil && mm[2] == rv.Phase {
+			for _, m := range rv.Metrics {
+				if m.Name == mm[1] && !m.DryRun {
+					rv.DecidedBy, rv.DecidingLimit, rv.ResultsOverwritten = mm[1], mm[3], true
+				}
 			}
 		}
 	}
 	return rv
 }
+
+// decidedMessage reads a run's message as the analysis controller words
+// it: the metric, the phase it was assessed and the limit exceeded.
+var decidedMessage = regexp.MustCompile(`^Metric "([^"]+)" assessed (\w+) due to ((?:failed|inconclusive|consecutiveErrors) \(\d+\) > (?:failureLimit|inconclusiveLimit|consecutiveErrorLimit) \(-?\d+\))`)
 
 // dryRunNames are the metrics the run's dryRun rules match: Go regular
 // expressions matched unanchored, as the controller does.
@@ -400,7 +435,13 @@ func (m MetricView) limit(name string) Limit {
 	return Limit{}
 }
 
-// last is the newest measurement, if any.
+// Shown is the newest ShownMeasurements measurements, oldest first: what
+// the human report lists.
+func (m MetricView) Shown() []MeasurementView {
+	return m.Measurements[max(0, len(m.Measurements)-ShownMeasurements):]
+}
+
+// last is the newest measurement kept, if any.
 func (m MetricView) last() (MeasurementView, bool) {
 	if len(m.Measurements) == 0 {
 		return MeasurementView{}, false

@@ -165,6 +165,15 @@ var rolloutCases = []rolloutCase{
 				map[string]interface{}{"pause": map[string]interface{}{"duration": "abc"}},
 			})),
 		says: `the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.replicas -3: must not be negative; spec.strategy.canary.steps[0].setWeight 250: must be between 0 and 100; spec.strategy.canary.steps[1].pause.duration "abc": is not a duration (a number of seconds, or 30s, 5m, 1h): the controller reads it as -1 and rejects it`},
+	// The controller also validates what the Rollout references, which a
+	// snapshot does not hold: its InvalidSpec condition is its word (the
+	// lab's analysis-step-indefinite scenario wrote this one).
+	{name: "InvalidSpec written by the controller", id: "RD113", fires: true,
+		edit: set([]string{"status", "conditions"}, []interface{}{map[string]interface{}{"type": "InvalidSpec", "status": "True", "reason": "InvalidSpec",
+			"message": `The Rollout "checkout-api" is invalid: spec.strategy.canary.steps[1].analysis.templates: Invalid value: "check": AnalysisTemplate check has metric success-rate which runs indefinitely. Invalid value for count: <nil>`}}),
+		says: `the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: status.conditions[InvalidSpec] "The Rollout \"checkout-api\" is invalid: spec.strategy.canary.steps[1].analysis.templates: Invalid value: \"check\": AnalysisTemplate check has metric success-rate which runs indefinitely. Invalid value for count: <nil>": the controller's own validation, which also checks the objects the Rollout references, rejects the spec`},
+	{name: "InvalidSpec condition False", id: "RD113",
+		edit: set([]string{"status", "conditions"}, []interface{}{map[string]interface{}{"type": "InvalidSpec", "status": "False", "reason": "InvalidSpec", "message": "old"}})},
 	{name: "no spec at all", id: "RD113", fires: true, edit: remove("spec"),
 		says: "the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.selector absent: is required (unless spec.workloadRef is set); spec.strategy absent: needs canary or blueGreen"},
 }

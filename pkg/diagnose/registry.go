@@ -49,6 +49,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD122": checkAnalysisInconclusive,
 	"RD123": checkAnalysisDryRunWouldFail,
 	"RD124": checkAnalysisArgs,
+	"RD125": checkAnalysisOutlivesSteps,
 	"RD209": checkScaleDownDelayZero,
 	"RD210": checkScaleDownDelayShort,
 	"RD159": checkControllerErrors,

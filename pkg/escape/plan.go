@@ -242,6 +242,9 @@ func Build(in Input) (*Plan, error) {
 			o.Cites = cite("cli.retry-patch", "cli.retry-status-subresource")
 		case Promote:
 			o.Cites = cite("cli.promote-patch", "cli.promote-clear-pause", "cli.promote-status-first", "rc.abort-idx")
+			if inconclusiveStep(ro) {
+				o.Cites = append(o.Cites, cite("cli.promote-inconclusive-step", "an.rerun-after-inconclusive")...)
+			}
 		case PromoteFull:
 			o.Cites = cite("cli.promote-full-patch", "cli.promote-full-guard", "cli.promote-full-unpause", "tr.branch-promote-full", "tr.promote-full-keep-weight", "sy.full-promote-gate")
 		case Undo:
@@ -371,6 +374,13 @@ func applyPromoteFull(after model.Inputs, ro *v1alpha1.Rollout, o *Option) (mode
 	return after, true, ""
 }
 
+// inconclusiveStep: the canary's current step run is Inconclusive, the
+// case in which `promote` skips the analysis step.
+func inconclusiveStep(ro *v1alpha1.Rollout) bool {
+	r := ro.Status.Canary.CurrentStepAnalysisRunStatus
+	return ro.Spec.Strategy.Canary != nil && r != nil && r.Status == v1alpha1.AnalysisPhaseInconclusive
+}
+
 // applyPromote: clear the pause conditions (or bump the step index) and
 // unpause, as `promote` does.
 func applyPromote(after model.Inputs, ro *v1alpha1.Rollout, o *Option, n, idx int32) (model.Inputs, bool, string) {
@@ -378,6 +388,16 @@ func applyPromote(after model.Inputs, ro *v1alpha1.Rollout, o *Option, n, idx in
 	var status, spec string
 	unified := `{"spec":{"paused":false},"status":{"pauseConditions":null}}`
 	switch {
+	case inconclusiveStep(ro) && len(ro.Status.PauseConditions) > 0 && ro.Status.ControllerPause:
+		// Paused by an Inconclusive step run: the CLI also clears
+		// controllerPause and moves past the analysis step. Clearing the
+		// pause conditions alone would make the controller start a new run
+		// of the same analysis (an.rerun-after-inconclusive).
+		next := idx
+		if next < n {
+			next++
+		}
+		status = fmt.Sprintf(`{"status":{"pauseConditions":null, "controllerPause":false, "currentStepIndex":%d}}`, next)
 	case len(ro.Status.PauseConditions) > 0:
 		status = `{"status":{"pauseConditions":null}}`
 	case n > 0:

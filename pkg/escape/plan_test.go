@@ -239,3 +239,51 @@ func TestWaitNeverHealthyBeforeV110(t *testing.T) {
 		}
 	}
 }
+
+// inconclusiveAtStep turns the analysis example into a canary paused by an
+// Inconclusive run of its analysis step (step 2 of 5).
+func inconclusiveAtStep(v *snapshot.View) {
+	ro := v.Rollout
+	two := int32(2)
+	ro.Status.Abort, ro.Status.AbortedAt = false, nil
+	ro.Status.CurrentStepIndex = &two
+	ro.Status.ControllerPause = true
+	ro.Status.PauseConditions = []v1alpha1.PauseCondition{{Reason: v1alpha1.PauseReasonInconclusiveAnalysis}}
+	ro.Status.Canary.CurrentStepAnalysisRunStatus.Status = v1alpha1.AnalysisPhaseInconclusive
+}
+
+// promote on a canary paused by an Inconclusive step run sends what
+// `kubectl argo rollouts promote` sends: the pause conditions cleared,
+// controllerPause false and the index past the analysis step — clearing
+// the pause conditions alone makes the controller re-run the analysis
+// (the lab's analysis-inconclusive-escape scenario showed it on every
+// modeled version). Other pauses keep the plain clear.
+func TestPromoteInconclusiveStepSkipsIt(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		v := exampletest.View(t, exampletest.AnalysisAbort)
+		inconclusiveAtStep(v)
+		o, _ := plan(t, v, ver).Option(Promote)
+		if len(o.Requests) != 1 || string(o.Requests[0].Body) != `{"status":{"pauseConditions":null, "controllerPause":false, "currentStepIndex":3}}` || o.Requests[0].Subresource != "status" {
+			t.Errorf("%s: promote sends %+v", ver, o.Requests)
+		}
+		if _, ok := citedKey(o.Cites, "cli.promote-inconclusive-step"); !ok {
+			t.Errorf("%s: promote cites %+v", ver, o.Cites)
+		}
+		// A pause step's pause: the pause conditions alone.
+		v.Rollout.Status.PauseConditions[0].Reason = v1alpha1.PauseReasonCanaryPauseStep
+		v.Rollout.Status.Canary.CurrentStepAnalysisRunStatus.Status = v1alpha1.AnalysisPhaseSuccessful
+		o, _ = plan(t, v, ver).Option(Promote)
+		if len(o.Requests) != 1 || string(o.Requests[0].Body) != `{"status":{"pauseConditions":null}}` {
+			t.Errorf("%s: promote of a pause step sends %+v", ver, o.Requests)
+		}
+	}
+}
+
+func citedKey(cs []upstream.Cite, k upstream.Key) (upstream.Cite, bool) {
+	for _, c := range cs {
+		if c.Key == k {
+			return c, true
+		}
+	}
+	return upstream.Cite{}, false
+}

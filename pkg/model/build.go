@@ -47,6 +47,9 @@ func RSFrom(rs *appsv1.ReplicaSet) *RS {
 func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 	ro := v.Rollout
 	in := Inputs{Version: ver, Replicas: 1, MaxWeight: 100, Invalid: Validate(ro)}
+	if len(in.Invalid) == 0 {
+		in.Invalid = RejectedByController(ro)
+	}
 	if ro.Spec.Replicas != nil {
 		in.Replicas = *ro.Spec.Replicas
 	}

@@ -2,9 +2,11 @@ package model
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
@@ -21,6 +23,26 @@ type Invalid struct {
 }
 
 func (i Invalid) String() string { return fmt.Sprintf("%s %s: %s", i.Field, i.Value, i.Problem) }
+
+// RejectedByController is the InvalidSpec condition the controller wrote,
+// when Validate finds nothing: the controller's validation also checks the
+// objects the Rollout references (AnalysisTemplates, Services, traffic
+// objects), which a snapshot does not hold, so its own word is what says
+// the spec is rejected (a step analysis whose metric runs indefinitely, a
+// template argument the Rollout does not give, a missing template).
+func RejectedByController(ro *v1alpha1.Rollout) []Invalid {
+	for _, c := range ro.Status.Conditions {
+		if c.Type == v1alpha1.InvalidSpec && c.Status == corev1.ConditionTrue {
+			fact := upstream.Key("va.references")
+			if strings.Contains(c.Message, "runs indefinitely") {
+				fact = "va.analysis-indefinite"
+			}
+			return []Invalid{{Field: "status.conditions[InvalidSpec]", Value: strconv.Quote(c.Message),
+				Problem: "the controller's own validation, which also checks the objects the Rollout references, rejects the spec", Fact: fact}}
+		}
+	}
+	return nil
+}
 
 // Validate returns the spec values the controller rejects (the checks of
 // its validation that change what an on-call engineer sees; identical in

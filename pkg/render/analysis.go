@@ -30,6 +30,9 @@ func humanAnalysis(b *strings.Builder, rep *diagnose.Report, s Styles, full bool
 		if r.DecidedBy != "" {
 			head += s.Dim.Render(", decided by metric " + r.DecidedBy)
 		}
+		if r.ResultsOverwritten {
+			head += s.Dim.Render(" (" + r.DecidingLimit + " per the run's message; its metric results were written over after)")
+		}
 		b.WriteString(head + "\n")
 		if r.Message != "" {
 			fmt.Fprintf(b, "    %s\n", r.Message)

@@ -43,6 +43,7 @@ const (
 	srcAF      = `utils/analysis/factory.go`
 	srcAH      = `utils/analysis/helpers.go`
 	srcVR      = `pkg/apis/rollouts/validation/validation_references.go`
+	srcARSync  = `analysis/sync.go`
 	srcTP      = `utils/template/template.go`
 )
 
@@ -1780,5 +1781,47 @@ var facts = []Fact{
 		File:     srcRC,
 		Contains: `return analysisExistsAndCompleted && currentStepAr.Status.Phase == v1alpha1.AnalysisPhaseSuccessful`,
 		Lines:    Lines{"v1.7.2": 342, "v1.8.2": 347, "v1.8.3": 357, "v1.9.3": 335, "v1.10.2": 335},
+	},
+	{
+		Key:      "va.references",
+		Claim:    `The controller also validates the objects the Rollout references — AnalysisTemplates (their arguments, and that the metrics of a step or blue-green analysis have a count), Services, traffic objects — and rejects the spec (InvalidSpec) when one of them fails.`,
+		File:     srcCT,
+		Contains: `rolloutValidationErrors = validation.ValidateRolloutReferencedResources(c.rollout, *refResources)`,
+		Lines:    Lines{"v1.7.2": 552, "v1.8.2": 592, "v1.8.3": 592, "v1.9.3": 616, "v1.10.2": 614},
+	},
+	{
+		Key:      "va.analysis-indefinite",
+		Claim:    `A step, pre- or post-promotion analysis whose metric has no count (an interval alone: it would run indefinitely) is an invalid reference.`,
+		File:     srcVR,
+		Contains: `which runs indefinitely. Invalid value for count`,
+		Lines:    Lines{"v1.7.2": 179, "v1.8.2": 180, "v1.8.3": 180, "v1.9.3": 180, "v1.10.2": 180},
+	},
+	{
+		Key:      "ar.error-retry",
+		Claim:    `After a measurement ends in Error the next one is taken 10 s later, whatever the metric's interval.`,
+		File:     srcAR,
+		Contains: `interval = DefaultErrorRetryInterval`,
+		Lines:    Lines{"v1.7.2": 235, "v1.8.2": 235, "v1.8.3": 235, "v1.9.3": 235, "v1.10.2": 235},
+	},
+	{
+		Key:      "ar.status-merge-patch",
+		Claim:    `The analysis controller writes a run's status as a merge patch of what changed since the copy of the run it started from, with no resourceVersion: a reconcile that starts from an older copy replaces the metric results written since, while the phase and message, unchanged in its copy, stay as written.`,
+		File:     srcARSync,
+		Contains: `Patch(ctx, orig.Name, patchtypes.MergePatchType, patch, metav1.PatchOptions{})`,
+		Lines:    Lines{"v1.7.2": 33, "v1.8.2": 33, "v1.8.3": 33, "v1.9.3": 33, "v1.10.2": 33},
+	},
+	{
+		Key:      "an.background-ends-at-promotion",
+		Claim:    `A background AnalysisRun does not gate the steps or the promotion: once the Rollout is fully promoted the controller keeps no background run, and the one still measuring stops being current.`,
+		File:     srcAN,
+		Contains: `if rolloututil.IsFullyPromoted(c.rollout) || c.rollout.Status.StableRS == "" || c.rollout.Status.CurrentPodHash == "" || replicasetutil.BeforeStartingStep(c.rollout) {`,
+		Lines:    Lines{"v1.7.2": 323, "v1.8.2": 329, "v1.8.3": 329, "v1.9.3": 355, "v1.10.2": 358},
+	},
+	{
+		Key:      "an.cancel-other-runs",
+		Claim:    `AnalysisRuns of the Rollout that are no longer current and not completed are terminated (spec.terminate).`,
+		File:     srcAN,
+		Contains: `err := c.cancelAnalysisRuns(otherArs)`,
+		Lines:    Lines{"v1.7.2": 132, "v1.8.2": 132, "v1.8.3": 132, "v1.9.3": 132, "v1.10.2": 135},
 	},
 }

@@ -165,20 +165,25 @@ func labNodes() int {
 	return max(4, (p*45+99)/100)
 }
 
-// labVersions reads CONTROLLER_VERSIONS from versions.env, filtered by E2E_VERSIONS.
-func labVersions() []string {
+// labVar reads a variable of versions.env.
+func labVar(name string) string {
 	f, err := os.Open(filepath.Join(labDir, "versions.env"))
 	if err != nil {
 		panic(err)
 	}
 	defer f.Close()
-	var all []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "CONTROLLER_VERSIONS="); ok {
-			all = strings.Fields(strings.Trim(v, `"`))
+		if v, ok := strings.CutPrefix(sc.Text(), name+"="); ok {
+			return strings.Trim(v, `"`)
 		}
 	}
+	return ""
+}
+
+// labVersions reads CONTROLLER_VERSIONS from versions.env, filtered by E2E_VERSIONS.
+func labVersions() []string {
+	all := strings.Fields(labVar("CONTROLLER_VERSIONS"))
 	want := os.Getenv("E2E_VERSIONS")
 	if want == "" {
 		return all

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the lab's binaries from the Go module proxy only:
-#   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, and
-#   one Argo Rollouts controller per version in CONTROLLER_VERSIONS.
+#   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
+#   one Argo Rollouts controller per version in CONTROLLER_VERSIONS, and the
+#   official kubectl-argo-rollouts plugin of PLUGIN_VERSION (the e2e's
+#   analysis scenarios promote with it; make bench compares with it).
 # Binaries carry their version in their file name, so a second run with
 # nothing changed only checks that they exist. Usage: test/lab/build.sh [component...]
-# where a component is etcd, kube, kwok, plugin (kubectl-argo-rollouts, for
-# make bench) or a controller version (v1.8.2).
+# where a component is etcd, kube, kwok, plugin (kubectl-argo-rollouts) or a
+# controller version (v1.8.2).
 set -euo pipefail
 LAB="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
@@ -122,7 +124,7 @@ build_controller() {
 }
 
 # build_plugin VERSION builds the official kubectl-argo-rollouts plugin from the
-# released module, unchanged, for the side-by-side benchmark (make bench). Its
+# released module, unchanged, for the e2e and the side-by-side benchmark. Its
 # dashboard embeds server/static, which the module holds empty (.gitkeep only):
 # the plugin builds as upstream's `make plugin` would without the UI.
 build_plugin() {
@@ -137,7 +139,7 @@ build_plugin() {
 }
 
 targets=("$@")
-((${#targets[@]})) || targets=(etcd kube kwok $CONTROLLER_VERSIONS)
+((${#targets[@]})) || targets=(etcd kube kwok $CONTROLLER_VERSIONS plugin)
 for t in "${targets[@]}"; do
 	case "$t" in
 	etcd) build_etcd ;;
