@@ -365,6 +365,27 @@ func application(selfHeal bool, ignore []interface{}) *unstructured.Unstructured
 	}}
 }
 
+// history gives a ReplicaSet the revisions it served before its current one.
+func history(rs, revs string) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		for _, o := range objs {
+			if o.GetKind() == "ReplicaSet" && o.GetName() == rs {
+				set([]string{"metadata", "annotations", "rollout.argoproj.io/revision-history"}, revs)(o)
+			}
+		}
+		return objs
+	}
+}
+
+func allOf(fs ...func([]*unstructured.Unstructured) []*unstructured.Unstructured) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		for _, f := range fs {
+			objs = f(objs)
+		}
+		return objs
+	}
+}
+
 func init() {
 	bugCases = append(bugCases,
 		bugCase{name: "Argo CD and a pipeline write spec.template a minute apart", id: "RD160",
@@ -377,6 +398,30 @@ func init() {
 			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template"), specManager("deploy-bot", "Update", "2026-08-11T02:11:30Z", "template"))},
 		bugCase{name: "the controller's own spec.paused write", id: "RD160",
 			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "paused"), specManager("rollouts-controller", "Update", "2026-08-11T03:11:30Z", "paused"))},
+
+		// A forced apply or an update takes the contested fields: one owner
+		// is left, and the ReplicaSets' revision history shows the fight.
+		bugCase{name: "template back and forth, Argo CD's forced apply owns it", id: "RD160",
+			edit: both(tracked, managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template", "replicas"))),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "3,5"), history("checkout-api-6d8f7c9b5d", "4"), addObjs(application(true, nil))), fires: allVersions,
+			says: "went back to an earlier one 3 times (revisions by template, from the ReplicaSets' revision-history: 5f6c8d7b9a (3) → 6d8f7c9b5d (4) → 5f6c8d7b9a (5) → 6d8f7c9b5d (6) → 5f6c8d7b9a (7))"},
+		bugCase{name: "template back and forth, Argo CD's client-side apply (Update)", id: "RD160",
+			edit: both(tracked, managed(specManager("argocd-controller", "Update", "2026-08-11T03:12:30Z", "template"), specManager("deploy-bot", "Update", "2026-08-11T03:12:00Z", "replicas"))),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "5"), history("checkout-api-6d8f7c9b5d", "4"), addObjs(application(true, nil))), fires: allVersions,
+			says: "other writers of the spec: deploy-bot; Application shop puts Git's template back"},
+		bugCase{name: "template back and forth, Flux", id: "RD160",
+			edit: both(set([]string{"metadata", "labels", "kustomize.toolkit.fluxcd.io/name"}, "shop"), managed(specManager("kustomize-controller", "Apply", "2026-08-11T03:12:30Z", "template"))),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "5"), history("checkout-api-6d8f7c9b5d", "4")), fires: allVersions,
+			says: "flux suspend kustomization shop"},
+		bugCase{name: "one return (an undo)", id: "RD160",
+			edit: managed(specManager("kubectl-argo-rollouts", "Update", "2026-08-11T03:12:30Z", "template")),
+			objs: history("checkout-api-5f6c8d7b9a", "5")},
+		bugCase{name: "back and forth an hour ago", id: "RD160",
+			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T02:12:30Z", "template")),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "5"), history("checkout-api-6d8f7c9b5d", "4"))},
+		bugCase{name: "back and forth, saved without managedFields", id: "RD160",
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "5"), history("checkout-api-6d8f7c9b5d", "4")), fires: allVersions,
+			says: "find the writers"},
 
 		bugCase{name: "Argo CD selfHeal, template not ignored", id: "RD161", edit: tracked, objs: addObjs(application(true, nil)), fires: allVersions,
 			says: "syncs this Rollout automatically with selfHeal: a spec change made in the cluster (undo, set image, edit) is reverted"},
