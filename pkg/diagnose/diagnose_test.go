@@ -165,6 +165,12 @@ var rolloutCases = []rolloutCase{
 				map[string]interface{}{"pause": map[string]interface{}{"duration": "abc"}},
 			})),
 		says: `the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.replicas -3: must not be negative; spec.strategy.canary.steps[0].setWeight 250: must be between 0 and 100; spec.strategy.canary.steps[1].pause.duration "abc": is not a duration (a number of seconds, or 30s, 5m, 1h): the controller reads it as -1 and rejects it`},
+	// The lab's controller (every version) on a Rollout whose VirtualService
+	// does not exist: the spec alone looks valid, the condition says why not.
+	{name: "the controller's InvalidSpec condition", id: "RD113", fires: true,
+		edit: set([]string{"status", "conditions"}, []interface{}{map[string]interface{}{"type": "InvalidSpec", "status": "True", "reason": "InvalidSpec",
+			"message": `The Rollout "app" is invalid: spec.strategy.canary.trafficRouting.istio.virtualService.name: Invalid value: "app": virtualservices.networking.istio.io "app" not found`}}),
+		says: `the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed; it says: The Rollout "app" is invalid: spec.strategy.canary.trafficRouting.istio.virtualService.name: Invalid value: "app": virtualservices.networking.istio.io "app" not found`},
 	{name: "no spec at all", id: "RD113", fires: true, edit: remove("spec"),
 		says: "the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.selector absent: is required (unless spec.workloadRef is set); spec.strategy absent: needs canary or blueGreen"},
 }

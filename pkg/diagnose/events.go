@@ -34,6 +34,9 @@ var (
 	// resource.
 	forbiddenRE = regexp.MustCompile(`User "([^"]+)" cannot (\w+) resource "([^"]+)"(?: in API group "([^"]*)")?`)
 	webhookRE   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request`)
+	// policyRE reads an in-tree ValidatingAdmissionPolicy's denial.
+	policyRE = regexp.MustCompile(`ValidatingAdmissionPolicy '([^']+)' with binding '([^']+)' denied request`)
+	quotaRE  = regexp.MustCompile(`exceeded quota: ([^,]+)`)
 )
 
 func msgHas(e *corev1.Event, subs ...string) bool {
@@ -60,16 +63,24 @@ func reasonIs(e *corev1.Event, rs ...string) bool {
 // before the reason-only classes, since a TrafficRoutingError can carry any
 // of them.
 var eventClasses = []eventClass{
+	// A quota and an admission policy answer "is forbidden" too: they come
+	// before RBAC, which needs the API server's "User … cannot …".
+	{key: "quota", critical: true,
+		match: func(e *corev1.Event) bool { return msgHas(e, "exceeded quota") },
+		what:  "a ResourceQuota in the namespace refuses what the controller creates",
+		fix:   "raise the quota the message names (count/replicasets.apps, pods, or the cpu/memory requests: a canary needs room for its pods beside the stable's) or free room; the controller retries by itself"},
+	{key: "webhook", critical: true,
+		match: func(e *corev1.Event) bool {
+			return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") || policyRE.MatchString(e.Message)
+		},
+		what: "an admission webhook or admission policy rejects the controller's write",
+		fix:  "read the webhook's or policy's reason in the message: Istio's rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157), a policy engine or a ValidatingAdmissionPolicy may reject the weights, labels or annotations the controller writes; fix the object or the policy, not the Rollout"},
 	{key: "rbac", critical: true,
 		match: func(e *corev1.Event) bool {
-			return msgHas(e, "is forbidden") || msgHas(e, "cannot", "resource", "forbidden")
+			return forbiddenRE.MatchString(e.Message) || msgHas(e, "cannot", "resource", "forbidden")
 		},
 		what: "the API server denies the controller's own ServiceAccount a request it needs",
 		fix:  "grant it in the controller's ClusterRole (or Role with --namespaced) and the controller retries by itself"},
-	{key: "webhook", critical: true,
-		match: func(e *corev1.Event) bool { return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") },
-		what:  "a validating admission webhook rejects the controller's write",
-		fix:   "read the webhook's reason in the message: Istio's rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157), a policy engine may reject labels or annotations the controller adds; fix the object or the policy, not the Rollout"},
 	{key: "conflict",
 		match: func(e *corev1.Event) bool {
 			return msgHas(e, "the object has been modified") || msgHas(e, "operation cannot be fulfilled")
@@ -166,6 +177,13 @@ func detail(g *eventGroup) string {
 	case "webhook":
 		if s := webhookRE.FindStringSubmatch(m); s != nil {
 			return " (" + s[1] + ")"
+		}
+		if s := policyRE.FindStringSubmatch(m); s != nil {
+			return " (ValidatingAdmissionPolicy " + s[1] + ")"
+		}
+	case "quota":
+		if s := quotaRE.FindStringSubmatch(m); s != nil {
+			return " (ResourceQuota " + s[1] + ")"
 		}
 	}
 	return ""

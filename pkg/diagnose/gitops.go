@@ -158,32 +158,35 @@ func gitopsFix(c *Context, fields []string) string {
 // gitopsWriter says whether manager m is one Argo CD or Flux writes with.
 func gitopsWriter(m string) bool { return gitopsManagers[m] }
 
-// managersFight: two managers other than the controller own the same spec
-// fields and both wrote recently.
+// managersFight: a writer other than the controller changed spec fields
+// the GitOps tool's manager owns, after the tool's last write and recently:
+// the cluster now differs from Git there, and a sync that heals drift puts
+// Git's values back. Two ordinary writers (kubectl apply, then set image)
+// each owning part of spec.template are no fight; nor is a GitOps write
+// after the other's (the tool left the other's fields alone: not in Git, or
+// ignored). A fight already overwritten shows in the ReplicaSets instead
+// (templateFlips): an update or a forced apply takes the fields it writes
+// from the other manager.
 func managersFight(c *Context, r *rules.Rule, ws []snapshot.FieldWriter) (rules.Finding, bool) {
-	for i := 0; i < len(ws); i++ {
-		for j := i + 1; j < len(ws); j++ {
-			a, b := ws[i], ws[j] // a is the newer
-			fields := contested(a, b)
-			if len(fields) == 0 || a.Time.Sub(b.Time) > fightWindow || snapshot.Since(c.View.Now, a.Time) > fightWindow {
+	g := c.View.GitOps
+	if g != nil && !g.AutoSync && (g.SyncStatus != "" || len(g.Ignore) > 0) {
+		return rules.Finding{}, false // read, and it does not sync by itself (RD161)
+	}
+	for _, o := range ws { // newest first
+		if gitopsWriter(o.Manager) || snapshot.Since(c.View.Now, o.Time) > fightWindow {
+			continue
+		}
+		for _, s := range ws {
+			fields := contested(o, s)
+			if !gitopsWriter(s.Manager) || !o.Time.After(s.Time) || len(fields) == 0 {
 				continue
 			}
-			msg := fmt.Sprintf("two writers own the same spec fields (%s) of this Rollout and both wrote in the last %s: %s at %s, %s at %s; each overwrites the other",
-				strings.Join(fields, ", "), fightWindow, a.Manager, a.Time.UTC().Format(time.RFC3339), b.Manager, b.Time.UTC().Format(time.RFC3339))
-			switch {
-			case gitopsWriter(a.Manager) || gitopsWriter(b.Manager):
-				other := a.Manager
-				if gitopsWriter(a.Manager) {
-					other = b.Manager
-				}
-				msg += fmt.Sprintf("; the GitOps sync puts Git's values back after every change %s makes: commit the change to Git instead, or make the sync leave those fields alone: %s", other, gitopsFix(c, fields))
-			default:
-				msg += "; find the two (pipelines, operators, people with kubectl apply) and leave the fields to one"
-			}
+			msg := fmt.Sprintf("%s changed spec fields the GitOps sync writes (%s) at %s, after the sync's last write (%s at %s): the cluster differs from Git there, and a sync that heals drift puts Git's values back — each overwrites the other until one stops; commit the change to Git instead, or make the sync leave those fields alone: %s",
+				o.Manager, strings.Join(fields, ", "), o.Time.UTC().Format(time.RFC3339), s.Manager, s.Time.UTC().Format(time.RFC3339), gitopsFix(c, fields))
 			f := r.NewFinding(msg)
 			f.Evidence = []rules.Evidence{
-				ev(c.obj(), "metadata.managedFields["+a.Manager+"]", a.String()),
-				ev(c.obj(), "metadata.managedFields["+b.Manager+"]", b.String()),
+				ev(c.obj(), "metadata.managedFields["+o.Manager+"]", o.String()),
+				ev(c.obj(), "metadata.managedFields["+s.Manager+"]", s.String()),
 			}
 			return f, true
 		}

@@ -203,6 +203,17 @@ func checkAbortDelayResync(c *Context, r *rules.Rule) []rules.Finding {
 func checkInvalidSpec(c *Context, r *rules.Rule) []rules.Finding {
 	bad := c.Analysis.Inputs.Invalid
 	if len(bad) == 0 {
+		// What the spec alone does not show (a VirtualService, Service or
+		// template it names that does not exist), the controller's own
+		// condition says.
+		for _, cd := range c.ro.Status.Conditions {
+			if cd.Type == "InvalidSpec" && cd.Status == "True" {
+				f := r.NewFinding("the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed; it says: " + firstLine(cd.Message, 400))
+				f.Evidence = []rules.Evidence{ev(c.obj(), "status.conditions[InvalidSpec].message", cd.Message)}
+				f.Cites = c.cites("ct.invalid-spec")
+				return []rules.Finding{f}
+			}
+		}
 		return nil
 	}
 	parts := make([]string, len(bad))
