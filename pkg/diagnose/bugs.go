@@ -574,5 +574,5 @@ func BugsMarkdown() string {
 	for _, a := range absentBugs {
 		fmt.Fprintf(&b, "- [#%d](https://github.com/argoproj/argo-rollouts/issues/%d) %s: %s.\n", a.Issue, a.Issue, a.Name, a.Why)
 	}
-	return b.String()
+	return b.String() + EventsMarkdown()
 }

@@ -256,6 +256,14 @@ func TestFidelityListsTheCatalogue(t *testing.T) {
 	}
 }
 
+func TestEveryEventClassHasALabLine(t *testing.T) {
+	for _, c := range eventClasses {
+		if eventLab[c.key] == "" {
+			t.Errorf("RD159 class %s: no line in eventLab (docs/fidelity.md)", c.key)
+		}
+	}
+}
+
 // warning is a Warning Event on the example's Rollout, last seen at the
 // snapshot's time (03:12:40) unless at is given.
 func warning(name, reason, msg string, count int64, at string) *unstructured.Unstructured {
