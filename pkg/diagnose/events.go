@@ -257,4 +257,3 @@ func EventsMarkdown() string {
 	b.WriteString("Churn of resourceVersion between two reads (`diagnose --watch`) is not used yet.\n")
 	return b.String()
 }
-
