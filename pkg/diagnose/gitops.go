@@ -127,9 +127,11 @@ func returns(tl []templateTurn) (n int, text string) {
 }
 
 // minReturns is how many returns to an earlier template make a fight: one
-// is an undo or a rollback, two or more is the template going back and
-// forth (A→B→A→B).
-const minReturns = 2
+// is an undo or a rollback, two can be a rollback and the same version
+// deployed again (A→B→A→B, an incident handled by hand); three is the
+// template going back and forth (A→B→A→B→A), as a sync that heals drift
+// does after every change.
+const minReturns = 3
 
 func checkSpecFight(c *Context, r *rules.Rule) []rules.Finding {
 	var ws []snapshot.FieldWriter
@@ -195,7 +197,7 @@ func managersFight(c *Context, r *rules.Rule, ws []snapshot.FieldWriter) (rules.
 }
 
 // templateFlips: the ReplicaSets' revision history shows the pod template
-// going back to an earlier one at least twice, the latest write of the
+// going back to an earlier one at least minReturns times, the latest write of the
 // spec recent. A forced server-side apply (Argo CD with ServerSideApply,
 // Flux) or a client-side apply's Update of the same fields (Argo CD's
 // default sync) takes the contested fields from the other writer, so
