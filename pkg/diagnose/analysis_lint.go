@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +92,7 @@ func checkTemplateMissing(c *Context, r *rules.Rule) []rules.Finding {
 				byKey[k] = &missing{MissingTemplate: m}
 				order = append(order, k)
 			}
-			if b := u.words(); !contains(byKey[k].blocks, b) {
+			if b := u.words(); !slices.Contains(byKey[k].blocks, b) {
 				byKey[k].blocks = append(byKey[k].blocks, b)
 			}
 		}
@@ -196,15 +197,6 @@ func joinWords(ws []string) string {
 	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // checkArgUnsupplied: RD212. Arguments and placeholders nothing gives a
 // value: the controller's own validation rejects the Rollout for most; a
 // background template's placeholder is only found when its run starts.
@@ -302,12 +294,12 @@ func (c *Context) unresolvedPlaceholders(r *rules.Rule, u analysisUse, args []*r
 						elsewhere[name] = true
 					}
 				}
-				if !ok && !contains(bad, "{{"+tag+"}}") {
+				if !ok && !slices.Contains(bad, "{{"+tag+"}}") {
 					bad = append(bad, "{{"+tag+"}}")
 					evs = append(evs, ev(t.Object(), fmt.Sprintf("spec.metrics[%d] (%s)", i, m.Name), "{{"+tag+"}}"))
 				}
 			}
-			if unclosed && !contains(bad, "an unclosed {{") {
+			if unclosed && !slices.Contains(bad, "an unclosed {{") {
 				bad = append(bad, "an unclosed {{")
 				evs = append(evs, ev(t.Object(), fmt.Sprintf("spec.metrics[%d] (%s)", i, m.Name), "{{ without }}"))
 			}

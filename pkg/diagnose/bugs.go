@@ -199,7 +199,7 @@ func knownBugs() []Bug {
 			Buggy: []upstream.Key{"cx.halt-user-paused"}, Lab: "reproduced (e2e bug-abort-paused): aborted at setWeight 50 with spec.paused true, the canary keeps its 2 pods 20 s later (weight 0) on every version; unpausing completes the abort. No fixed version to compare", Match: matchAbortWhilePaused},
 		{Rule: "RD155", Issue: 4898, Name: "dynamicStableScale and abortScaleDownDelaySeconds deadlock on abort",
 			Buggy:       []upstream.Key{"uc.desired-canary-weight-abort-dss", "rs.abort-delay-needs-stable-full"},
-			FixUpstream: "fixed upstream by PR #4900, in no modeled release", Lab: "not reproduced yet: needs an abort with dynamicStableScale and abortScaleDownDelaySeconds (v1.9.3 against v1.8.3)", Match: matchDSSAbortDeadlock},
+			FixUpstream: "fixed upstream by PR #4900, in no modeled release", Lab: "not reproduced: an abort at setWeight 50 of 4 with dynamicStableScale and abortScaleDownDelaySeconds 5, Istio host mode (e2e bug-dss-abort), completed within 25 s on v1.9.3 and v1.10.2 as on v1.7.2, v1.8.2 and v1.8.3; the issue was reported with ALB and the Gateway API plugin. The scenario checks that RD155 stays quiet on an abort that completes", Match: matchDSSAbortDeadlock},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "not reproduced yet: the thread could not be read here; the state is recognised from v1.7.2 lacking the stable availability check", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
@@ -574,5 +574,5 @@ func BugsMarkdown() string {
 	for _, a := range absentBugs {
 		fmt.Fprintf(&b, "- [#%d](https://github.com/argoproj/argo-rollouts/issues/%d) %s: %s.\n", a.Issue, a.Issue, a.Name, a.Why)
 	}
-	return b.String()
+	return b.String() + EventsMarkdown()
 }

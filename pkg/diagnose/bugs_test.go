@@ -256,6 +256,14 @@ func TestFidelityListsTheCatalogue(t *testing.T) {
 	}
 }
 
+func TestEveryEventClassHasALabLine(t *testing.T) {
+	for _, c := range eventClasses {
+		if eventLab[c.key] == "" {
+			t.Errorf("RD159 class %s: no line in eventLab (docs/fidelity.md)", c.key)
+		}
+	}
+}
+
 // warning is a Warning Event on the example's Rollout, last seen at the
 // snapshot's time (03:12:40) unless at is given.
 func warning(name, reason, msg string, count int64, at string) *unstructured.Unstructured {
@@ -286,7 +294,13 @@ var eventCases = []struct {
 	{"rbac", "TrafficRoutingError", `virtualservices.networking.istio.io "checkout-api" is forbidden: User "system:serviceaccount:argo-rollouts:argo-rollouts" cannot update resource "virtualservices" in API group "networking.istio.io" in the namespace "shop"`, 12, "",
 		"(system:serviceaccount:argo-rollouts:argo-rollouts may not update virtualservices.networking.istio.io)", rules.Critical},
 	{"webhook", "TrafficRoutingError", `admission webhook "validation.istio.io" denied the request: configuration is invalid: total destination weight 0 != 100`, 40, "",
-		"a validating admission webhook rejects the controller's write (validation.istio.io)", rules.Critical},
+		"an admission webhook or admission policy rejects the controller's write (validation.istio.io)", rules.Critical},
+	// Both answer "is forbidden", as an RBAC denial does; messages as the
+	// lab's API server (v1.34) wrote them for the real controller.
+	{"policy", "TrafficRoutingError", `virtualservices.networking.istio.io "app" is forbidden: ValidatingAdmissionPolicy 'no-split' with binding 'no-split' denied request: traffic splits are not allowed in this namespace`, 4, "",
+		"an admission webhook or admission policy rejects the controller's write (ValidatingAdmissionPolicy no-split)", rules.Critical},
+	{"quota", "ReplicaSetCreateError", `Failed to create new replica set "app-5c97c7d687": replicasets.apps "app-5c97c7d687" is forbidden: exceeded quota: rs, requested: count/replicasets.apps=1, used: count/replicasets.apps=1, limited: count/replicasets.apps=1`, 3, "",
+		"a ResourceQuota in the namespace refuses what the controller creates (ResourceQuota rs)", rules.Critical},
 	{"conflict", "TrafficRoutingError", `Operation cannot be fulfilled on virtualservices.networking.istio.io "checkout-api": the object has been modified; please apply your changes to the latest version and try again`, 7, "",
 		"conflict with another writer", rules.Warning},
 	{"plugin", "TrafficRoutingError", `failed to get traffic router plugin argoproj-labs/gatewayAPI: plugin argoproj-labs/gatewayAPI not configured in configmap`, 3, "",
@@ -365,18 +379,71 @@ func application(selfHeal bool, ignore []interface{}) *unstructured.Unstructured
 	}}
 }
 
+// history gives a ReplicaSet the revisions it served before its current one.
+func history(rs, revs string) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		for _, o := range objs {
+			if o.GetKind() == "ReplicaSet" && o.GetName() == rs {
+				set([]string{"metadata", "annotations", "rollout.argoproj.io/revision-history"}, revs)(o)
+			}
+		}
+		return objs
+	}
+}
+
+func allOf(fs ...func([]*unstructured.Unstructured) []*unstructured.Unstructured) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		for _, f := range fs {
+			objs = f(objs)
+		}
+		return objs
+	}
+}
+
 func init() {
 	bugCases = append(bugCases,
-		bugCase{name: "Argo CD and a pipeline write spec.template a minute apart", id: "RD160",
-			edit: both(tracked, managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template", "replicas"), specManager("deploy-bot", "Update", "2026-08-11T03:11:30Z", "template"))),
+		bugCase{name: "a pipeline writes spec.template a minute after Argo CD's sync", id: "RD160",
+			edit: both(tracked, managed(specManager("argocd-controller", "Apply", "2026-08-11T03:11:30Z", "template", "replicas"), specManager("deploy-bot", "Update", "2026-08-11T03:12:30Z", "template"))),
 			objs: addObjs(application(true, nil)), fires: allVersions,
-			says: "jsonPointers: [/spec/template]}] and spec.syncPolicy.syncOptions: [RespectIgnoreDifferences=true]"},
+			says: "deploy-bot changed spec fields the GitOps sync writes (template) at 2026-08-11T03:12:30Z, after the sync's last write (argocd-controller at 2026-08-11T03:11:30Z)"},
+		bugCase{name: "Argo CD's sync after the pipeline's write (it left the pipeline's fields alone)", id: "RD160",
+			edit: both(tracked, managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template", "replicas"), specManager("deploy-bot", "Update", "2026-08-11T03:11:30Z", "template"))),
+			objs: addObjs(application(true, nil))},
+		bugCase{name: "kubectl apply, then set image (no GitOps)", id: "RD160",
+			edit: managed(specManager("kubectl-client-side-apply", "Update", "2026-08-11T03:11:30Z", "template", "replicas"), specManager("kubectl-patch", "Update", "2026-08-11T03:12:30Z", "template"))},
 		bugCase{name: "two writers of different fields", id: "RD160",
 			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template"), specManager("hpa-bot", "Update", "2026-08-11T03:11:30Z", "replicas"))},
 		bugCase{name: "the second writer an hour earlier", id: "RD160",
 			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template"), specManager("deploy-bot", "Update", "2026-08-11T02:11:30Z", "template"))},
 		bugCase{name: "the controller's own spec.paused write", id: "RD160",
 			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "paused"), specManager("rollouts-controller", "Update", "2026-08-11T03:11:30Z", "paused"))},
+
+		// A forced apply or an update takes the contested fields: one owner
+		// is left, and the ReplicaSets' revision history shows the fight.
+		bugCase{name: "template back and forth, Argo CD's forced apply owns it", id: "RD160",
+			edit: both(tracked, managed(specManager("argocd-controller", "Apply", "2026-08-11T03:12:30Z", "template", "replicas"))),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "3,5"), history("checkout-api-6d8f7c9b5d", "4"), addObjs(application(true, nil))), fires: allVersions,
+			says: "went back to an earlier one 3 times (revisions by template, from the ReplicaSets' revision-history: 5f6c8d7b9a (3) → 6d8f7c9b5d (4) → 5f6c8d7b9a (5) → 6d8f7c9b5d (6) → 5f6c8d7b9a (7))"},
+		bugCase{name: "template back and forth, Argo CD's client-side apply (Update)", id: "RD160",
+			edit: both(tracked, managed(specManager("argocd-controller", "Update", "2026-08-11T03:12:30Z", "template"), specManager("deploy-bot", "Update", "2026-08-11T03:12:00Z", "replicas"))),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "3,5"), history("checkout-api-6d8f7c9b5d", "4"), addObjs(application(true, nil))), fires: allVersions,
+			says: "other writers of the spec: deploy-bot; Application shop puts Git's template back"},
+		bugCase{name: "template back and forth, Flux", id: "RD160",
+			edit: both(set([]string{"metadata", "labels", "kustomize.toolkit.fluxcd.io/name"}, "shop"), managed(specManager("kustomize-controller", "Apply", "2026-08-11T03:12:30Z", "template"))),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "3,5"), history("checkout-api-6d8f7c9b5d", "4")), fires: allVersions,
+			says: "flux suspend kustomization shop"},
+		bugCase{name: "one return (an undo)", id: "RD160",
+			edit: managed(specManager("kubectl-argo-rollouts", "Update", "2026-08-11T03:12:30Z", "template")),
+			objs: history("checkout-api-5f6c8d7b9a", "5")},
+		bugCase{name: "rolled back, then the same version deployed again (two returns)", id: "RD160",
+			edit: managed(specManager("kubectl-argo-rollouts", "Update", "2026-08-11T03:12:30Z", "template")),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "5"), history("checkout-api-6d8f7c9b5d", "4"))},
+		bugCase{name: "back and forth an hour ago", id: "RD160",
+			edit: managed(specManager("argocd-controller", "Apply", "2026-08-11T02:12:30Z", "template")),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "3,5"), history("checkout-api-6d8f7c9b5d", "4"))},
+		bugCase{name: "back and forth, saved without managedFields", id: "RD160",
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "3,5"), history("checkout-api-6d8f7c9b5d", "4")), fires: allVersions,
+			says: "find the writers"},
 
 		bugCase{name: "Argo CD selfHeal, template not ignored", id: "RD161", edit: tracked, objs: addObjs(application(true, nil)), fires: allVersions,
 			says: "syncs this Rollout automatically with selfHeal: a spec change made in the cluster (undo, set image, edit) is reverted"},

@@ -174,6 +174,11 @@ var rolloutCases = []rolloutCase{
 		says: `the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: status.conditions[InvalidSpec] "The Rollout \"checkout-api\" is invalid: spec.strategy.canary.steps[1].analysis.templates: Invalid value: \"check\": AnalysisTemplate check has metric success-rate which runs indefinitely. Invalid value for count: <nil>": the controller's own validation, which also checks the objects the Rollout references, rejects the spec`},
 	{name: "InvalidSpec condition False", id: "RD113",
 		edit: set([]string{"status", "conditions"}, []interface{}{map[string]interface{}{"type": "InvalidSpec", "status": "False", "reason": "InvalidSpec", "message": "old"}})},
+	// The lab's controller (every version) on a Rollout whose VirtualService
+	// does not exist: the spec alone looks valid, the condition says why not.
+	{name: "the controller's InvalidSpec condition", id: "RD113", fires: true,
+		edit: set([]string{"status", "conditions"}, []interface{}{map[string]interface{}{"type": "InvalidSpec", "status": "True", "reason": "InvalidSpec",
+			"message": `The Rollout "app" is invalid: spec.strategy.canary.trafficRouting.istio.virtualService.name: Invalid value: "app": virtualservices.networking.istio.io "app" not found`}}),},
 	{name: "no spec at all", id: "RD113", fires: true, edit: remove("spec"),
 		says: "the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.selector absent: is required (unless spec.workloadRef is set); spec.strategy absent: needs canary or blueGreen"},
 }

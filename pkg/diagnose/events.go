@@ -34,6 +34,9 @@ var (
 	// resource.
 	forbiddenRE = regexp.MustCompile(`User "([^"]+)" cannot (\w+) resource "([^"]+)"(?: in API group "([^"]*)")?`)
 	webhookRE   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request`)
+	// policyRE reads an in-tree ValidatingAdmissionPolicy's denial.
+	policyRE = regexp.MustCompile(`ValidatingAdmissionPolicy '([^']+)' with binding '([^']+)' denied request`)
+	quotaRE  = regexp.MustCompile(`exceeded quota: ([^,]+)`)
 )
 
 func msgHas(e *corev1.Event, subs ...string) bool {
@@ -60,16 +63,24 @@ func reasonIs(e *corev1.Event, rs ...string) bool {
 // before the reason-only classes, since a TrafficRoutingError can carry any
 // of them.
 var eventClasses = []eventClass{
+	// A quota and an admission policy answer "is forbidden" too: they come
+	// before RBAC, which needs the API server's "User … cannot …".
+	{key: "quota", critical: true,
+		match: func(e *corev1.Event) bool { return msgHas(e, "exceeded quota") },
+		what:  "a ResourceQuota in the namespace refuses what the controller creates",
+		fix:   "raise the quota the message names (count/replicasets.apps, pods, or the cpu/memory requests: a canary needs room for its pods beside the stable's) or free room; the controller retries by itself"},
+	{key: "webhook", critical: true,
+		match: func(e *corev1.Event) bool {
+			return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") || policyRE.MatchString(e.Message)
+		},
+		what: "an admission webhook or admission policy rejects the controller's write",
+		fix:  "read the webhook's or policy's reason in the message: Istio's rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157), a policy engine or a ValidatingAdmissionPolicy may reject the weights, labels or annotations the controller writes; fix the object or the policy, not the Rollout"},
 	{key: "rbac", critical: true,
 		match: func(e *corev1.Event) bool {
-			return msgHas(e, "is forbidden") || msgHas(e, "cannot", "resource", "forbidden")
+			return forbiddenRE.MatchString(e.Message) || msgHas(e, "cannot", "resource", "forbidden")
 		},
 		what: "the API server denies the controller's own ServiceAccount a request it needs",
 		fix:  "grant it in the controller's ClusterRole (or Role with --namespaced) and the controller retries by itself"},
-	{key: "webhook", critical: true,
-		match: func(e *corev1.Event) bool { return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") },
-		what:  "a validating admission webhook rejects the controller's write",
-		fix:   "read the webhook's reason in the message: Istio's rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157), a policy engine may reject labels or annotations the controller adds; fix the object or the policy, not the Rollout"},
 	{key: "conflict",
 		match: func(e *corev1.Event) bool {
 			return msgHas(e, "the object has been modified") || msgHas(e, "operation cannot be fulfilled")
@@ -167,6 +178,13 @@ func detail(g *eventGroup) string {
 		if s := webhookRE.FindStringSubmatch(m); s != nil {
 			return " (" + s[1] + ")"
 		}
+		if s := policyRE.FindStringSubmatch(m); s != nil {
+			return " (ValidatingAdmissionPolicy " + s[1] + ")"
+		}
+	case "quota":
+		if s := quotaRE.FindStringSubmatch(m); s != nil {
+			return " (ResourceQuota " + s[1] + ")"
+		}
 	}
 	return ""
 }
@@ -202,4 +220,40 @@ func firstLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// eventLab says, per class, whether the lab reproduced it on the real
+// controller (docs/fidelity.md prints it; a class without a line fails
+// TestEveryEventClassHasALabLine).
+var eventLab = map[string]string{
+	"quota":      "reproduced (e2e controller-errors-quota): a ResourceQuota of one ReplicaSet refuses the canary's: ReplicaSetCreateError `… is forbidden: exceeded quota: rs, …` on every version; RD159 names the quota, not RBAC",
+	"webhook":    "reproduced for an in-tree admission policy (e2e controller-errors): a ValidatingAdmissionPolicy denies the 50% weight on the VirtualService: TrafficRoutingError `… is forbidden: ValidatingAdmissionPolicy '…' with binding '…' denied request: …` on every version. An admission webhook (Istio's validation.istio.io) is not: the lab runs no webhook server; table tests use Istio's message",
+	"rbac":       "not reproduced: the lab's controllers run with the lab's admin credentials; a denied controller would need its own restricted identity. Table tests use the API server's `User \"…\" cannot VERB resource \"…\"` message",
+	"conflict":   "not reproduced: needs another writer racing the controller on the same object inside one pass; table tests",
+	"plugin":     "not reproduced: the lab has no plugin binaries; table tests",
+	"args":       "not reproduced: not tried in the lab; table tests",
+	"notfound":   "not reproduced as an Event: a VirtualService missing when the Rollout is reconciled is an InvalidSpec condition, no Warning Event (e2e controller-errors: RD113 reports the condition on every version); VirtualServiceNotFound comes only from the Istio router's own lookup (header and mirror routes) after validation passed",
+	"verify":     "not reproducible here: AWS Load Balancer Controller target groups only",
+	"router":     "not reproduced apart: the lab's router errors (the policy above) carry a more specific cause",
+	"replicaset": "not reproduced apart: the lab's ReplicaSet error (the quota above) carries a more specific cause",
+}
+
+// EventsMarkdown is the lab's record of RD159's classes and of the GitOps
+// fight, for docs/fidelity.md.
+func EventsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("\n## Controller errors (RD159) and GitOps fights (RD160, RD161)\n\n")
+	b.WriteString("RD159's classes of the controller's Warning Events (pkg/diagnose/events.go), in the order they are tried:\n\n")
+	b.WriteString("| class | what it means | lab |\n|---|---|---|\n")
+	for _, c := range eventClasses {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.key, c.what, eventLab[c.key])
+	}
+	b.WriteString("\nGitOps: Argo CD and Flux do not run in the lab. Argo CD's Application is stored as data (test/lab installs a minimal\n")
+	b.WriteString("Application CRD) and read by diagnose and escape. RD160 reproduced (e2e gitops-fight, every version): deploy-bot sets the\n")
+	b.WriteString("image, a client-side `kubectl apply --field-manager=argocd-controller` of Git's Rollout (a client-side apply, Argo\n")
+	b.WriteString("CD's default sync mode) puts it back, twice; only argocd-controller is left in managedFields, the ReplicaSets' revision-history shows\n")
+	b.WriteString("the template going back and forth, and escape predicts an undo reverted. A forced server-side apply (Argo CD with\n")
+	b.WriteString("ServerSideApply=true; Flux's kustomize-controller and helm-controller) takes the fields the same way: table tests only.\n")
+	b.WriteString("Churn of resourceVersion between two reads (`diagnose --watch`) is not used yet.\n")
+	return b.String()
 }

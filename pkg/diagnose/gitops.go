@@ -2,8 +2,13 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -60,49 +65,212 @@ func FluxFix(m *snapshot.GitOpsMark) string {
 	return "`" + cmd + "` while the incident lasts (`flux resume` after), or annotate the Rollout in Git with kustomize.toolkit.fluxcd.io/ssa: IfNotPresent so Flux no longer overwrites it"
 }
 
+// isController is the Argo Rollouts controller's own manager: its binary's
+// name, rollouts-controller in the release images, with a suffix in some
+// builds; or the kubectl plugin's.
+func isController(m string) bool {
+	return controllerManagers[m] || strings.HasPrefix(m, "rollouts-controller")
+}
+
+// templateTurn is one revision of the Rollout and the pod template (the
+// ReplicaSet's pod-template-hash) that served it.
+type templateTurn struct {
+	Revision int64
+	Hash     string
+}
+
+// templateTimeline is the Rollout's revisions, oldest first, each with the
+// template that served it, from its ReplicaSets' rollout.argoproj.io/revision
+// and revision-history annotations: when the template goes back to one an
+// existing ReplicaSet has, the controller gives that ReplicaSet the next
+// revision and keeps the ones it served before in its history. It is what a
+// fight leaves in a single read even after a forced apply or an Update took
+// the other writer's fields (and so its managedFields entry) away. Revisions
+// of ReplicaSets already deleted (revisionHistoryLimit) are missing.
+func templateTimeline(rss []*appsv1.ReplicaSet) []templateTurn {
+	seen := map[int64]bool{}
+	var out []templateTurn
+	add := func(rev string, hash string) {
+		n, err := strconv.ParseInt(strings.TrimSpace(rev), 10, 64)
+		if err != nil || n <= 0 || seen[n] {
+			return
+		}
+		seen[n] = true
+		out = append(out, templateTurn{n, hash})
+	}
+	for _, rs := range rss {
+		hash := rs.Labels["rollouts-pod-template-hash"]
+		if hash == "" {
+			hash = rs.Name
+		}
+		add(rs.Annotations["rollout.argoproj.io/revision"], hash)
+		for _, h := range strings.Split(rs.Annotations["rollout.argoproj.io/revision-history"], ",") {
+			add(h, hash)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+	return out
+}
+
+// returns counts the revisions that went back to a template an earlier
+// revision had, and writes the timeline as "a1b2c3 (1) → d4e5f6 (2) → …".
+func returns(tl []templateTurn) (n int, text string) {
+	had := map[string]bool{}
+	parts := make([]string, len(tl))
+	for i, t := range tl {
+		if had[t.Hash] {
+			n++
+		}
+		had[t.Hash] = true
+		parts[i] = fmt.Sprintf("%s (%d)", t.Hash, t.Revision)
+	}
+	return n, strings.Join(parts, " → ")
+}
+
+// minReturns is how many returns to an earlier template make a fight: one
+// is an undo or a rollback, two can be a rollback and the same version
+// deployed again (A→B→A→B, an incident handled by hand); three is the
+// template going back and forth (A→B→A→B→A), as a sync that heals drift
+// does after every change.
+const minReturns = 3
+
 func checkSpecFight(c *Context, r *rules.Rule) []rules.Finding {
 	var ws []snapshot.FieldWriter
 	for _, w := range c.View.SpecWriters {
-		// The controller's manager is its binary's name: rollouts-controller
-		// in the release images, with a suffix in some builds.
-		if !controllerManagers[w.Manager] && !strings.HasPrefix(w.Manager, "rollouts-controller") {
+		if !isController(w.Manager) {
 			ws = append(ws, w)
 		}
 	}
-	for i := 0; i < len(ws); i++ {
-		for j := i + 1; j < len(ws); j++ {
-			a, b := ws[i], ws[j] // a is the newer
-			fields := contested(a, b)
-			if len(fields) == 0 || a.Time.Sub(b.Time) > fightWindow || snapshot.Since(c.View.Now, a.Time) > fightWindow {
-				continue
-			}
-			msg := fmt.Sprintf("two writers own the same spec fields (%s) of this Rollout and both wrote in the last %s: %s at %s, %s at %s; each overwrites the other",
-				strings.Join(fields, ", "), fightWindow, a.Manager, a.Time.UTC().Format(time.RFC3339), b.Manager, b.Time.UTC().Format(time.RFC3339))
-			g := c.View.GitOps
-			switch {
-			case gitopsManagers[a.Manager] || gitopsManagers[b.Manager]:
-				other := a.Manager
-				if gitopsManagers[a.Manager] {
-					other = b.Manager
-				}
-				msg += fmt.Sprintf("; the GitOps sync puts Git's values back after every change %s makes: commit the change to Git instead, or make the sync leave those fields alone", other)
-				if g != nil && g.Mark.Tool == "Flux" {
-					msg += ": " + FluxFix(g.Mark)
-				} else {
-					msg += ": " + IgnoreDifferencesFix(c.ro.Name, c.ro.Namespace, fields)
-				}
-			default:
-				msg += "; find the two (pipelines, operators, people with kubectl apply) and leave the fields to one"
-			}
-			f := r.NewFinding(msg)
-			f.Evidence = []rules.Evidence{
-				ev(c.obj(), "metadata.managedFields["+a.Manager+"]", a.String()),
-				ev(c.obj(), "metadata.managedFields["+b.Manager+"]", b.String()),
-			}
-			return []rules.Finding{f}
-		}
+	if f, ok := managersFight(c, r, ws); ok {
+		return []rules.Finding{f}
+	}
+	if f, ok := templateFlips(c, r, ws); ok {
+		return []rules.Finding{f}
 	}
 	return nil
+}
+
+// gitopsFix is what stops a GitOps tool from writing the given spec fields.
+func gitopsFix(c *Context, fields []string) string {
+	if g := c.View.GitOps; g != nil && g.Mark.Tool == "Flux" {
+		return FluxFix(g.Mark)
+	}
+	return IgnoreDifferencesFix(c.ro.Name, c.ro.Namespace, fields)
+}
+
+// gitopsWriter says whether manager m is one Argo CD or Flux writes with.
+func gitopsWriter(m string) bool { return gitopsManagers[m] }
+
+// managersFight: a writer other than the controller changed spec fields
+// the GitOps tool's manager owns, after the tool's last write and recently:
+// the cluster now differs from Git there, and a sync that heals drift puts
+// Git's values back. Two ordinary writers (kubectl apply, then set image)
+// each owning part of spec.template are no fight; nor is a GitOps write
+// after the other's (the tool left the other's fields alone: not in Git, or
+// ignored). A fight already overwritten shows in the ReplicaSets instead
+// (templateFlips): an update or a forced apply takes the fields it writes
+// from the other manager.
+func managersFight(c *Context, r *rules.Rule, ws []snapshot.FieldWriter) (rules.Finding, bool) {
+	g := c.View.GitOps
+	if g != nil && !g.AutoSync && (g.SyncStatus != "" || len(g.Ignore) > 0) {
+		return rules.Finding{}, false // read, and it does not sync by itself (RD161)
+	}
+	for _, o := range ws { // newest first
+		if gitopsWriter(o.Manager) || snapshot.Since(c.View.Now, o.Time) > fightWindow {
+			continue
+		}
+		for _, s := range ws {
+			fields := contested(o, s)
+			if !gitopsWriter(s.Manager) || !o.Time.After(s.Time) || len(fields) == 0 {
+				continue
+			}
+			msg := fmt.Sprintf("%s changed spec fields the GitOps sync writes (%s) at %s, after the sync's last write (%s at %s): the cluster differs from Git there, and a sync that heals drift puts Git's values back — each overwrites the other until one stops; commit the change to Git instead, or make the sync leave those fields alone: %s",
+				o.Manager, strings.Join(fields, ", "), o.Time.UTC().Format(time.RFC3339), s.Manager, s.Time.UTC().Format(time.RFC3339), gitopsFix(c, fields))
+			f := r.NewFinding(msg)
+			f.Evidence = []rules.Evidence{
+				ev(c.obj(), "metadata.managedFields["+o.Manager+"]", o.String()),
+				ev(c.obj(), "metadata.managedFields["+s.Manager+"]", s.String()),
+			}
+			return f, true
+		}
+	}
+	return rules.Finding{}, false
+}
+
+// templateFlips: the ReplicaSets' revision history shows the pod template
+// going back to an earlier one at least minReturns times, the latest write of the
+// spec recent. A forced server-side apply (Argo CD with ServerSideApply,
+// Flux) or a client-side apply's Update of the same fields (Argo CD's
+// default sync) takes the contested fields from the other writer, so
+// managedFields show one owner after each round; the ReplicaSets keep the
+// history.
+func templateFlips(c *Context, r *rules.Rule, ws []snapshot.FieldWriter) (rules.Finding, bool) {
+	tl := templateTimeline(c.View.ReplicaSets)
+	n, text := returns(tl)
+	if n < minReturns {
+		return rules.Finding{}, false
+	}
+	// The newest return must be recent: the newest spec write (any manager
+	// but the controller's) within the window. Without managedFields (a
+	// file saved without them) the time is not known and the history is
+	// reported as it is.
+	var last *snapshot.FieldWriter
+	for i := range ws {
+		if has := slices.Contains(ws[i].Fields, "template"); has && (last == nil || ws[i].Time.After(last.Time)) {
+			last = &ws[i]
+		}
+	}
+	if len(c.View.SpecWriters) > 0 {
+		newest := time.Time{}
+		for _, w := range ws {
+			if w.Time.After(newest) {
+				newest = w.Time
+			}
+		}
+		if newest.IsZero() || snapshot.Since(c.View.Now, newest) > fightWindow {
+			return rules.Finding{}, false
+		}
+	}
+	msg := fmt.Sprintf("the pod template went back to an earlier one %d times (revisions by template, from the ReplicaSets' revision-history: %s): two writers keep setting different templates, and every change restarts or aborts the update",
+		n, text)
+	g := c.View.GitOps
+	gitops := last != nil && gitopsWriter(last.Manager) || g != nil && g.AutoSync
+	var others []string
+	for _, w := range ws {
+		if last == nil || w.Manager != last.Manager {
+			others = append(others, w.Manager)
+		}
+	}
+	if last != nil {
+		msg += fmt.Sprintf("; the last template write was %s's (%s) at %s", last.Manager, last.Operation, last.Time.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case len(others) > 0:
+		msg += "; other writers of the spec: " + strings.Join(others, ", ")
+	case last != nil:
+		msg += "; the other writer no longer shows in managedFields: a forced server-side apply or an update of the same fields takes them from it"
+	}
+	if gitops {
+		owner := "the GitOps sync"
+		if g != nil {
+			owner = g.Mark.Owner()
+		}
+		msg += fmt.Sprintf("; %s puts Git's template back after every change made in the cluster: commit the change to Git instead, or make the sync leave the template alone: %s", owner, gitopsFix(c, []string{"template"}))
+	} else {
+		msg += "; find the writers (pipelines, operators, people with kubectl apply or undo) and leave the template to one"
+	}
+	f := r.NewFinding(msg)
+	for _, rs := range c.View.ReplicaSets {
+		if h := rs.Annotations["rollout.argoproj.io/revision-history"]; h != "" {
+			f.Evidence = append(f.Evidence, ev("ReplicaSet "+rs.Namespace+"/"+rs.Name, "metadata.annotations[rollout.argoproj.io/revision-history]",
+				"revision "+rs.Annotations["rollout.argoproj.io/revision"]+", before "+h))
+		}
+	}
+	if last != nil {
+		f.Evidence = append(f.Evidence, ev(c.obj(), "metadata.managedFields["+last.Manager+"]", last.String()))
+	}
+	f.Cites = c.cites("sy.existing-rs-new-revision", "ua.revision-history-append")
+	return f, true
 }
 
 func checkGitOpsOwner(c *Context, r *rules.Rule) []rules.Finding {

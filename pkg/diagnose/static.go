@@ -201,6 +201,9 @@ func checkAbortDelayResync(c *Context, r *rules.Rule) []rules.Finding {
 // Rollout with any of it is not reconciled at all, so every other prediction
 // about it is moot until it is fixed.
 func checkInvalidSpec(c *Context, r *rules.Rule) []rules.Finding {
+	// The controller's own InvalidSpec condition (what the spec alone does
+	// not show: a VirtualService, Service or template it names that does
+	// not exist) is among them: the model reads it (model.Validate).
 	bad := c.Analysis.Inputs.Invalid
 	if len(bad) == 0 {
 		return nil

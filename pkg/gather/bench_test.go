@@ -115,6 +115,51 @@ func BenchmarkDiagnose(b *testing.B) {
 	}
 }
 
+// managedFieldsOf is what the API server returns for an object written by
+// n managers, each owning most of its spec (a Rollout applied by a GitOps
+// tool, patched by people and the controller: 1–2 KB an entry in practice).
+func managedFieldsOf(n int) []metav1.ManagedFieldsEntry {
+	raw := []byte(`{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:app":{}}},` +
+		`"f:spec":{".":{},"f:replicas":{},"f:revisionHistoryLimit":{},"f:selector":{},"f:strategy":{".":{},"f:canary":{".":{},"f:canaryService":{},"f:stableService":{},"f:steps":{},"f:trafficRouting":{".":{},"f:istio":{".":{},"f:virtualService":{".":{},"f:name":{},"f:routes":{}}}}}},` +
+		`"f:template":{".":{},"f:metadata":{".":{},"f:labels":{".":{},"f:app":{}}},"f:spec":{".":{},"f:containers":{".":{},"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{},"f:readinessProbe":{},"f:resources":{}}}}}}}`)
+	out := make([]metav1.ManagedFieldsEntry, n)
+	for i := range out {
+		t := metav1.Now()
+		out[i] = metav1.ManagedFieldsEntry{Manager: fmt.Sprintf("writer-%d", i), Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "argoproj.io/v1alpha1",
+			Time: &t, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}
+	}
+	return out
+}
+
+// BenchmarkManagedFields is the memory cost of keeping the managedFields
+// of the Rollout and its VirtualService (RD160) on the 2,000-pod diagnose,
+// every object carrying 4 managers' entries as the API server returns
+// them: kept (as diagnose does) against dropped like every other kind's.
+func BenchmarkManagedFields(b *testing.B) {
+	for _, keep := range []bool{false, true} {
+		b.Run(fmt.Sprintf("kept=%v", keep), func(b *testing.B) {
+			objs := world(b, 2000)
+			for _, o := range objs {
+				if u, ok := o.(*unstructured.Unstructured); ok {
+					u.SetManagedFields(managedFieldsOf(4))
+				} else if m, ok := o.(metav1.Object); ok {
+					m.SetManagedFields(managedFieldsOf(4))
+				}
+			}
+			saved := keepManagedFields
+			if !keep {
+				keepManagedFields = map[string]bool{}
+			}
+			defer func() { keepManagedFields = saved }()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				countedDiagnose(b, objs)
+			}
+		})
+	}
+}
+
 // TestGitOpsOwnerIsOneRequest: a Rollout with Argo CD's tracking-id costs
 // one GET more (its Application, read as data), whatever its pods; its
 // managedFields are kept so that who writes its spec can be read.

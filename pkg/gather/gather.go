@@ -388,6 +388,9 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
+// keepManagedFields are the kinds whose managedFields gather keeps.
+var keepManagedFields = map[string]bool{"Rollout": true, "VirtualService": true, "DestinationRule": true}
+
 func setGVK(u *unstructured.Unstructured, gvr schema.GroupVersionResource, kind string) {
 	if u.GetKind() == "" {
 		u.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind))
@@ -396,9 +399,7 @@ func setGVK(u *unstructured.Unstructured, gvr schema.GroupVersionResource, kind 
 	// Rollout's and its routers' are kept: who writes their spec is how a
 	// GitOps tool fighting the controller or a person shows (RD160). They
 	// are a few entries each, read by name, never per pod.
-	switch kind {
-	case "Rollout", "VirtualService", "DestinationRule":
-	default:
+	if !keepManagedFields[kind] {
 		u.SetManagedFields(nil)
 	}
 }

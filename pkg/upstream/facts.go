@@ -274,6 +274,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": absent, "v1.9.3": absent, "v1.10.2": 954},
 	},
 	{
+		Key:      "sy.existing-rs-new-revision",
+		Claim:    `When the Rollout's template matches a ReplicaSet that already exists (a return to an earlier template), the controller gives that ReplicaSet the new revision number.`,
+		File:     srcSY,
+		Contains: `annotationsUpdated := annotations.SetNewReplicaSetAnnotations(c.rollout, rsCopy, newRevision, true)`,
+		Lines:    Lines{"v1.7.2": 81, "v1.8.2": 76, "v1.8.3": 76, "v1.9.3": 76, "v1.10.2": 76},
+	},
+	{
+		Key:      "ua.revision-history-append",
+		Claim:    `A ReplicaSet that takes a new revision keeps the revisions it served before in its rollout.argoproj.io/revision-history annotation, comma-separated.`,
+		File:     srcUA,
+		Contains: `newRS.Annotations[RevisionHistoryAnnotation] = strings.Join(oldRevisions, ",")`,
+		Lines:    Lines{"v1.7.2": 208, "v1.8.2": 208, "v1.8.3": 208, "v1.9.3": 208, "v1.10.2": 208},
+	},
+	{
 		Key:      "rc.reset-path-window",
 		Claim:    `On a template or steps change, a within-window rollback to a ReplicaSet that still has replicas jumps the step index to the end.`,
 		File:     srcRC,

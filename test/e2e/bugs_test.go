@@ -16,6 +16,7 @@ func init() {
 	scenarios = append(scenarios,
 		scenario{"bug-subset-unready", bugSubsetUnready},
 		scenario{"bug-abort-paused", bugAbortPaused},
+		scenario{"bug-dss-abort", bugDSSAbort},
 	)
 }
 
@@ -133,5 +134,42 @@ func bugAbortPaused(t *testing.T, h *harness) {
 	h.waitFor("the canary to be scaled down after unpausing", 40*time.Second, func() bool { return o.Now().RS[canary].Spec == 0 })
 	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD154") {
 		t.Errorf("RD154 still reported after the unpause: %s", ids)
+	}
+}
+
+// bugDSSAbort tries #4898: an abort at setWeight 50 with dynamicStableScale
+// and abortScaleDownDelaySeconds. The source puts the circular wait in
+// v1.9.3 and v1.10.2, but in this shape (Istio host mode, 4 replicas, a
+// 5 s delay) the abort completed on every version (v1.9.3 and v1.10.2 too): the
+// issue was seen with ALB and the Gateway API plugin. So the check is that
+// diagnose agrees with the controller — RD155 exactly when the canary is
+// still held with the stable short — and the record says what happened on
+// each version.
+func bugDSSAbort(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode, dss: true, abortDelay: 5}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(trafficObjects(hostMode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stable := h.healthy(o, 4, 90*time.Second)
+	h.setImage("b")
+	h.waitFor("the pause at setWeight 50", 90*time.Second, func() bool {
+		phase, _, _, idx, _ := h.status()
+		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 50
+	})
+	_, _, canary, _, _ := h.status()
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
+	// Five times abortScaleDownDelaySeconds: an abort that completes has
+	// scaled the canary to 0 and the stable back to 4.
+	time.Sleep(25 * time.Second)
+	now := o.Now()
+	stuck := now.RS[canary].Spec > 0 && now.RS[stable].Available < 4
+	rep := h.diagnose("app")
+	want := h.affects("RD155")
+	h.record("known bug #4898: abort at setWeight 50 with dynamicStableScale and abortScaleDownDelaySeconds 5, after 25 s",
+		fmt.Sprintf("RD155 %v (catalogue: affected %v)", hasFinding(rep, "RD155"), want),
+		fmt.Sprintf("canary %d/%d pods, stable %d/4 available, weight %d", now.RS[canary].Available, now.RS[canary].Spec, now.RS[stable].Available, now.CanaryWeight))
+	if hasFinding(rep, "RD155") != stuck {
+		t.Errorf("%s (catalogue: #4898 affected=%v): abort held=%v (canary spec %d, stable available %d) but RD155 %v; findings %s",
+			h.version, want, stuck, now.RS[canary].Spec, now.RS[stable].Available, hasFinding(rep, "RD155"), findingIDs(rep))
 	}
 }

@@ -1,0 +1,120 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+)
+
+func init() {
+	scenarios = append(scenarios, scenario{"controller-errors", controllerErrors}, scenario{"controller-errors-quota", quotaError})
+}
+
+// messages returns the messages of rule id's findings, with their severity.
+func messages(rep *diagnose.Report, id string) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		if f.ID == id {
+			out = append(out, f.Severity.String()+": "+f.Message)
+		}
+	}
+	return out
+}
+
+// controllerErrors makes the real controller report three kinds of error,
+// one after the other, and checks the finding for each: the VirtualService
+// it names is missing (the controller's validation rejects the spec: an
+// InvalidSpec condition, no Warning Event; RD113's, not RD159's); a
+// ValidatingAdmissionPolicy (in-tree, CEL: no webhook server needed)
+// rejects its 50% weight on the VirtualService; and (quotaError) a
+// ResourceQuota refuses the canary's ReplicaSet.
+func controllerErrors(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 2, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	traffic := strings.SplitN(trafficObjects(hostMode), "---\napiVersion: networking.istio.io", 2)
+	h.apply(traffic[0])
+	h.apply(h.rolloutYAML(spec, "a"))
+	h.checkError("the VirtualService the Rollout names is missing", "InvalidSpec", "RD113", "not found")
+	h.apply("apiVersion: networking.istio.io" + traffic[1])
+	h.healthy(o, 2, 90*time.Second)
+
+	policy := "no-split-" + h.ns
+	h.kubectlIn(fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: %[1]s}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{apiGroups: [networking.istio.io], apiVersions: ["*"], operations: [UPDATE], resources: [virtualservices]}]
+  validations:
+  - expression: "object.spec.http.all(h, h.route.all(r, !has(r.weight) || r.weight == 0 || r.weight == 100))"
+    message: traffic splits are not allowed in this namespace
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: %[1]s}
+spec:
+  policyName: %[1]s
+  validationActions: [Deny]
+  matchResources: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[2]s}}}
+`, policy, h.ns), "apply", "-f", "-")
+	t.Cleanup(func() {
+		h.kubectl("delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", policy, "--ignore-not-found")
+	})
+	time.Sleep(2 * time.Second) // the policy is read from an informer
+	h.setImage("b")
+	h.checkError("a ValidatingAdmissionPolicy rejects the 50% weight on the VirtualService", "TrafficRoutingError", "RD159", "admission policy")
+}
+
+// quotaError: a ResourceQuota refuses the canary's ReplicaSet
+// (ReplicaSetCreateError). In its own namespace: after a minute of refused
+// weight changes the controller backs the first Rollout off for longer than
+// a test waits.
+func quotaError(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 2, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(trafficObjects(hostMode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	h.healthy(o, 2, 90*time.Second)
+	h.apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rs}\nspec: {hard: {count/replicasets.apps: \"1\"}}\n")
+	h.setImage("b")
+	h.checkError("a ResourceQuota refuses the canary's ReplicaSet", "ReplicaSetCreateError", "RD159", "ResourceQuota")
+}
+
+func (h *harness) checkError(what, reason, id, says string) {
+	h.t.Helper()
+	var seen string
+	h.waitFor("a "+reason+" Warning event", 60*time.Second, func() bool {
+		if reason == "InvalidSpec" { // a condition, not an event
+			seen, _, _, _, _ = h.status()
+			return seen == "Degraded"
+		}
+		seen = h.kubectl("-n", h.ns, "get", "events", "--field-selector", "type=Warning,reason="+reason, "-o", "jsonpath={.items[*].message}")
+		return seen != ""
+	})
+	rep := h.diagnose("app")
+	got := messages(rep, id)
+	ok := false
+	for _, m := range got {
+		ok = ok || strings.Contains(m, says)
+	}
+	h.record("controller error: "+what, id+" "+says, fmt.Sprintf("Warning %s %q; %s %d finding(s); findings %s", reason, firstOf(seen, 200), id, len(got), findingIDs(rep)))
+	if !ok {
+		h.t.Errorf("%s: %s does not say %q:\n%s", what, id, says, strings.Join(got, "\n"))
+	}
+	if id != "RD159" && len(messages(rep, "RD159")) > 0 {
+		h.t.Errorf("%s: RD159 reports it too: %s", what, messages(rep, "RD159"))
+	}
+}
+
+func firstOf(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
