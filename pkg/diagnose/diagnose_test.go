@@ -178,7 +178,7 @@ var rolloutCases = []rolloutCase{
 	// does not exist: the spec alone looks valid, the condition says why not.
 	{name: "the controller's InvalidSpec condition", id: "RD113", fires: true,
 		edit: set([]string{"status", "conditions"}, []interface{}{map[string]interface{}{"type": "InvalidSpec", "status": "True", "reason": "InvalidSpec",
-			"message": `The Rollout "app" is invalid: spec.strategy.canary.trafficRouting.istio.virtualService.name: Invalid value: "app": virtualservices.networking.istio.io "app" not found`}}),},
+			"message": `The Rollout "app" is invalid: spec.strategy.canary.trafficRouting.istio.virtualService.name: Invalid value: "app": virtualservices.networking.istio.io "app" not found`}})},
 	{name: "no spec at all", id: "RD113", fires: true, edit: remove("spec"),
 		says: "the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.selector absent: is required (unless spec.workloadRef is set); spec.strategy absent: needs canary or blueGreen"},
 }
