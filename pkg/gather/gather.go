@@ -194,9 +194,14 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	for name := range refs.TrafficSplits {
 		goGet(GVRTrafficSplit, "TrafficSplit", ns, name)
 	}
-	for name := range refs.HTTPRoutes {
-		goGet(GVRHTTPRoute, "HTTPRoute", ns, name)
+	routeNS := ns
+	if refs.RouteNamespace != "" {
+		routeNS = refs.RouteNamespace
 	}
+	for name := range refs.HTTPRoutes {
+		goGet(GVRHTTPRoute, "HTTPRoute", routeNS, name)
+	}
+	appMeshRouters := readRouter(rd, ns, refs, opt.ControllerNamespace)
 	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
 		goGet(GVRDeployment, "Deployment", ns, ref.Name)
 	}
@@ -220,6 +225,7 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 
 	c.add(pods.objs...)
 	c.add(rss.objs...)
+	pickAppMeshRouter(c, appMeshRouters)
 	path.finish(rd, podTemplate(c, ro), pods.typed)
 	wg.Wait()
 	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
@@ -375,7 +381,10 @@ func setGVK(u *unstructured.Unstructured, gvr schema.GroupVersionResource, kind 
 		u.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind))
 	}
 	// Lists drop managedFields noise we never read; keep snapshots small.
-	u.SetManagedFields(nil)
+	// A router object's say who last wrote its weights, and when.
+	if !keepsManagedFields[gvr.Resource] {
+		u.SetManagedFields(nil)
+	}
 }
 
 func resolve(m meta.RESTMapper, def schema.GroupVersionResource) schema.GroupVersionResource {

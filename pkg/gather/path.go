@@ -36,7 +36,10 @@ func ListKinds() map[schema.GroupVersionResource]string {
 		GVRIngress: "IngressList", GVRHPA: "HorizontalPodAutoscalerList", GVRPDB: "PodDisruptionBudgetList",
 		GVRLease: "LeaseList", GVRConfigMap: "ConfigMapList", GVRVirtualService: "VirtualServiceList",
 		GVRDestRule: "DestinationRuleList", GVRTrafficSplit: "TrafficSplitList", GVRHTTPRoute: "HTTPRouteList",
-		GVRScaledObject: "ScaledObjectList",
+		GVRScaledObject: "ScaledObjectList", GVRTraefikService: "TraefikServiceList", GVRTraefikServiceLegacy: "TraefikServiceList",
+		GVRApisixRoute: "ApisixRouteList", GVRMapping: "MappingList", GVRAppMeshService: "VirtualServiceList",
+		GVRAppMeshRouter: "VirtualRouterList", GVRAppMeshNode: "VirtualNodeList", GVRGRPCRoute: "GRPCRouteList",
+		GVRTCPRoute: "TCPRouteList", GVRTLSRoute: "TLSRouteList",
 	}
 }
 
@@ -205,6 +208,9 @@ func (p *trafficPath) finish(r *reader, tmpl *corev1.PodTemplateSpec, pods []*co
 			}
 		}
 		if keep {
+			if !p.namedIng[u.GetName()] {
+				u.SetManagedFields(nil) // only the router's own Ingresses need them
+			}
 			r.c.add(u)
 		}
 	}
