@@ -117,7 +117,7 @@ func checkNoReadyEndpoints(c *Context, r *rules.Rule) []rules.Finding {
 	if !w.SlicesRead {
 		return nil
 	}
-	weights, _ := serviceWeights(w)
+	weights, _ := serviceWeights(w, c.Version)
 	var out []rules.Finding
 	for _, s := range w.Services {
 		if len(s.Spec.Selector) == 0 || s.Spec.Type == corev1.ServiceTypeExternalName {
@@ -158,7 +158,7 @@ func checkEndpointShare(c *Context, r *rules.Rule) []rules.Finding {
 	if !w.SlicesRead || w.Replicas == 0 {
 		return nil
 	}
-	weights, maxW := serviceWeights(w)
+	weights, maxW := serviceWeights(w, c.Version)
 	var names []string
 	for n := range weights {
 		names = append(names, n)

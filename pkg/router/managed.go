@@ -19,9 +19,10 @@ func IsControllerManager(m string) bool {
 // writers finds, in u's managedFields, the last writer of the field at path
 // (fieldsV1 keys such as "f:metadata", "f:annotations", "f:KEY") and the
 // controller's last write of the object. A manager owns the field when its
-// field set holds the path, or a prefix of it as a leaf (an atomic list or
-// map, which is owned whole), or anything under it (a list of items keyed
-// by "k:" or "i:", whose items the weights live in).
+// field set holds the whole path: the paths end at an annotation, a number
+// or the list the weights are in (a CRD's lists are atomic unless its schema
+// says otherwise, so the list is owned whole). A shorter path ending in {}
+// ("f:weighted": {}) is a manager that set the map, not what is in it.
 func writers(u *unstructured.Unstructured, path ...string) (last *Writer, controller *time.Time) {
 	for _, mf := range u.GetManagedFields() {
 		if mf.FieldsV1 == nil {
@@ -51,18 +52,17 @@ func writers(u *unstructured.Unstructured, path ...string) (last *Writer, contro
 }
 
 func owns(tree map[string]interface{}, path []string) bool {
-	cur := tree
+	var cur interface{} = tree
 	for _, p := range path {
-		next, ok := cur[p].(map[string]interface{})
+		m, ok := cur.(map[string]interface{})
 		if !ok {
 			return false
 		}
-		if len(next) == 0 {
-			return true // a leaf: owned whole
+		if cur, ok = m[p]; !ok {
+			return false
 		}
-		cur = next
 	}
-	return len(cur) > 0
+	return true
 }
 
 // fieldPath turns "metadata.annotations" plus a key into fieldsV1 keys.

@@ -269,7 +269,6 @@ func Name(ro *v1alpha1.Rollout) string {
 // reader is one Read: the Rollout, its router objects and the version.
 type reader struct {
 	ro    *v1alpha1.Rollout
-	w     *snapshot.Workload
 	r     *snapshot.Router
 	ver   upstream.Version
 	flags Flags
@@ -286,18 +285,18 @@ func (rd *reader) cites(keys ...upstream.Key) []upstream.Cite {
 	return out
 }
 
-// Read reads the router of a Rollout's workload at a controller version.
-// A Deployment's workload, or a Rollout without traffic routing, has none.
-func Read(w *snapshot.Workload, ver upstream.Version, flags Flags) *State {
-	if w == nil || w.Rollout == nil {
+// Read reads a Rollout's router, from the router objects of its workload
+// (snapshot.Workload.Router), at a controller version. A Rollout without
+// traffic routing has none.
+func Read(ro *v1alpha1.Rollout, objs *snapshot.Router, ver upstream.Version, flags Flags) *State {
+	if ro == nil {
 		return nil
 	}
-	ro := w.Rollout
 	c := ro.Spec.Strategy.Canary
 	if c == nil || c.TrafficRouting == nil {
 		return nil
 	}
-	rd := &reader{ro: ro, w: w, r: w.Router, ver: ver, flags: flags, maxW: 100}
+	rd := &reader{ro: ro, r: objs, ver: ver, flags: flags, maxW: 100}
 	if rd.r == nil {
 		rd.r = &snapshot.Router{}
 	}

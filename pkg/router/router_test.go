@@ -75,7 +75,7 @@ func readSnap(t *testing.T, v upstream.Version, flags Flags, h snapshot.Header, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Read(w, v, flags)
+	return Read(w.Rollout, w.Router, v, flags)
 }
 
 func canaryIngress(weight, total string, extra string) string {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -61,6 +62,9 @@ type Router struct {
 	Live bool
 	// Gaps are the resources (plural.group) that could not be read.
 	Gaps map[string]bool
+	// Controllers are the controller Deployments that reconcile the Rollout
+	// (their arguments change what some routers write).
+	Controllers []*appsv1.Deployment
 }
 
 // Read reports whether the absence of an object of this kind
@@ -146,9 +150,22 @@ func (s *Snapshot) routerOf(ro *v1alpha1.Rollout, ix *index) (*Router, error) {
 		r.Events = append(r.Events, e)
 	}
 	sort.SliceStable(r.Events, func(i, j int) bool { return EventTime(r.Events[i]).Before(EventTime(r.Events[j])) })
+	var controllers []*appsv1.Deployment
+	for _, u := range ix.controllers {
+		d, err := typedOf[appsv1.Deployment](s, u)
+		if err != nil {
+			return nil, err
+		}
+		controllers = append(controllers, d)
+	}
+	r.Controllers, _ = OwningControllers(ro, controllers)
 	if len(refs.Plugins) > 0 {
+		cmNS := ControllerNamespace
+		if len(r.Controllers) > 0 {
+			cmNS = r.Controllers[0].Namespace
+		}
 		for _, u := range s.byGroupKind("", "ConfigMap") {
-			if u.GetName() == ControllerConfigMap {
+			if u.GetName() == ControllerConfigMap && (u.GetNamespace() == cmNS || u.GetNamespace() == "") {
 				cm, err := typedOf[corev1.ConfigMap](s, u)
 				if err != nil {
 					return nil, err
