@@ -38,6 +38,10 @@ func endpointsByPod(w *snapshot.Workload) map[string][]endpointState {
 }
 
 // readyEndpoints counts a Service's ready endpoints.
+// ReadyEndpoints counts the ready endpoints of a Service's EndpointSlices
+// (each address once).
+func ReadyEndpoints(slices []*discoveryv1.EndpointSlice) int { return readyEndpoints(slices) }
+
 func readyEndpoints(slices []*discoveryv1.EndpointSlice) int {
 	seen := map[string]bool{}
 	n := 0
