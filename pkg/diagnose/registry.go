@@ -60,6 +60,7 @@ var checks = rules.Register(rules.AreaRollout, prose, map[string]rules.Check[Con
 	"RD136": checkRouterWriteFailing,
 	"RD137": checkPluginNotConfigured,
 	"RD138": checkRouteNotAccepted,
+	"RD139": checkALBActionReset,
 	"RD230": checkNginxAnnotationWeights,
 	"RD231": checkALBStickiness,
 })

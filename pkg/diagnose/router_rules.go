@@ -407,24 +407,45 @@ func share(w, total int64) string {
 }
 
 // checkRouterEditedElsewhere: the last write of a router object's weights was
-// not the controller's, and came after the controller's own.
+// not the controller's, and came after the controller's own. The controller's
+// managedFields entry disappears once another manager takes every field it
+// held, so its last weight change (TrafficWeightUpdated) stands in for it;
+// with neither known, a weight that disagrees with the status says it.
 func checkRouterEditedElsewhere(c *Context, r *rules.Rule) []rules.Finding {
 	var out []rules.Finding
+	st := c.ro.Status.Canary.Weights
 	for _, o := range c.routerObjects() {
 		wr := o.Writer
-		if wr == nil || wr.Controller || o.ControllerWrote == nil || !wr.Time.After(*o.ControllerWrote) {
+		if wr == nil || wr.Controller {
 			continue
 		}
-		msg := fmt.Sprintf("%s's weights (%s) were last written by %s at %s, after the controller's last write at %s: someone else changes what the controller manages",
-			o.Ref(), o.Field, wr.Manager, c.ago(wr.Time), o.ControllerWrote.UTC().Format(time.RFC3339))
-		if st := c.ro.Status.Canary.Weights; st != nil && o.Canary != nil && *o.Canary != int64(st.Canary.Weight) {
+		ref, refWhat := o.ControllerWrote, "the controller's last write of it"
+		if ref == nil {
+			ref, refWhat = c.Router.WeightSetAt, "the controller's last weight change (TrafficWeightUpdated)"
+		}
+		differs := st != nil && o.Canary != nil && *o.Canary != int64(st.Canary.Weight)
+		switch {
+		case ref != nil && !wr.Time.After(*ref):
+			continue
+		case ref == nil && !differs:
+			continue
+		}
+		msg := fmt.Sprintf("%s's weights (%s) were last written by %s at %s", o.Ref(), o.Field, wr.Manager, c.ago(wr.Time))
+		if ref != nil {
+			msg += fmt.Sprintf(", after %s at %s", refWhat, ref.UTC().Format(time.RFC3339))
+		}
+		msg += ": someone else changes what the controller manages"
+		if differs {
 			msg += fmt.Sprintf("; it now sends canary %d where the status says %d", *o.Canary, st.Canary.Weight)
 		}
 		if strings.Contains(wr.Manager, "argocd") || strings.Contains(wr.Manager, "kustomize-controller") || strings.Contains(wr.Manager, "helm") {
 			msg += "; a GitOps sync puts the weight in Git back on every sync"
 		}
 		f := r.NewFinding(msg)
-		f.Evidence = []rules.Evidence{ev(o.Ref(), "managedFields (weights)", writerWords(wr)), ev(o.Ref(), "managedFields (controller)", o.ControllerWrote.UTC().Format(time.RFC3339))}
+		f.Evidence = []rules.Evidence{ev(o.Ref(), "managedFields (weights)", writerWords(wr))}
+		if ref != nil {
+			f.Evidence = append(f.Evidence, ev(o.Ref(), refWhat, ref.UTC().Format(time.RFC3339)))
+		}
 		f.Cites = o.Cites
 		out = append(out, f)
 	}
@@ -593,4 +614,44 @@ func checkALBStickiness(c *Context, r *rules.Rule) []rules.Finding {
 	f.Evidence = []rules.Evidence{ev(c.obj(), "spec.strategy.canary.trafficRouting.alb.stickinessConfig.durationSeconds", st.DurationSeconds)}
 	f.Cites = c.cites("alb.stickiness-range", "tr.routing-error-event")
 	return []rules.Finding{f}
+}
+
+// checkALBActionReset: the ALB action holds the stable Service alone at 100
+// and its managed-alb-annotations no longer list the Rollout, while the
+// status has the canary at a weight: an Argo Rollouts controller that does
+// not reconcile this Rollout reset it (every controller's Ingress controller
+// does so for the Rollouts it does not know, on every change of the Ingress).
+func checkALBActionReset(c *Context, r *rules.Rule) []rules.Finding {
+	st := c.ro.Status.Canary.Weights
+	if st == nil || st.Canary.Weight == 0 {
+		return nil
+	}
+	var out []rules.Finding
+	for _, o := range c.routerObjects() {
+		if o.Managed == nil || *o.Managed || o.Canary == nil || *o.Canary != 0 {
+			continue
+		}
+		msg := fmt.Sprintf("%s's action sends everything to the stable Service and its %s annotation no longer lists Rollout %s: an Argo Rollouts controller that does not reconcile this Rollout reset it, and the canary gets none of the %d%% the status says",
+			o.Ref(), "rollouts.argoproj.io/managed-alb-annotations", c.ro.Name, st.Canary.Weight)
+		if w := o.Writer; w != nil && w.Controller {
+			msg += fmt.Sprintf(" (last written by %s at %s)", w.Manager, w.Time.UTC().Format(time.RFC3339))
+		}
+		var others []string
+		for _, d := range c.View.OtherControllers {
+			others = append(others, d.Namespace+"/"+d.Name+" ("+snapshot.ScopeOf(d).String()+")")
+		}
+		if len(others) > 0 {
+			msg += "; other controllers found: " + strings.Join(others, ", ")
+		}
+		msg += ". The owning controller writes the action back on its next pass and the other resets it again on the Ingress's change: they fight"
+		f := r.NewFinding(msg)
+		f.Evidence = []rules.Evidence{ev(o.Ref(), o.Field, backends(o)), ev(o.Ref(), "metadata.annotations[rollouts.argoproj.io/managed-alb-annotations]", "does not list "+c.ro.Name),
+			ev(c.obj(), "status.canary.weights.canary.weight", st.Canary.Weight)}
+		if w := o.Writer; w != nil {
+			f.Evidence = append(f.Evidence, ev(o.Ref(), "managedFields (weights)", writerWords(w)))
+		}
+		f.Cites = c.cites("alb.reset-unowned", "alb.ingress-classes", "alb.action-key")
+		out = append(out, f)
+	}
+	return out
 }

@@ -316,8 +316,18 @@ func routerCases() []routerCase {
 		routerCase{name: "the controller wrote the weight last", id: "RD135", docs: func(upstream.Version) []string {
 			return world(nginx, 20, nginxStable, nginxCanary(20, "", mf("rollouts-controller", "2026-03-01T11:40:00Z")))
 		}},
-		routerCase{name: "kubectl-edit wrote the weight after the controller", id: "RD135", fires: true, says: "last written by kubectl-edit at 2026-03-01T11:55:00Z (5m0s ago), after the controller's last write at 2026-03-01T11:50:00Z", docs: func(upstream.Version) []string {
+		routerCase{name: "kubectl-edit wrote the weight after the controller", id: "RD135", fires: true, says: "last written by kubectl-edit at 2026-03-01T11:55:00Z (5m0s ago), after the controller's last write of it at 2026-03-01T11:50:00Z", docs: func(upstream.Version) []string {
 			return world(nginx, 20, nginxStable, nginxCanary(50, "", mf("kubectl-edit", "2026-03-01T11:55:00Z")))
+		}},
+		routerCase{name: "kubectl-patch took the weights, the controller's entry gone, after its last weight change", id: "RD135", fires: true, says: "after the controller's last weight change (TrafficWeightUpdated) at 2026-03-01T11:30:00Z", docs: func(upstream.Version) []string {
+			only := strings.Replace(mf("kubectl-patch", "2026-03-01T11:45:00Z"), "  - {manager: rollouts-controller, operation: Update, time: \"2026-03-01T11:50:00Z\", fieldsType: FieldsV1, fieldsV1: {\"f:metadata\": {\"f:annotations\": {\"f:nginx.ingress.kubernetes.io/canary-weight\": {}}}}}\n", "", 1)
+			return world(nginx, 20, nginxStable, nginxCanary(20, "", only),
+				strings.Replace(event("TrafficWeightUpdated", "Traffic weight updated from 5 to 20", "2026-03-01T11:30:00Z"), "type: Warning", "type: Normal", 1))
+		}},
+		routerCase{name: "the user's initial weights, never changed by the controller", id: "RD135", docs: func(upstream.Version) []string {
+			only := strings.Replace(mf("kubectl-client-side-apply", "2026-03-01T10:00:00Z"), "  - {manager: rollouts-controller, operation: Update, time: \"2026-03-01T11:50:00Z\", fieldsType: FieldsV1, fieldsV1: {\"f:metadata\": {\"f:annotations\": {\"f:nginx.ingress.kubernetes.io/canary-weight\": {}}}}}\n", "", 1)
+			return world(nginx, 20, nginxStable, nginxCanary(20, "", only),
+				strings.Replace(event("TrafficWeightUpdated", "Traffic weight updated from 5 to 20", "2026-03-01T11:30:00Z"), "type: Warning", "type: Normal", 1))
 		}},
 		routerCase{name: "an old error, weight written since", id: "RD136", docs: func(upstream.Version) []string {
 			return world(nginx, 20, nginxStable, nginxCanary(20, "", ""), event("TrafficRoutingError", "error patching canary ingress", "2026-03-01T11:00:00Z"),
@@ -334,6 +344,15 @@ func routerCases() []routerCase {
 		routerCase{name: "HTTPRoute not Accepted", id: "RD138", fires: true, says: "HTTPRoute shop/app-route is Accepted=False for Gateway gw (NotAllowedByListeners: no listener allows it); the Gateway does not apply it", docs: func(upstream.Version) []string {
 			return world(gw, 20, httpRoute(20, "False"), pluginConfig)
 		}},
+		routerCase{name: "ALB action listed in managed-alb-annotations", id: "RD139", docs: func(upstream.Version) []string {
+			return world(alb, 20, albManaged(albIngress(20, ""), true))
+		}},
+		routerCase{name: "ALB action reset to the stable alone by another controller", id: "RD139", fires: true, says: "an Argo Rollouts controller that does not reconcile this Rollout reset it, and the canary gets none of the 20% the status says (last written by rollouts-controller-v1.8.2 at 2026-03-01T11:58:00Z)", docs: func(upstream.Version) []string {
+			reset := strings.Replace(albManaged(albIngress(20, ""), false), `{"ServiceName":"app-canary","ServicePort":"80","Weight":20},{"ServiceName":"app-stable","ServicePort":"80","Weight":80}`, `{"ServiceName":"app-stable","ServicePort":"80","Weight":100}`, 1)
+			reset = strings.Replace(reset, "  annotations:", `  managedFields: [{manager: rollouts-controller-v1.8.2, operation: Update, time: "2026-03-01T11:58:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:annotations": {"f:alb.ingress.kubernetes.io/actions.app-stable": {}}}}}]
+  annotations:`, 1)
+			return world(alb, 20, reset)
+		}},
 		routerCase{name: "additional annotation canary-by-header", id: "RD230", docs: func(upstream.Version) []string {
 			return world("        nginx: {stableIngress: web, additionalIngressAnnotations: {canary-by-header: X-Canary}}", 20, nginxStable, nginxCanary(20, "", ""))
 		}},
@@ -348,6 +367,16 @@ func routerCases() []routerCase {
 		}},
 	)
 	return out
+}
+
+// albManaged adds (or leaves out) the Rollout in the Ingress's
+// managed-alb-annotations.
+func albManaged(ing string, listed bool) string {
+	v := `{}`
+	if listed {
+		v = `{"app":["alb.ingress.kubernetes.io/actions.app-stable"]}`
+	}
+	return strings.Replace(ing, "  annotations:\n", "  annotations:\n    rollouts.argoproj.io/managed-alb-annotations: '"+v+"'\n", 1)
 }
 
 func kindOf(v upstream.Version, name string) routerKind {

@@ -34,6 +34,9 @@ func (rd *reader) smi() []Object {
 		o.Backends = append(o.Backends, Backend{Name: svc, Role: rd.roleOf(svc), Weight: w})
 	}
 	rd.finish(&o, true)
+	if o.Canary == nil && len(o.Backends) > 0 {
+		o.Canary = ptr64(0) // the controller writes every backend: without the canary's, it gets nothing
+	}
 	root, _, _ := unstructured.NestedString(u.Object, "spec", "service")
 	want := rd.ro.Spec.Strategy.Canary.TrafficRouting.SMI.RootService
 	if want == "" {

@@ -12,6 +12,10 @@ import (
 
 const groupKindIngress = snapshot.GroupNetworking + "/Ingress"
 
+// albManagedAnnotation lists, per Rollout, the ALB annotations the
+// controller manages on an Ingress.
+const albManagedAnnotation = "rollouts.argoproj.io/managed-alb-annotations"
+
 // nginx reads the canary Ingress the controller writes beside each stable
 // Ingress: canary-weight of canary-weight-total (ingress-nginx sends the
 // rest to the stable Ingress).
@@ -175,6 +179,19 @@ func (rd *reader) alb() []Object {
 			o.Stickiness = st.DurationSeconds
 		}
 		rd.finish(&o, true)
+		if o.Canary == nil && len(o.Backends) > 0 {
+			// The controller writes the whole action: without the canary's
+			// target group the canary gets nothing.
+			o.Canary = ptr64(0)
+		}
+		managed := false
+		var m map[string][]string
+		if json.Unmarshal([]byte(u.GetAnnotations()[albManagedAnnotation]), &m) == nil {
+			for _, k := range m[rd.ro.Name] {
+				managed = managed || k == key
+			}
+		}
+		o.Managed = &managed
 		stamp(&o, u, fieldPath("metadata", "annotations", key)...)
 		if !hasIngressService(u, actionSvc) {
 			o.Notes = append(o.Notes, fmt.Sprintf("no rule routes to Service %s: the controller fails every pass (ingress does not have service `%s` in rules)", actionSvc, actionSvc))

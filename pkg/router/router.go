@@ -98,8 +98,12 @@ type Object struct {
 	Conditions []Condition `json:"conditions,omitempty"`
 	// Stickiness is the ALB forward action's target-group stickiness
 	// duration in seconds (0: off).
-	Stickiness int64    `json:"stickinessSeconds,omitempty"`
-	Notes      []string `json:"notes,omitempty"`
+	Stickiness int64 `json:"stickinessSeconds,omitempty"`
+	// Managed, for an ALB Ingress, is whether its
+	// rollouts.argoproj.io/managed-alb-annotations annotation lists the
+	// Rollout (nil for the other routers).
+	Managed *bool    `json:"managed,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 	// Cites are the controller source lines that write this object, at the
 	// modeled version.
 	Cites []upstream.Cite `json:"cites,omitempty"`
@@ -296,6 +300,9 @@ func Read(ro *v1alpha1.Rollout, objs *snapshot.Router, ver upstream.Version, fla
 	if c == nil || c.TrafficRouting == nil {
 		return nil
 	}
+	if !modeled(ver) {
+		ver = upstream.Newest() // the citations need a modeled version
+	}
 	rd := &reader{ro: ro, r: objs, ver: ver, flags: flags, maxW: 100}
 	if rd.r == nil {
 		rd.r = &snapshot.Router{}
@@ -353,6 +360,15 @@ func Read(ro *v1alpha1.Rollout, objs *snapshot.Router, ver upstream.Version, fla
 	}
 	s.Events, s.WeightSetAt = events(rd.r.Events)
 	return s
+}
+
+func modeled(v upstream.Version) bool {
+	for _, m := range upstream.Modeled {
+		if m == v {
+			return true
+		}
+	}
+	return false
 }
 
 // ServiceWeights is the weight each Service gets from the router objects, in

@@ -1729,4 +1729,18 @@ var facts = []Fact{
 		Contains: `wt["weight"] = int64(routeCtx.desiredWeight)`,
 		Lines:    Lines{"v1.7.2": 260, "v1.8.2": 260, "v1.8.3": 260, "v1.9.3": 260, "v1.10.2": 260},
 	},
+	{
+		Key:      "alb.reset-unowned",
+		Claim:    `The controller's Ingress controller resets, on every change of an Ingress of an ALB ingress class, the action of each Rollout its managed-alb-annotations annotation names that this controller does not reconcile (another --instance-id, or --namespaced elsewhere) to the stable Service at 100 alone, and drops the Rollout from the annotation.`,
+		File:     `ingress/alb.go`,
+		Contains: `resetALBAction, err := getResetALBActionStr(ingress, actionKey)`,
+		Lines:    Lines{"v1.7.2": 44, "v1.8.2": 44, "v1.8.3": 44, "v1.9.3": 44, "v1.10.2": 44},
+	},
+	{
+		Key:      "alb.ingress-classes",
+		Claim:    `Only Ingresses of the classes --alb-ingress-classes names (alb by default) go through that reset.`,
+		File:     `ingress/ingress.go`,
+		Contains: `case hasClass(c.albClasses, class):`,
+		Lines:    Lines{"v1.7.2": 151, "v1.8.2": 151, "v1.8.3": 151, "v1.9.3": 151, "v1.10.2": 151},
+	},
 }
