@@ -42,7 +42,14 @@ func writeFidelity(path string) error {
 	b.WriteString("for longer than any timed change still due (\"held\": for how long the phase and conditions had read so).\n\n")
 	b.WriteString("Controller versions: " + strings.Join(versions, ", ") + ". The `pods:` rows come from the pods scenario,\n")
 	b.WriteString("which needs no Argo controller (Deployments, the real scheduler, EndpointSlice and node lifecycle\n")
-	b.WriteString("controllers): their controller column reads `kubernetes`.\n")
+	b.WriteString("controllers): their controller column reads `kubernetes`.\n\n")
+	b.WriteString("The routers beyond Istio (nginx, ALB, SMI, Traefik) run with the real controller writing their\n")
+	b.WriteString("objects into the lab's API server (their CRDs and Ingresses; no router data plane): \"router weight\n")
+	b.WriteString("read\" rows compare each weight diagnose read with the object the controller wrote at the\n")
+	b.WriteString("resourceVersion read. ALB target-group weight verification needs the AWS API and stays off, as by\n")
+	b.WriteString("default. APISIX, Ambassador and App Mesh are proven by table tests from the controller source, and\n")
+	b.WriteString("the Gateway API traffic router plugin (not on the module proxy) by fixtures shaped from its\n")
+	b.WriteString("documented objects (pkg/router, pkg/diagnose).\n")
 	sort.Strings(names) // stable sections, whatever order the parallel scenarios finished in
 	for _, n := range names {
 		rs := byScenario[n]
