@@ -620,7 +620,8 @@ func checkALBStickiness(c *Context, r *rules.Rule) []rules.Finding {
 // and its managed-alb-annotations no longer list the Rollout, while the
 // status has the canary at a weight: an Argo Rollouts controller that does
 // not reconcile this Rollout reset it (every controller's Ingress controller
-// does so for the Rollouts it does not know, on every change of the Ingress).
+// does so for the Rollouts of another --instance-id, on every change of the
+// Ingress).
 func checkALBActionReset(c *Context, r *rules.Rule) []rules.Finding {
 	st := c.ro.Status.Canary.Weights
 	if st == nil || st.Canary.Weight == 0 {

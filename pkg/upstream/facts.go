@@ -1731,7 +1731,7 @@ var facts = []Fact{
 	},
 	{
 		Key:      "alb.reset-unowned",
-		Claim:    `The controller's Ingress controller resets, on every change of an Ingress of an ALB ingress class, the action of each Rollout its managed-alb-annotations annotation names that this controller does not reconcile (another --instance-id, or --namespaced elsewhere) to the stable Service at 100 alone, and drops the Rollout from the annotation.`,
+		Claim:    `The controller's Ingress controller resets, on every change of an Ingress of an ALB ingress class, the action of each Rollout its managed-alb-annotations annotation names that this controller's Rollout informer does not hold (a Rollout labelled for another --instance-id) to the stable Service at 100 alone, and drops the Rollout from the annotation.`,
 		File:     `ingress/alb.go`,
 		Contains: `resetALBAction, err := getResetALBActionStr(ingress, actionKey)`,
 		Lines:    Lines{"v1.7.2": 44, "v1.8.2": 44, "v1.8.3": 44, "v1.9.3": 44, "v1.10.2": 44},
