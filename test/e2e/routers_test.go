@@ -255,52 +255,58 @@ func (o *observer) weightAt(rv int64) (int64, bool) {
 	return 0, false
 }
 
-// rampAbort ramps a Rollout of 10 through setWeight 10, 40 and 70 (short
-// pauses, then an indefinite one), diagnosing as it goes and comparing every
-// router weight read with the object the controller wrote at that revision;
-// at the pause, the next pass predicted against the state held; then aborts
-// it and does the same once the controller has settled: weight 0, the canary
-// scaled down after abortScaleDownDelaySeconds.
+// rampAbort ramps a Rollout of 4 through setWeight 25, 50 and 75 (short
+// pauses, then an indefinite one), diagnosing after each weight the router
+// object takes and comparing every router weight read with the object the
+// controller wrote at that revision; at the pause, pods, scan and the next
+// pass predicted against the state held; then aborts it and does the same
+// once the controller has settled: weight 0, the canary scaled down after
+// abortScaleDownDelaySeconds.
 func rampAbort(t *testing.T, h *harness, mode trafficMode) {
-	spec := rolloutSpec{replicas: 10, mode: mode,
-		steps: "[{setWeight: 10}, {pause: {duration: 2s}}, {setWeight: 40}, {pause: {duration: 2s}}, {setWeight: 70}, {pause: {}}]"}
+	spec := rolloutSpec{replicas: 4, mode: mode,
+		steps: "[{setWeight: 25}, {pause: {duration: 2s}}, {setWeight: 50}, {pause: {duration: 2s}}, {setWeight: 75}, {pause: {}}]"}
 	o := h.observeMode(mode)
 	h.apply(h.trafficObjects(mode))
 	h.apply(h.rolloutYAML(spec, "a"))
-	h.healthy(o, 10, 90*time.Second)
+	h.healthy(o, 4, 120*time.Second)
 	h.setImage("b")
-	// Diagnose through the ramp: each read is compared with the object at
-	// the revision read, whatever moment it lands on.
+	// One diagnose per weight the router object takes (a loop of them would
+	// load the shared lab): each read is compared with the object at the
+	// revision read, whatever moment it lands on.
 	var reads []string
-	seen := map[string]bool{}
 	name := "ramp" + modeNames[mode]
-	deadline := time.Now().Add(120 * time.Second)
+	last := int64(-1)
+	deadline := time.Now().Add(240 * time.Second)
 	for {
 		phase, _, _, idx, _ := h.status()
-		if phase == "Paused" && idx == 5 && o.Now().CanaryWeight == 70 {
+		w := o.Now().CanaryWeight
+		if phase == "Paused" && idx == 5 && w == 75 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the ramp did not reach the pause at setWeight 70\n%s", h.dump())
+			t.Fatalf("the ramp did not reach the pause at setWeight 75\n%s", h.dump())
 		}
+		if w == last {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		last = w
 		rep := h.diagnose("app")
 		for _, obj := range rep.Traffic.Objects.Objects {
-			if obj.Name != o.router.name || obj.Canary == nil || seen[obj.ResourceVersion] {
+			if obj.Name != o.router.name || obj.Canary == nil {
 				continue
 			}
-			seen[obj.ResourceVersion] = true
 			rv, _ := strconv.ParseInt(obj.ResourceVersion, 10, 64)
-			w, ok := o.weightAt(rv)
+			got, ok := o.weightAt(rv)
 			reads = append(reads, fmt.Sprint(*obj.Canary))
-			if !ok || w != *obj.Canary {
-				t.Errorf("%s: diagnose read canary %d at rv %d; the controller wrote %d (observed: %v)", name, *obj.Canary, rv, w, ok)
+			if !ok || got != *obj.Canary {
+				t.Errorf("%s: diagnose read canary %d at rv %d; the controller wrote %d (observed: %v)", name, *obj.Canary, rv, got, ok)
 			}
 		}
-		time.Sleep(300 * time.Millisecond)
 	}
-	h.settled(o, 6*time.Second, 60*time.Second)
+	h.settled(o, 6*time.Second, 90*time.Second)
 	rep := h.diagnose("app")
-	h.routerRead(name+", paused at setWeight 70", o, rep)
+	h.routerRead(name+", paused at setWeight 75", o, rep)
 	if rw := rep.Traffic.RouterWeight; rw != nil && (len(reads) == 0 || reads[len(reads)-1] != fmt.Sprint(*rw)) {
 		reads = append(reads, fmt.Sprint(*rw))
 	}
@@ -310,8 +316,8 @@ func rampAbort(t *testing.T, h *harness, mode trafficMode) {
 	if err != nil {
 		t.Fatalf("pods: %v", err)
 	}
-	if w := serviceRow(pr, "app-canary").Weight; w == nil || *w != 70 {
-		t.Errorf("%s: pods gives the canary Service weight %v, want 70", name, w)
+	if w := serviceRow(pr, "app-canary").Weight; w == nil || *w != 75 {
+		t.Errorf("%s: pods gives the canary Service weight %v, want 75", name, w)
 	}
 	scanOut, code := h.runCode("scan", "-o", "json")
 	var sc struct {
@@ -320,26 +326,26 @@ func rampAbort(t *testing.T, h *harness, mode trafficMode) {
 			Weight *int32 `json:"canaryWeight"`
 		} `json:"rows"`
 	}
-	if code != 0 || json.Unmarshal([]byte(scanOut), &sc) != nil || len(sc.Rows) != 1 || sc.Rows[0].Weight == nil || *sc.Rows[0].Weight != 70 {
-		t.Errorf("%s: scan exit %d, want one row at weight 70:\n%s", name, code, scanOut)
+	if code != 0 || json.Unmarshal([]byte(scanOut), &sc) != nil || len(sc.Rows) != 1 || sc.Rows[0].Weight == nil || *sc.Rows[0].Weight != 75 {
+		t.Errorf("%s: scan exit %d, want one row at weight 75:\n%s", name, code, scanOut)
 	}
-	if hasFinding(rep, "RD107") || hasFinding(rep, "RD130") || hasFinding(rep, "RD136") {
+	if hasFinding(rep, "RD107") || hasFinding(rep, "RD130") || hasFinding(rep, "RD136") || hasFinding(rep, "RD139") {
 		t.Errorf("%s: a router the controller wrote cleanly diagnosed with %s", name, findingIDs(rep))
 	}
-	h.steady(name+", paused at setWeight 70 of 10", o, rep)
+	h.steady(name+", paused at setWeight 75 of 4", o, rep)
 	h.record(name+": router weights diagnose read through the ramp (each equal to the object at the revision read)", strings.Join(reads, " → "), weightTrace(o.Samples(), o.Now().CurrentHash))
 
 	// Abort, as `kubectl argo rollouts abort` does, once the Rollout is quiet.
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
-	h.waitFor("the controller to process the abort", 60*time.Second, func() bool {
+	h.waitFor("the controller to process the abort", 90*time.Second, func() bool {
 		phase, _, _, _, _ := h.status()
 		return phase == "Degraded"
 	})
-	h.settled(o, 8*time.Second, 60*time.Second)
+	h.settled(o, 8*time.Second, 90*time.Second)
 	rep = h.diagnose("app")
 	if !hasFinding(rep, "RD104") {
 		t.Errorf("%s: aborted rollout diagnosed without RD104: %s", name, findingIDs(rep))
 	}
 	h.routerRead(name+", aborted", o, rep)
-	h.steady("abort"+modeNames[mode]+", aborted at setWeight 70 of 10", o, rep)
+	h.steady("abort"+modeNames[mode]+", aborted at setWeight 75 of 4", o, rep)
 }
