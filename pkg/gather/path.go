@@ -37,7 +37,7 @@ func ListKinds() map[schema.GroupVersionResource]string {
 		GVRLease: "LeaseList", GVRConfigMap: "ConfigMapList", GVRVirtualService: "VirtualServiceList",
 		GVRDestRule: "DestinationRuleList", GVRTrafficSplit: "TrafficSplitList", GVRHTTPRoute: "HTTPRouteList",
 		GVRScaledObject: "ScaledObjectList", GVRTraefikService: "TraefikServiceList", GVRTraefikServiceLegacy: "TraefikServiceList",
-		GVRApisixRoute: "ApisixRouteList", GVRMapping: "MappingList", GVRAppMeshService: "VirtualServiceList",
+		GVRApisixRoute: "ApisixRouteList", GVRMapping: "MappingList", GVRAmbassadorMapping: "AmbassadorMappingList", GVRAppMeshService: "VirtualServiceList",
 		GVRAppMeshRouter: "VirtualRouterList", GVRAppMeshNode: "VirtualNodeList", GVRGRPCRoute: "GRPCRouteList",
 		GVRTCPRoute: "TCPRouteList", GVRTLSRoute: "TLSRouteList",
 	}

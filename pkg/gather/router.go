@@ -19,6 +19,7 @@ var (
 	GVRTraefikServiceLegacy = schema.GroupVersionResource{Group: snapshot.GroupTraefikLegacy, Version: "v1alpha1", Resource: "traefikservices"}
 	GVRApisixRoute          = schema.GroupVersionResource{Group: snapshot.GroupApisix, Version: "v2", Resource: "apisixroutes"}
 	GVRMapping              = schema.GroupVersionResource{Group: snapshot.GroupAmbassador, Version: "v2", Resource: "mappings"}
+	GVRAmbassadorMapping    = schema.GroupVersionResource{Group: snapshot.GroupAmbassadorX, Version: "v3alpha1", Resource: "ambassadormappings"}
 	GVRAppMeshService       = schema.GroupVersionResource{Group: snapshot.GroupAppMesh, Version: "v1beta2", Resource: "virtualservices"}
 	GVRAppMeshRouter        = schema.GroupVersionResource{Group: snapshot.GroupAppMesh, Version: "v1beta2", Resource: "virtualrouters"}
 	GVRAppMeshNode          = schema.GroupVersionResource{Group: snapshot.GroupAppMesh, Version: "v1beta2", Resource: "virtualnodes"}
@@ -32,7 +33,7 @@ var (
 // Everything else drops them (setGVK).
 var keepsManagedFields = map[string]bool{
 	"ingresses": true, "virtualservices": true, "trafficsplits": true, "traefikservices": true,
-	"apisixroutes": true, "mappings": true, "virtualrouters": true, "httproutes": true,
+	"apisixroutes": true, "mappings": true, "ambassadormappings": true, "virtualrouters": true, "httproutes": true,
 	"grpcroutes": true, "tcproutes": true, "tlsroutes": true,
 }
 
@@ -72,6 +73,11 @@ func readRouter(rd *reader, ns string, refs snapshot.Refs, controllerNS string) 
 	}
 	for name := range refs.Mappings {
 		opt(GVRMapping, "Mapping", ns, name)
+		// --ambassador-api-version x.getambassador.io/… makes the controller
+		// write AmbassadorMappings instead: read them where served.
+		if rd.mapper != nil && served(rd.mapper, GVRAmbassadorMapping) {
+			opt(GVRAmbassadorMapping, "AmbassadorMapping", ns, name)
+		}
 	}
 	for name := range refs.AppMeshServices {
 		opt(GVRAppMeshService, "VirtualService", ns, name)
