@@ -6,6 +6,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
@@ -17,8 +18,11 @@ type Context struct {
 	View     *snapshot.View
 	Version  model.ControllerVersion
 	Analysis model.Analysis
-	ro       *v1alpha1.Rollout
-	runs     []AnalysisRunView
+	// Router is what the traffic router's objects really say (nil without
+	// traffic routing).
+	Router *router.State
+	ro     *v1alpha1.Rollout
+	runs   []AnalysisRunView
 	// uses are the Rollout's analysis blocks with their templates, walked
 	// on first use (analysisUses).
 	uses []analysisUse

@@ -20,6 +20,7 @@ import (
 type example struct {
 	header *snapshot.Header
 	cv     model.ControllerVersion
+	objs   []*unstructured.Unstructured
 }
 
 // diagnoseExample diagnoses the example, letting a case edit the Rollout first.
@@ -38,7 +39,7 @@ func diagnoseEdited(t *testing.T, ver upstream.Version, edit func(ro *unstructur
 			edit(o)
 		}
 	}
-	ex := &example{header: hdr, cv: model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}}
+	ex := &example{header: hdr, cv: model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}, objs: objs}
 	if more != nil {
 		more(ex)
 	}
@@ -92,6 +93,31 @@ func canaryField(extra ...string) []string {
 	return append(append([]string{}, canaryPath...), extra...)
 }
 
+// vsWeights sets the example's VirtualService route to stable/canary.
+func vsWeights(stable, canary int64) func(*example) {
+	return func(e *example) {
+		for _, o := range e.objs {
+			if o.GetKind() != "VirtualService" {
+				continue
+			}
+			routes, _, _ := unstructured.NestedSlice(o.Object, "spec", "http")
+			for _, r := range routes {
+				dests, _ := r.(map[string]interface{})["route"].([]interface{})
+				for _, d := range dests {
+					dm := d.(map[string]interface{})
+					host, _, _ := unstructured.NestedString(dm, "destination", "host")
+					if strings.Contains(host, "canary") {
+						dm["weight"] = canary
+					} else {
+						dm["weight"] = stable
+					}
+				}
+			}
+			_ = unstructured.SetNestedSlice(o.Object, routes, "spec", "http")
+		}
+	}
+}
+
 // progressing replaces the Progressing condition.
 func progressing(reason, message string) func(*unstructured.Unstructured) {
 	return set([]string{"status", "conditions"}, []interface{}{
@@ -104,7 +130,10 @@ func progressing(reason, message string) func(*unstructured.Unstructured) {
 // that fires and one that does not (TestEveryRuleHasCases).
 var rolloutCases = []rolloutCase{
 	{name: "incident: over capacity", id: "RD101", fires: true},
-	{name: "canary weight 5 on 2 pods", id: "RD101", edit: set([]string{"status", "canary", "weights", "canary", "weight"}, int64(5))},
+	{name: "canary weight 5 on 2 pods", id: "RD101", edit: set([]string{"status", "canary", "weights", "canary", "weight"}, int64(5)), more: vsWeights(95, 5)},
+	// The router, not the status, says what the canary carries.
+	{name: "status 5, the VirtualService at 100", id: "RD101", edit: set([]string{"status", "canary", "weights", "canary", "weight"}, int64(5)), fires: true,
+		says: "100% of traffic on 2 of 20 pods: canary checkout-api-5f6c8d7b9a has 2 available, the weight needs 20"},
 	{name: "incident: 100% already set", id: "RD102"},
 	{name: "weight 5 now, 100 on the next pass", id: "RD102", edit: set([]string{"status", "canary", "weights", "canary", "weight"}, int64(5)), fires: true},
 	{name: "incident: within window", id: "RD103", fires: true},
@@ -200,6 +229,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: len(c.fires) > 0})
 	}
 	for _, c := range staticAnalysisCases {
+		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
+	}
+	for _, c := range routerCases() {
 		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
 	}
 	rulestest.Coverage(t, rules.AreaRollout, cases)

@@ -8,7 +8,6 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
@@ -20,10 +19,12 @@ import (
 
 func checkCanaryOverCapacity(c *Context, r *rules.Rule) []rules.Finding {
 	in := c.Analysis.Inputs
-	if !in.TrafficRouted || in.Weights == nil || in.Weights.Canary.Weight == 0 {
+	if !in.TrafficRouted || in.Weights == nil || in.Traffic() == 0 {
 		return nil
 	}
-	w := in.Weights.Canary.Weight
+	// What the router applies: the status's weight, or the router objects'
+	// own where they say otherwise (RD107).
+	w := in.Traffic()
 	var canary *model.RS
 	for _, r := range in.All {
 		if r.Hash == in.Weights.Canary.PodTemplateHash {
@@ -40,9 +41,12 @@ func checkCanaryOverCapacity(c *Context, r *rules.Rule) []rules.Finding {
 	f := r.NewFinding(fmt.Sprintf("%s of traffic on %d of %d pods: canary %s has %d available, the weight needs %d",
 		pct(w*100/in.MaxWeight), canary.Available, in.Replicas, canary.Name, canary.Available, need))
 	f.Evidence = []rules.Evidence{
-		ev(c.obj(), "status.canary.weights.canary.weight", w),
+		ev(c.obj(), "status.canary.weights.canary.weight", in.Weights.Canary.Weight),
 		ev("ReplicaSet "+canary.Name, "status.availableReplicas", canary.Available),
 		ev(c.obj(), "spec.replicas", in.Replicas),
+	}
+	if w != in.Weights.Canary.Weight {
+		f.Evidence = append(f.Evidence, ev("traffic router", "canary weight applied (RD107)", w))
 	}
 	f.Cites = c.cites("tr.stable-check-call", "sv.partial-availability")
 	return []rules.Finding{f}
@@ -208,74 +212,6 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 		}
 		f.Cites = c.cites("bg.pause-add", "bg.needs-pause", "bg.auto-promotion-deadline", "bg.pause-manual-promote")
 	}
-	return []rules.Finding{f}
-}
-
-// routerWeights reads the canary and stable weights the VirtualService routes
-// enforce, for the destinations the Rollout names.
-func routerWeights(c *Context) (canary, stable int64, where string, ok bool) {
-	tr := c.canary().TrafficRouting
-	if tr == nil || tr.Istio == nil {
-		return 0, 0, "", false
-	}
-	hosts := map[string]string{}
-	if cs := c.canary().CanaryService; cs != "" {
-		hosts[cs] = "canary"
-	}
-	if ss := c.canary().StableService; ss != "" {
-		hosts[ss] = "stable"
-	}
-	subsets := map[string]string{}
-	if dr := tr.Istio.DestinationRule; dr != nil {
-		subsets[dr.CanarySubsetName] = "canary"
-		subsets[dr.StableSubsetName] = "stable"
-	}
-	for name, vs := range c.View.VirtualServices {
-		routes, _, _ := unstructured.NestedSlice(vs.Object, "spec", "http")
-		for _, rt := range routes {
-			rm, _ := rt.(map[string]interface{})
-			dests, _ := rm["route"].([]interface{})
-			found := false
-			for _, d := range dests {
-				dm, _ := d.(map[string]interface{})
-				dest, _ := dm["destination"].(map[string]interface{})
-				host, _ := dest["host"].(string)
-				subset, _ := dest["subset"].(string)
-				role := hosts[strings.Split(host, ".")[0]]
-				if subset != "" && len(subsets) > 0 {
-					role = subsets[subset]
-				}
-				w, _, _ := nestedInt(dm, "weight")
-				switch role {
-				case "canary":
-					canary, found = w, true
-				case "stable":
-					stable, found = w, true
-				}
-			}
-			if found {
-				return canary, stable, "VirtualService " + name, true
-			}
-		}
-	}
-	return 0, 0, "", false
-}
-
-func checkRouterMismatch(c *Context, r *rules.Rule) []rules.Finding {
-	if !c.trafficRouted() || c.ro.Status.Canary.Weights == nil {
-		return nil
-	}
-	cw, sw, where, ok := routerWeights(c)
-	if !ok {
-		return nil
-	}
-	st := c.ro.Status.Canary.Weights
-	if int64(st.Canary.Weight) == cw && int64(st.Stable.Weight) == sw {
-		return nil
-	}
-	f := r.NewFinding(fmt.Sprintf("%s sends canary %d%% / stable %d%%, the Rollout status says canary %d%% / stable %d%%", where, cw, sw, st.Canary.Weight, st.Stable.Weight))
-	f.Evidence = []rules.Evidence{ev(where, "spec.http[].route[].weight", fmt.Sprintf("%d/%d", cw, sw)), ev(c.obj(), "status.canary.weights", fmt.Sprintf("%d/%d", st.Canary.Weight, st.Stable.Weight))}
-	f.Cites = c.cites("tr.set-weight-call")
 	return []rules.Finding{f}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/podcheck"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -76,6 +77,11 @@ type Traffic struct {
 	NextBranch string   `json:"nextBranch"`
 	NextWhy    string   `json:"nextWhy"`
 	Held       []string `json:"heldBy,omitempty"`
+	// RouterWeight is the canary weight the router's objects really apply
+	// (nil when they were not read); Objects is what they say, object by
+	// object, with who wrote them and the controller code that does.
+	RouterWeight *int32        `json:"routerWeight,omitempty"`
+	Objects      *router.State `json:"routerState,omitempty"`
 	// HeldGates are the gates in Held, for the human view (which says them
 	// in words).
 	HeldGates []model.Gate `json:"-"`
@@ -107,6 +113,11 @@ type Options struct {
 func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	a := model.Analyze(v, cv.Assumed)
 	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout, runs: analysisRuns(v, a)}
+	var objs *snapshot.Router
+	if v.Workload != nil {
+		objs = v.Workload.Router
+	}
+	ctx.Router = router.Read(v.Rollout, objs, cv.Assumed, router.FlagsOf(v.Controllers))
 	rep := &Report{
 		APIVersion: rules.ReportAPIVersion, Kind: "Diagnosis",
 		Namespace: v.Rollout.Namespace, Name: v.Rollout.Name,
@@ -124,6 +135,17 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	}
 	if a.Inputs.TrafficRouted {
 		rep.Traffic = traffic(v.Rollout, a)
+		rep.Traffic.Objects = ctx.Router
+		if ctx.Router != nil {
+			rep.Traffic.Router = ctx.Router.Router
+			if c := ctx.Router.Canary; c != nil {
+				w := *c
+				rep.Traffic.RouterWeight = &w
+			}
+		}
+		if r := rep.Traffic.Router; r == "istio" {
+			rep.Traffic.Router = routerName(v.Rollout)
+		}
 	}
 	invalid := len(a.Inputs.Invalid) > 0
 	rep.Findings = checks.Run(ctx, func(r *rules.Rule) bool {
@@ -138,7 +160,15 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	})
 	if v.Workload != nil && !opt.NoPods {
 		pods := &podcheck.Context{W: v.Workload, Version: cv.Assumed, Grace: opt.Pods}
-		rep.Findings = append(rep.Findings, podcheck.Findings(pods, opt.StaticOnly)...)
+		// A Service RD131 reports from the router's side is not reported
+		// again by the pods check.
+		dup := routerBackendServices(rep.Findings)
+		for _, f := range podcheck.Findings(pods, opt.StaticOnly) {
+			if f.ID == "RD324" && len(f.Evidence) > 0 && dup[f.Evidence[0].Object[strings.LastIndex(f.Evidence[0].Object, "/")+1:]] {
+				continue
+			}
+			rep.Findings = append(rep.Findings, f)
+		}
 	}
 	rules.Sort(rep.Findings)
 	return rep
@@ -203,7 +233,7 @@ func sets(in model.Inputs) []ReplicaSetView {
 
 func traffic(ro *v1alpha1.Rollout, a model.Analysis) *Traffic {
 	in := a.Inputs
-	t := &Traffic{Router: router(ro), MaxWeight: in.MaxWeight, StableWeight: in.MaxWeight}
+	t := &Traffic{Router: routerName(ro), MaxWeight: in.MaxWeight, StableWeight: in.MaxWeight}
 	if in.Weights != nil {
 		t.CanaryWeight, t.StableWeight = in.Weights.Canary.Weight, in.Weights.Stable.Weight
 		t.CanaryHash = in.Weights.Canary.PodTemplateHash
@@ -232,7 +262,7 @@ func traffic(ro *v1alpha1.Rollout, a model.Analysis) *Traffic {
 	return t
 }
 
-func router(ro *v1alpha1.Rollout) string {
+func routerName(ro *v1alpha1.Rollout) string {
 	c := ro.Spec.Strategy.Canary
 	if c == nil || c.TrafficRouting == nil {
 		return "none"

@@ -545,8 +545,8 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 		return e
 	}
 	first, last := steps[0], steps[len(steps)-1]
-	e.FirstWeight, e.StepIndex, e.Abort = first.Pass.Weight, first.Index, first.Abort
-	e.FinalWeight, e.FinalAbort, e.FinalIndex = last.Pass.Weight, last.Abort, last.Index
+	e.FirstWeight, e.StepIndex, e.Abort = first.Pass.Traffic, first.Index, first.Abort
+	e.FinalWeight, e.FinalAbort, e.FinalIndex = last.Pass.Traffic, last.Abort, last.Index
 	e.FinalStable = names[last.StableHash]
 	if e.FinalStable == "" {
 		e.FinalStable = last.StableHash
@@ -564,7 +564,7 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 			// A reset pass only rewrites status; the weight stays where it was.
 			continue
 		}
-		w := s.Pass.Weight
+		w := s.Pass.Traffic // what the router applies: the status weight once a pass writes it
 		if n := len(e.Serving); n > 0 && e.Serving[n-1].Weight == w && e.Serving[n-1].Canary == s.CarrierName {
 			cur := &e.Serving[n-1]
 			cur.To, cur.Promotes = s.CarrierAvailable, cur.Promotes || s.Pass.Promotes

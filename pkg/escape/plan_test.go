@@ -287,3 +287,31 @@ func citedKey(cs []upstream.Cite, k upstream.Key) (upstream.Cite, bool) {
 	}
 	return upstream.Cite{}, false
 }
+// escape's predicted effects follow the weight the router really applies:
+// aborted with the stable short of what 100% needs, v1.8+ hold the weight
+// change, so the canary keeps what the VirtualService sends it (100), not
+// what the status says (5). Without the router objects the status is all
+// there is.
+func TestEffectsFollowTheRouterWeight(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		if upstream.At("tr.stable-check-call", ver).Absent {
+			continue
+		}
+		v := exampleView(t)
+		v.Rollout.Spec.RollbackWindow = nil
+		v.Rollout.Status.Abort = true
+		v.Rollout.Status.Canary.Weights.Canary.Weight = 5
+		for _, rs := range v.ReplicaSets {
+			if rs.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == v.Rollout.Status.StableRS {
+				rs.Status.AvailableReplicas, rs.Status.ReadyReplicas = 10, 10
+			}
+		}
+		if got := plan(t, v, ver).Now.FirstWeight; got != 100 {
+			t.Errorf("%s: the first pass leaves %d%% on the canary; the VirtualService sends it 100%%", ver, got)
+		}
+		v.Workload.Router = nil
+		if got := plan(t, v, ver).Now.FirstWeight; got != 5 {
+			t.Errorf("%s: without router objects the first pass leaves %d%%, want the status's 5%%", ver, got)
+		}
+	}
+}

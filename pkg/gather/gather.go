@@ -199,9 +199,14 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	for name := range refs.TrafficSplits {
 		goGet(GVRTrafficSplit, "TrafficSplit", ns, name)
 	}
-	for name := range refs.HTTPRoutes {
-		goGet(GVRHTTPRoute, "HTTPRoute", ns, name)
+	routeNS := ns
+	if refs.RouteNamespace != "" {
+		routeNS = refs.RouteNamespace
 	}
+	for name := range refs.HTTPRoutes {
+		goGet(GVRHTTPRoute, "HTTPRoute", routeNS, name)
+	}
+	appMeshRouters := readRouter(rd, ns, refs, opt.ControllerNamespace)
 	if ref := ro.Spec.WorkloadRef; ref != nil && ref.Kind == "Deployment" {
 		goGet(GVRDeployment, "Deployment", ns, ref.Name)
 	}
@@ -238,6 +243,7 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 
 	c.add(pods.objs...)
 	c.add(rss.objs...)
+	pickAppMeshRouter(c, appMeshRouters)
 	path.finish(rd, podTemplate(c, ro), pods.typed)
 	wg.Wait()
 	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
@@ -397,9 +403,10 @@ func setGVK(u *unstructured.Unstructured, gvr schema.GroupVersionResource, kind 
 	}
 	// Lists drop managedFields we never read, to keep snapshots small. The
 	// Rollout's and its routers' are kept: who writes their spec is how a
-	// GitOps tool fighting the controller or a person shows (RD160). They
-	// are a few entries each, read by name, never per pod.
-	if !keepManagedFields[kind] {
+	// GitOps tool fighting the controller or a person shows (RD160), and a
+	// router object's say who last wrote its weights, and when (RD135).
+	// They are a few entries each, never per pod.
+	if !keepManagedFields[kind] && !keepsManagedFields[gvr.Resource] {
 		u.SetManagedFields(nil)
 	}
 }

@@ -38,6 +38,10 @@ func ListKinds() map[schema.GroupVersionResource]string {
 		GVRDestRule: "DestinationRuleList", GVRTrafficSplit: "TrafficSplitList", GVRHTTPRoute: "HTTPRouteList",
 		GVRScaledObject: "ScaledObjectList", GVRAnalysisTemplate: "AnalysisTemplateList",
 		GVRClusterAnalysisTemplate: "ClusterAnalysisTemplateList",
+		GVRScaledObject: "ScaledObjectList", GVRTraefikService: "TraefikServiceList", GVRTraefikServiceLegacy: "TraefikServiceList",
+		GVRApisixRoute: "ApisixRouteList", GVRMapping: "MappingList", GVRAmbassadorMapping: "AmbassadorMappingList", GVRAppMeshService: "VirtualServiceList",
+		GVRAppMeshRouter: "VirtualRouterList", GVRAppMeshNode: "VirtualNodeList", GVRGRPCRoute: "GRPCRouteList",
+		GVRTCPRoute: "TCPRouteList", GVRTLSRoute: "TLSRouteList",
 	}
 }
 
@@ -206,6 +210,9 @@ func (p *trafficPath) finish(r *reader, tmpl *corev1.PodTemplateSpec, pods []*co
 			}
 		}
 		if keep {
+			if !p.namedIng[u.GetName()] {
+				u.SetManagedFields(nil) // only the router's own Ingresses need them
+			}
 			r.c.add(u)
 		}
 	}

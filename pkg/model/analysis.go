@@ -108,7 +108,7 @@ type Forecast struct {
 }
 
 func forecastOf(in Inputs, p Pass) Forecast {
-	f := Forecast{Weight: p.Weight, CanaryTarget: p.CanaryTarget, StableTarget: p.StableTarget,
+	f := Forecast{Weight: p.Traffic, CanaryTarget: p.CanaryTarget, StableTarget: p.StableTarget,
 		NextStepIndex: p.NextIndex, Errored: p.Errored, Promotes: p.Promotes}
 	if in.New != nil {
 		f.CanaryAvailable = in.New.Available
@@ -140,19 +140,19 @@ func abortScaleDown(in Inputs, p Pass) (Forecast, bool) {
 	return Forecast{
 		Event:  fmt.Sprintf("%s: the aborted canary %s is scaled from %d to %d", when, in.New.Name, p.CanaryTarget, target),
 		Cites:  in.cites("df.abort-delay-default", "rs.abort-delay-needs-stable-full", "rs.abort-delay-fallthrough"),
-		Weight: p.Weight, CanaryAvailable: in.New.Available, CanaryTarget: target, StableTarget: p.StableTarget, NextStepIndex: p.NextIndex,
+		Weight: p.Traffic, CanaryAvailable: in.New.Available, CanaryTarget: target, StableTarget: p.StableTarget, NextStepIndex: p.NextIndex,
 	}, true
 }
 
 func exposure(in Inputs, p Pass, when string) *Exposure {
-	if in.New == nil || p.Weight == 0 || in.fullyPromoted() || p.Promotes {
+	if in.New == nil || p.Traffic == 0 || in.fullyPromoted() || p.Promotes {
 		return nil
 	}
-	need := WeightToReplicas(in.Replicas, p.Weight, in.MaxWeight)
+	need := WeightToReplicas(in.Replicas, p.Traffic, in.MaxWeight)
 	if in.New.Available >= need {
 		return nil
 	}
-	return &Exposure{Weight: p.Weight, CanaryAvailable: in.New.Available, PodsNeeded: need, Replicas: in.Replicas, When: when, Pass: p}
+	return &Exposure{Weight: p.Traffic, CanaryAvailable: in.New.Available, PodsNeeded: need, Replicas: in.Replicas, When: when, Pass: p}
 }
 
 // Differences runs the model for every modeled version and describes where

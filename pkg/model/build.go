@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
@@ -85,6 +86,12 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 		w := *st.Canary.Weights
 		in.Weights = &w
 	}
+	if in.TrafficRouted {
+		if rs := router.Read(ro, routerObjects(v), ver, router.FlagsOf(v.Controllers)); rs != nil && rs.Canary != nil {
+			w := *rs.Canary
+			in.RouterWeight = &w
+		}
+	}
 	for _, rs := range v.ReplicaSets {
 		r := RSFrom(rs)
 		in.All = append(in.All, r)
@@ -104,6 +111,14 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 		}
 	}
 	return in
+}
+
+// routerObjects are the view's router objects (nil without a workload).
+func routerObjects(v *snapshot.View) *snapshot.Router {
+	if v.Workload == nil {
+		return nil
+	}
+	return v.Workload.Router
 }
 
 // matchTemplate finds the one ReplicaSet whose containers carry exactly the

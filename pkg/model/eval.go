@@ -81,8 +81,12 @@ type Pass struct {
 	// EarlyWeight is set when v1.9+ writes the weight before its gates (the
 	// canary has no available pod and the previous canary weight was > 0).
 	EarlyWeight bool `json:"earlyWeight,omitempty"`
-	// Weight is the canary weight after the pass.
+	// Weight is the canary weight after the pass, as the status records it.
 	Weight int32 `json:"weight"`
+	// Traffic is the canary weight the router applies after the pass: Weight
+	// when the pass writes it, else what the router had (which differs from
+	// the status when someone else changed the router, or a write failed).
+	Traffic int32 `json:"traffic"`
 	// Errored: the pass returns an error before scaling and status updates.
 	Errored bool `json:"errored,omitempty"`
 	// CanaryTarget and StableTarget are the replica counts the pass scales

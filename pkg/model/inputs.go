@@ -63,6 +63,11 @@ type Inputs struct {
 	StableHash     string
 	CurrentPodHash string
 	Weights        *v1alpha1.TrafficWeights
+	// RouterWeight is the canary weight the traffic router's objects really
+	// apply, in the same units (0..MaxWeight), when they were read; nil
+	// otherwise. The controller decides from Weights (the status); traffic
+	// follows the router until a pass writes it again.
+	RouterWeight *int32
 	// Unobserved is true when the controller has not yet reconciled the
 	// current pod template or steps (its next pass is the reset pass).
 	Unobserved bool
@@ -141,7 +146,20 @@ func (in Inputs) clone() Inputs {
 		w := *in.Weights
 		out.Weights = &w
 	}
+	if in.RouterWeight != nil {
+		w := *in.RouterWeight
+		out.RouterWeight = &w
+	}
 	return out
+}
+
+// Traffic is the canary weight traffic follows now: the router's when it was
+// read, else the status's.
+func (in Inputs) Traffic() int32 {
+	if in.RouterWeight != nil {
+		return *in.RouterWeight
+	}
+	return currentWeight(in)
 }
 
 // Index0 is status.currentStepIndex with nil read as 0, as the controller does.

@@ -10,6 +10,16 @@ import (
 // the order the controller runs it: Services, traffic weight and its gates,
 // ReplicaSet sizing, then status (index, abort, promotion).
 func Evaluate(in Inputs) Pass {
+	p := evaluate(in)
+	p.Traffic = p.Weight
+	if in.TrafficRouted && !p.Applied && !p.EarlyWeight && in.RouterWeight != nil {
+		// Nothing is written: the router keeps what it has.
+		p.Traffic = *in.RouterWeight
+	}
+	return p
+}
+
+func evaluate(in Inputs) Pass {
 	p := Pass{Index: in.index(), Weight: currentWeight(in)}
 	if p.Index < 0 {
 		// The controller never writes a negative index; one that was edited
@@ -294,6 +304,7 @@ func Apply(in Inputs, p Pass) Inputs {
 	}
 	if out.TrafficRouted && (p.Applied || p.EarlyWeight) {
 		out.Weights = nextWeights(in, p.Weight)
+		out.RouterWeight = nil // written: the router has what the status says
 	}
 	if out.New != nil {
 		out.New.Spec = p.CanaryTarget

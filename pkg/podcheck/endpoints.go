@@ -38,6 +38,10 @@ func endpointsByPod(w *snapshot.Workload) map[string][]endpointState {
 }
 
 // readyEndpoints counts a Service's ready endpoints.
+// ReadyEndpoints counts the ready endpoints of a Service's EndpointSlices
+// (each address once).
+func ReadyEndpoints(slices []*discoveryv1.EndpointSlice) int { return readyEndpoints(slices) }
+
 func readyEndpoints(slices []*discoveryv1.EndpointSlice) int {
 	seen := map[string]bool{}
 	n := 0
@@ -117,7 +121,7 @@ func checkNoReadyEndpoints(c *Context, r *rules.Rule) []rules.Finding {
 	if !w.SlicesRead {
 		return nil
 	}
-	weights, _ := serviceWeights(w)
+	weights, _ := serviceWeights(w, c.Version)
 	var out []rules.Finding
 	for _, s := range w.Services {
 		if len(s.Spec.Selector) == 0 || s.Spec.Type == corev1.ServiceTypeExternalName {
@@ -158,7 +162,7 @@ func checkEndpointShare(c *Context, r *rules.Rule) []rules.Finding {
 	if !w.SlicesRead || w.Replicas == 0 {
 		return nil
 	}
-	weights, maxW := serviceWeights(w)
+	weights, maxW := serviceWeights(w, c.Version)
 	var names []string
 	for n := range weights {
 		names = append(names, n)

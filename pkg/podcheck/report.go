@@ -113,7 +113,7 @@ func Run(w *snapshot.Workload, cv model.ControllerVersion, opt Options) *Report 
 	}
 	rep.Template = templateView(w)
 	rep.Pods = podRows(w)
-	rep.Services = serviceRows(w)
+	rep.Services = serviceRows(w, cv.Assumed)
 	rep.Grace = GraceFor(w, opt.Grace)
 	rep.Findings = Findings(ctx, opt.StaticOnly)
 	return rep
@@ -208,8 +208,8 @@ func podRows(w *snapshot.Workload) []PodRow {
 	return out
 }
 
-func serviceRows(w *snapshot.Workload) []ServiceRow {
-	weights, _ := serviceWeights(w)
+func serviceRows(w *snapshot.Workload, ver upstream.Version) []ServiceRow {
+	weights, _ := serviceWeights(w, ver)
 	var out []ServiceRow
 	for _, s := range w.Services {
 		row := ServiceRow{Name: s.Name, Type: string(s.Spec.Type), ExternalTrafficPolicy: string(s.Spec.ExternalTrafficPolicy)}

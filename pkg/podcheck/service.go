@@ -3,10 +3,13 @@ package podcheck
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // The Services in front of the pods: RD308, and the traffic weight each
@@ -37,8 +40,10 @@ func checkTrafficPolicy(c *Context, r *rules.Rule) []rules.Finding {
 }
 
 // serviceWeights returns the traffic weight each Rollout Service carries
-// (canary and stable Services of a traffic-routed canary), and the maximum.
-func serviceWeights(w *snapshot.Workload) (map[string]int32, int32) {
+// (canary and stable Services of a traffic-routed canary), and the maximum:
+// what the router's objects send each Service when the snapshot has them
+// (whatever the router), else what the Rollout's status says.
+func serviceWeights(w *snapshot.Workload, ver upstream.Version) (map[string]int32, int32) {
 	ro := w.Rollout
 	if ro == nil || ro.Spec.Strategy.Canary == nil || ro.Spec.Strategy.Canary.TrafficRouting == nil {
 		return nil, 0
@@ -47,6 +52,13 @@ func serviceWeights(w *snapshot.Workload) (map[string]int32, int32) {
 	maxW := int32(100)
 	if c.TrafficRouting.MaxTrafficWeight != nil {
 		maxW = *c.TrafficRouting.MaxTrafficWeight
+	}
+	var ctls []*appsv1.Deployment
+	if w.Router != nil {
+		ctls = w.Router.Controllers
+	}
+	if rw := router.Read(ro, w.Router, ver, router.FlagsOf(ctls)).ServiceWeights(); rw != nil {
+		return rw, maxW
 	}
 	out := map[string]int32{}
 	if c.StableService == "" {

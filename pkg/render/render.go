@@ -239,7 +239,15 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		}
 		return s.OK.Render(txt)
 	}
-	fmt.Fprintf(b, "  stable %s   canary %s\n", capStyle(t.StableAvailable, t.StableSpec, t.StableWeight), capStyle(t.CanaryAvailable, t.CanarySpec, t.CanaryWeight))
+	// What the router applies: the status's weights, or its own where the
+	// router objects say otherwise (RD107).
+	cw, sw, note := t.CanaryWeight, t.StableWeight, ""
+	if t.RouterWeight != nil && *t.RouterWeight != t.CanaryWeight {
+		cw, sw = *t.RouterWeight, t.MaxWeight-*t.RouterWeight
+		note = s.Warn.Render(fmt.Sprintf("  (the router's weight; the status says canary %d%%)", t.CanaryWeight))
+	}
+	fmt.Fprintf(b, "  stable %s   canary %s%s\n", capStyle(t.StableAvailable, t.StableSpec, sw), capStyle(t.CanaryAvailable, t.CanarySpec, cw), note)
+	humanRouter(b, rep, s)
 	// The branch in words; its tag is nextBranch in JSON and YAML.
 	next := fmt.Sprintf("  next pass: canary %d%% — %s", t.NextWeight, model.Branch(t.NextBranch).Words())
 	if len(t.HeldGates) > 0 {
@@ -259,6 +267,76 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 				fmt.Fprintf(b, "  then: %s\n", f.Event)
 			}
 		}
+	}
+}
+
+// humanRouter writes what each router object says: where the weights are,
+// each backend's, and whether the status agrees; who wrote it last.
+func humanRouter(b *strings.Builder, rep *diagnose.Report, s Styles) {
+	t := rep.Traffic
+	if t.Objects == nil {
+		return
+	}
+	for _, o := range t.Objects.Objects {
+		line := "  router " + o.Ref()
+		switch {
+		case o.Missing:
+			b.WriteString(line + s.Crit.Render(" does not exist") + "\n")
+			continue
+		case o.NotOwned:
+			line += s.Crit.Render(" (not the Rollout's: the controller will not write it)")
+		}
+		var parts []string
+		for _, be := range o.Backends {
+			parts = append(parts, fmt.Sprintf("%s %d", be.Name, be.Weight))
+		}
+		if len(parts) > 0 {
+			line += " " + o.Field + ": " + strings.Join(parts, ", ")
+			if o.Total != 100 || o.ExpectedTotal != 100 {
+				line += fmt.Sprintf(" (of %d)", o.Total)
+			}
+		} else if len(o.Notes) == 0 {
+			line += " " + o.Field + ": no weights"
+		}
+		if o.Canary != nil {
+			if int32(*o.Canary) == t.CanaryWeight && (o.Total == o.ExpectedTotal) {
+				line += s.OK.Render(" = status")
+			} else {
+				line += s.Warn.Render(fmt.Sprintf(" ≠ status canary %d", t.CanaryWeight))
+			}
+		}
+		if o.Stickiness > 0 {
+			line += fmt.Sprintf("; target-group stickiness %d s", o.Stickiness)
+		}
+		if w := o.Writer; w != nil && !w.Time.IsZero() {
+			line += s.Dim.Render(fmt.Sprintf("; written by %s at %s", w.Manager, w.Time.UTC().Format("2006-01-02 15:04:05Z")))
+		}
+		b.WriteString(line + "\n")
+		for _, c := range o.Conditions {
+			if c.Status != "True" {
+				fmt.Fprintf(b, "    %s\n", s.Crit.Render(fmt.Sprintf("%s=%s for %s: %s %s", c.Type, c.Status, c.Parent, c.Reason, c.Message)))
+			}
+		}
+		for _, n := range o.Notes {
+			fmt.Fprintf(b, "    %s\n", s.Warn.Render(n))
+		}
+	}
+	for _, p := range t.Objects.Plugins {
+		switch {
+		case !p.Known:
+			fmt.Fprintf(b, "  plugin %s %s\n", p.Name, s.Dim.Render("(the controller's ConfigMap was not read)"))
+		case !p.Configured:
+			fmt.Fprintf(b, "  plugin %s %s\n", p.Name, s.Crit.Render("not in the controller's trafficRouterPlugins"))
+		default:
+			fmt.Fprintf(b, "  plugin %s %s\n", p.Name, s.Dim.Render("from "+p.Location))
+		}
+	}
+	if v := t.Objects.Verify; v != nil {
+		state := "not recorded"
+		if v.Verified != nil {
+			state = fmt.Sprint(*v.Verified)
+		}
+		fmt.Fprintf(b, "  ALB weight verification on (%s): verified %s\n", v.Flag, state)
 	}
 }
 

@@ -34,6 +34,8 @@ type index struct {
 	scalers map[string][]*unstructured.Unstructured
 	// controllers are the argo-rollouts controller Deployments.
 	controllers []*unstructured.Unstructured
+	// events: "namespace/Kind/name" of the involved object → Events.
+	events map[string][]*unstructured.Unstructured
 }
 
 func (s *Snapshot) idx() *index {
@@ -50,6 +52,7 @@ func buildIndex(s *Snapshot) *index {
 		ingresses: map[string][]*unstructured.Unstructured{},
 		pdbs:      map[string]map[string][]*unstructured.Unstructured{},
 		scalers:   map[string][]*unstructured.Unstructured{},
+		events:    map[string][]*unstructured.Unstructured{},
 	}
 	for _, u := range s.objects {
 		ns := u.GetNamespace()
@@ -93,6 +96,11 @@ func buildIndex(s *Snapshot) *index {
 			if IsControllerDeployment(u) {
 				ix.controllers = append(ix.controllers, u)
 			}
+		case "/Event":
+			kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
+			name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
+			k := ns + "/" + kind + "/" + name
+			ix.events[k] = append(ix.events[k], u)
 		}
 	}
 	return ix

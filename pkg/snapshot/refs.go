@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"encoding/json"
+	"sort"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 )
@@ -15,6 +16,65 @@ type Refs struct {
 	Ingresses        map[string]bool
 	TrafficSplits    map[string]bool
 	HTTPRoutes       map[string]bool
+	// The other routers' objects: TraefikServices, ApisixRoutes, Ambassador
+	// Mappings (each base Mapping and the canary Mapping the controller
+	// makes from it), App Mesh VirtualServices and VirtualNodes, and the
+	// Gateway API plugin's GRPCRoutes, TCPRoutes and TLSRoutes. Ingresses
+	// holds the canary Ingresses the nginx reconciler creates too.
+	TraefikServices map[string]bool
+	ApisixRoutes    map[string]bool
+	Mappings        map[string]bool
+	AppMeshServices map[string]bool
+	AppMeshNodes    map[string]bool
+	GRPCRoutes      map[string]bool
+	TCPRoutes       map[string]bool
+	TLSRoutes       map[string]bool
+	// RouteNamespace is where the Gateway API plugin looks for its routes
+	// (its config's "namespace"; "" for the Rollout's).
+	RouteNamespace string
+	// Plugins are the traffic router plugins the Rollout names, sorted.
+	Plugins []string
+}
+
+// GatewayAPIPlugin is the name the Gateway API traffic router plugin is
+// configured under in the controller's ConfigMap and in a Rollout.
+const GatewayAPIPlugin = "argoproj-labs/gatewayAPI"
+
+// NginxCanaryIngress is the name of the Ingress the nginx reconciler creates
+// beside a stable Ingress: "<rollout>-<stableIngress>", cut to leave room
+// for the "-canary" suffix within the 253 characters a name may have
+// (upstream utils/ingress GetCanaryIngressName, the same in every modeled
+// version).
+func NginxCanaryIngress(rollout, stableIngress string) string {
+	if stableIngress == "" {
+		return ""
+	}
+	const suffix = "-canary"
+	prefix := rollout + "-" + stableIngress
+	if len(prefix) > 253-len(suffix) {
+		prefix = prefix[:253-len(suffix)]
+	}
+	return prefix + suffix
+}
+
+// AmbassadorCanaryMapping is the name of the Mapping the Ambassador
+// reconciler creates from a base Mapping: its name cut to 246 characters,
+// then "-canary".
+func AmbassadorCanaryMapping(base string) string {
+	if len(base) > 246 {
+		base = base[:246]
+	}
+	return base + "-canary"
+}
+
+// SMITrafficSplitName is the TrafficSplit the SMI reconciler writes: the one
+// the Rollout names, else one named after the Rollout.
+func SMITrafficSplitName(ro *v1alpha1.Rollout) string {
+	c := ro.Spec.Strategy.Canary
+	if c != nil && c.TrafficRouting != nil && c.TrafficRouting.SMI != nil && c.TrafficRouting.SMI.TrafficSplitName != "" {
+		return c.TrafficRouting.SMI.TrafficSplitName
+	}
+	return ro.Name
 }
 
 // ReferencedNames collects every name the Rollout's strategy refers to.
@@ -26,6 +86,14 @@ func ReferencedNames(ro *v1alpha1.Rollout) Refs {
 		Ingresses:        map[string]bool{},
 		TrafficSplits:    map[string]bool{},
 		HTTPRoutes:       map[string]bool{},
+		TraefikServices:  map[string]bool{},
+		ApisixRoutes:     map[string]bool{},
+		Mappings:         map[string]bool{},
+		AppMeshServices:  map[string]bool{},
+		AppMeshNodes:     map[string]bool{},
+		GRPCRoutes:       map[string]bool{},
+		TCPRoutes:        map[string]bool{},
+		TLSRoutes:        map[string]bool{},
 	}
 	add := func(m map[string]bool, names ...string) {
 		for _, n := range names {
@@ -61,8 +129,14 @@ func ReferencedNames(ro *v1alpha1.Rollout) Refs {
 		}
 	}
 	if n := tr.Nginx; n != nil {
-		add(r.Ingresses, n.StableIngress)
-		add(r.Ingresses, n.StableIngresses...)
+		// The reconciler uses stableIngresses when set, else stableIngress.
+		stables := n.StableIngresses
+		if stables == nil {
+			stables = []string{n.StableIngress}
+		}
+		for _, s := range stables {
+			add(r.Ingresses, s, NginxCanaryIngress(ro.Name, s))
+		}
 	}
 	if a := tr.ALB; a != nil {
 		add(r.Ingresses, a.Ingress)
@@ -70,42 +144,97 @@ func ReferencedNames(ro *v1alpha1.Rollout) Refs {
 		add(r.Services, a.RootService)
 	}
 	if s := tr.SMI; s != nil {
-		add(r.TrafficSplits, s.TrafficSplitName)
+		add(r.TrafficSplits, SMITrafficSplitName(ro))
 		add(r.Services, s.RootService)
 	}
-	// The Gateway API is served by the argoproj-labs plugin; its config names
-	// the HTTPRoute(s). The config is opaque JSON in the Rollout type.
-	for name, raw := range tr.Plugins {
-		if name != "argoproj-labs/gatewayAPI" {
-			continue
-		}
-		for _, n := range gatewayRouteNames(raw) {
-			add(r.HTTPRoutes, n)
+	if t := tr.Traefik; t != nil {
+		add(r.TraefikServices, t.WeightedTraefikServiceName)
+	}
+	if a := tr.Apisix; a != nil && a.Route != nil {
+		add(r.ApisixRoutes, a.Route.Name)
+	}
+	if a := tr.Ambassador; a != nil {
+		for _, m := range a.Mappings {
+			if m != "" {
+				add(r.Mappings, m, AmbassadorCanaryMapping(m))
+			}
 		}
 	}
+	if m := tr.AppMesh; m != nil {
+		if m.VirtualService != nil {
+			add(r.AppMeshServices, m.VirtualService.Name)
+		}
+		if g := m.VirtualNodeGroup; g != nil {
+			if g.CanaryVirtualNodeRef != nil {
+				add(r.AppMeshNodes, g.CanaryVirtualNodeRef.Name)
+			}
+			if g.StableVirtualNodeRef != nil {
+				add(r.AppMeshNodes, g.StableVirtualNodeRef.Name)
+			}
+		}
+	}
+	// Plugins keep their config as opaque JSON in the Rollout type; the
+	// Gateway API plugin's names its routes.
+	for name, raw := range tr.Plugins {
+		r.Plugins = append(r.Plugins, name)
+		if name != GatewayAPIPlugin {
+			continue
+		}
+		cfg := GatewayRoutes(raw)
+		add(r.HTTPRoutes, cfg.HTTP...)
+		add(r.GRPCRoutes, cfg.GRPC...)
+		add(r.TCPRoutes, cfg.TCP...)
+		add(r.TLSRoutes, cfg.TLS...)
+		r.RouteNamespace = cfg.Namespace
+	}
+	sort.Strings(r.Plugins)
 	return r
 }
 
-// gatewayRouteNames reads the HTTPRoute names from the gatewayAPI plugin
-// config: {"httpRoute": "x"} or {"httpRoutes": [{"name": "x"}]}.
-func gatewayRouteNames(raw []byte) []string {
+// GatewayConfig is what the Gateway API plugin's config in a Rollout names:
+// the routes of each kind it sets weights on, and their namespace ("" for
+// the Rollout's).
+type GatewayConfig struct {
+	HTTP, GRPC, TCP, TLS []string
+	Namespace            string
+	// Invalid is the JSON error when the config does not parse.
+	Invalid string
+}
+
+// GatewayRoutes reads the Gateway API plugin's config: a single route per
+// kind ({"httpRoute": "x"}) or lists ({"httpRoutes": [{"name": "x"}]}), as
+// the plugin's documentation shows them
+// (https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi).
+func GatewayRoutes(raw []byte) GatewayConfig {
+	type named struct {
+		Name string `json:"name"`
+	}
 	var cfg struct {
-		HTTPRoute  string `json:"httpRoute"`
-		HTTPRoutes []struct {
-			Name string `json:"name"`
-		} `json:"httpRoutes"`
+		HTTPRoute  string  `json:"httpRoute"`
+		HTTPRoutes []named `json:"httpRoutes"`
+		GRPCRoute  string  `json:"grpcRoute"`
+		GRPCRoutes []named `json:"grpcRoutes"`
+		TCPRoute   string  `json:"tcpRoute"`
+		TCPRoutes  []named `json:"tcpRoutes"`
+		TLSRoute   string  `json:"tlsRoute"`
+		TLSRoutes  []named `json:"tlsRoutes"`
+		Namespace  string  `json:"namespace"`
 	}
 	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return nil
+		return GatewayConfig{Invalid: err.Error()}
 	}
-	out := []string{}
-	if cfg.HTTPRoute != "" {
-		out = append(out, cfg.HTTPRoute)
-	}
-	for _, r := range cfg.HTTPRoutes {
-		if r.Name != "" {
-			out = append(out, r.Name)
+	names := func(one string, list []named) []string {
+		var out []string
+		if one != "" {
+			out = append(out, one)
 		}
+		for _, n := range list {
+			if n.Name != "" {
+				out = append(out, n.Name)
+			}
+		}
+		return out
 	}
-	return out
+	return GatewayConfig{HTTP: names(cfg.HTTPRoute, cfg.HTTPRoutes), GRPC: names(cfg.GRPCRoute, cfg.GRPCRoutes),
+		TCP: names(cfg.TCPRoute, cfg.TCPRoutes), TLS: names(cfg.TLSRoute, cfg.TLSRoutes), Namespace: cfg.Namespace}
 }

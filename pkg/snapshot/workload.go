@@ -81,6 +81,9 @@ type Workload struct {
 	NamespaceObj *corev1.Namespace
 	// MeshConfig is istio-system/istio, when read.
 	MeshConfig *corev1.ConfigMap
+	// Router is a Rollout's traffic router objects, Events and the
+	// controller's plugin config (nil for a Deployment).
+	Router *Router
 
 	// Now is the snapshot's "now" (see View.Now).
 	Now time.Time
@@ -310,7 +313,15 @@ func (s *Snapshot) RolloutWorkload(ro *v1alpha1.Rollout) (*Workload, error) {
 		w.Strategy = "blueGreen"
 		w.MaxUnavailable, w.PreviewReplicas = b.MaxUnavailable, b.PreviewReplicaCount
 	}
-	return w, s.fill(w, "Rollout", ro.Name, string(ro.UID), ReferencedNames(ro).Services)
+	if err := s.fill(w, "Rollout", ro.Name, string(ro.UID), ReferencedNames(ro).Services); err != nil {
+		return nil, err
+	}
+	r, err := s.routerOf(ro, s.idx())
+	if err != nil {
+		return nil, err
+	}
+	w.Router = r
+	return w, nil
 }
 
 // fill collects the workload's ReplicaSets, pods and traffic path from the

@@ -65,7 +65,7 @@ func (h *harness) progressingReason() string {
 func bugSubsetUnready(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: subsetOnly, progressDeadline: 10}
 	o := h.observe(isCanaryDest(subsetOnly))
-	h.apply(trafficObjects(subsetOnly))
+	h.apply(h.trafficObjects(subsetOnly))
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 4, 90*time.Second)
 	h.holdUnready("b")
@@ -106,7 +106,7 @@ func bugSubsetUnready(t *testing.T, h *harness) {
 func bugAbortPaused(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
+	h.apply(h.trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 4, 90*time.Second)
 	h.setImage("b")
@@ -148,7 +148,7 @@ func bugAbortPaused(t *testing.T, h *harness) {
 func bugDSSAbort(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode, dss: true, abortDelay: 5}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
+	h.apply(h.trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	stable := h.healthy(o, 4, 90*time.Second)
 	h.setImage("b")

@@ -36,7 +36,7 @@ func messages(rep *diagnose.Report, id string) []string {
 func controllerErrors(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 2, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
-	traffic := strings.SplitN(trafficObjects(hostMode), "---\napiVersion: networking.istio.io", 2)
+	traffic := strings.SplitN(h.trafficObjects(hostMode), "---\napiVersion: networking.istio.io", 2)
 	h.apply(traffic[0])
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.checkError("the VirtualService the Rollout names is missing", "InvalidSpec", "RD113", "not found")
@@ -78,7 +78,7 @@ spec:
 func quotaError(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 2, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
+	h.apply(h.trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 2, 90*time.Second)
 	h.apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: rs}\nspec: {hard: {count/replicasets.apps: \"1\"}}\n")

@@ -87,7 +87,7 @@ func (h *harness) abortedRollout() *observer {
 // returns as soon as the controller has written the abort (phase Degraded).
 func (h *harness) abortAt20(spec rolloutSpec) *observer {
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
+	h.apply(h.trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 10, 90*time.Second)
 	h.setImage("b")
@@ -385,7 +385,7 @@ func lastLine(s string) string {
 func diagnoseWatch(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
+	h.apply(h.trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	hashA := h.healthy(o, 4, 90*time.Second)
 	cmd := exec.Command(plugin, "diagnose", "app", "--watch", "-o", "json", "-n", h.ns, "--kubeconfig", kubeconfig)

@@ -55,6 +55,13 @@ func writeFidelity(path string) error {
 	b.WriteString("`CGO_ENABLED=0`) on the 2-core machine, fetched 188 modules in about 1.5 min and had not finished\n")
 	b.WriteString("compiling when a 15-minute timeout stopped it (load average 12–20 from other work meanwhile), over\n")
 	b.WriteString("the 10 minutes a cold CI run could spend on it; the `web` provider stands in for the providers.\n")
+	b.WriteString("The routers beyond Istio (nginx, ALB, SMI, Traefik) run with the real controller writing their\n")
+	b.WriteString("objects into the lab's API server (their CRDs and Ingresses; no router data plane): \"router weight\n")
+	b.WriteString("read\" rows compare each weight diagnose read with the object the controller wrote at the\n")
+	b.WriteString("resourceVersion read. ALB target-group weight verification needs the AWS API and stays off, as by\n")
+	b.WriteString("default. APISIX, Ambassador and App Mesh are proven by table tests from the controller source, and\n")
+	b.WriteString("the Gateway API traffic router plugin (not on the module proxy) by fixtures shaped from its\n")
+	b.WriteString("documented objects (pkg/router, pkg/diagnose).\n")
 	sort.Strings(names) // stable sections, whatever order the parallel scenarios finished in
 	for _, n := range names {
 		rs := byScenario[n]

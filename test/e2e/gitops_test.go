@@ -25,7 +25,7 @@ func init() { scenarios = append(scenarios, scenario{"gitops-fight", gitopsFight
 func gitopsFight(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 2, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
+	h.apply(h.trafficObjects(hostMode))
 	h.apply(fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: app}

@@ -66,6 +66,9 @@ type observer struct {
 	canary func(dest map[string]interface{}) bool
 	// active and preview name the blue-green Services (observeBG).
 	active, preview string
+	// router is the router object whose canary weight the samples carry,
+	// for a router other than Istio (observeMode).
+	router *routerWatch
 }
 
 // event is one watch event as it arrived.
@@ -154,6 +157,12 @@ func (o *observer) apply(prev sample, ev event) sample {
 			s.Active = sel["rollouts-pod-template-hash"]
 		case o.preview:
 			s.Preview = sel["rollouts-pod-template-hash"]
+		}
+	case routerGVR(o.router):
+		if u.GetName() == o.router.name {
+			if w, ok := o.router.weight(u); ok {
+				s.CanaryWeight = w
+			}
 		}
 	case gvrVS:
 		routes, _, _ := unstructured.NestedSlice(u.Object, "spec", "http")

@@ -35,8 +35,12 @@ var scenarios = []scenario{
 type trafficMode int
 
 const (
-	hostMode   trafficMode = iota // canary/stable Services named in the VirtualService
-	subsetOnly                    // DestinationRule subsets, no Services in the Rollout
+	hostMode    trafficMode = iota // canary/stable Services named in the VirtualService
+	subsetOnly                     // DestinationRule subsets, no Services in the Rollout
+	nginxMode                      // the controller's canary Ingress beside a stable Ingress
+	albMode                        // the forward action on an ALB Ingress (no AWS: verification off)
+	smiMode                        // a TrafficSplit the controller creates
+	traefikMode                    // a weighted TraefikService
 )
 
 // Pods in the lab start 2–5 s after creation and turn Ready 1–4 s later
@@ -72,12 +76,20 @@ func (h *harness) rolloutYAML(s rolloutSpec, image string) string {
       trafficRouting:
         istio:
           virtualService: {name: app, routes: [primary]}`
-	if s.mode == subsetOnly {
+	switch s.mode {
+	case subsetOnly:
 		routing = `
       trafficRouting:
         istio:
           virtualService: {name: app, routes: [primary]}
           destinationRule: {name: app, canarySubsetName: canary, stableSubsetName: stable}`
+	case nginxMode, albMode, smiMode, traefikMode:
+		routing = `
+      canaryService: app-canary
+      stableService: app-stable
+      trafficRouting:
+        ` + map[trafficMode]string{nginxMode: "nginx: {stableIngress: web}", albMode: "alb: {ingress: web, servicePort: 80}",
+			smiMode: "smi: {trafficSplitName: app}", traefikMode: "traefik: {weightedTraefikServiceName: app}"}[s.mode]
 	}
 	timing := s.podTiming
 	if timing == "" {
@@ -122,7 +134,10 @@ spec:
 `, h.instanceID, s.replicas, deadline, timing, image, routing, extra, abortDelay, s.steps)
 }
 
-func trafficObjects(mode trafficMode) string {
+func (h *harness) trafficObjects(mode trafficMode) string {
+	if r := routerObjects(mode, h.version); r != "" {
+		return r
+	}
 	if mode == subsetOnly {
 		return `apiVersion: networking.istio.io/v1alpha3
 kind: VirtualService
@@ -320,7 +335,7 @@ func predictedMaxBeforeFull(r *diagnose.Report, full int32) (w, onPods int32) {
 // A's ReplicaSet is at 0: the state before seed 000's revert.
 func (h *harness) aThenB(o *observer, spec rolloutSpec, timeout time.Duration) (hashA, hashB string) {
 	h.t.Helper()
-	h.apply(trafficObjects(spec.mode))
+	h.apply(h.trafficObjects(spec.mode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	hashA = h.healthy(o, int64(spec.replicas), timeout)
 	h.setImage("b")
@@ -345,7 +360,7 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	}
 	const replicas = 20
 	spec := rolloutSpec{replicas: replicas, minPods: 2, steps: steps, mode: mode}
-	o := h.observe(isCanaryDest(mode))
+	o := h.observeMode(mode)
 	hashA, _ := h.aThenB(o, spec, 90*time.Second)
 
 	// The revert. Diagnose as soon as the controller has reacted (A scaled
@@ -428,7 +443,12 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	obsW, obsPods := maxWeightBeforeFull(ss, hashA, replicas)
 
 	name := map[bool]string{true: "incident (final setWeight 100)", false: "fix (no final 100)"}[final100]
-	name += map[trafficMode]string{hostMode: ", Istio host", subsetOnly: ", Istio subset-only"}[mode]
+	name += modeNames[mode]
+	if mode >= nginxMode {
+		// The router weights the tool read at the revert, against the object
+		// the controller had written at that resourceVersion.
+		h.routerRead(name+", at the revert", o, rep)
+	}
 	h.record(name,
 		fmt.Sprintf("max %d%% on ≥%d of %d pods; %s; findings %s", predW, predPods, replicas, forecastTrace(rep), findingIDs(rep)),
 		fmt.Sprintf("max %d%% on %d of %d pods; %s", obsW, obsPods, replicas, weightTrace(ss, hashA)))
@@ -519,7 +539,7 @@ func minPodsOverReplicas(t *testing.T, h *harness) {
 	const deadline = 25
 	spec := rolloutSpec{replicas: 1, minPods: 2, steps: "[{setWeight: 50}, {pause: {duration: 2s}}]", mode: hostMode, progressDeadline: deadline}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
+	h.apply(h.trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.settled(o, 8*time.Second, 60*time.Second)
 	h.setImage("b")
@@ -569,7 +589,7 @@ func minPodsOverReplicas(t *testing.T, h *harness) {
 func dynamicStableScale(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 30}, {pause: {}}]", mode: hostMode, dss: true}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(trafficObjects(hostMode))
+	h.apply(h.trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 10, 90*time.Second)
 	h.setImage("b")
