@@ -287,6 +287,7 @@ func citedKey(cs []upstream.Cite, k upstream.Key) (upstream.Cite, bool) {
 	}
 	return upstream.Cite{}, false
 }
+
 // escape's predicted effects follow the weight the router really applies:
 // aborted with the stable short of what 100% needs, v1.8+ hold the weight
 // change, so the canary keeps what the VirtualService sends it (100), not

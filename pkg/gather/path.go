@@ -38,7 +38,7 @@ func ListKinds() map[schema.GroupVersionResource]string {
 		GVRDestRule: "DestinationRuleList", GVRTrafficSplit: "TrafficSplitList", GVRHTTPRoute: "HTTPRouteList",
 		GVRScaledObject: "ScaledObjectList", GVRAnalysisTemplate: "AnalysisTemplateList",
 		GVRClusterAnalysisTemplate: "ClusterAnalysisTemplateList",
-		GVRScaledObject: "ScaledObjectList", GVRTraefikService: "TraefikServiceList", GVRTraefikServiceLegacy: "TraefikServiceList",
+		GVRScaledObject:            "ScaledObjectList", GVRTraefikService: "TraefikServiceList", GVRTraefikServiceLegacy: "TraefikServiceList",
 		GVRApisixRoute: "ApisixRouteList", GVRMapping: "MappingList", GVRAmbassadorMapping: "AmbassadorMappingList", GVRAppMeshService: "VirtualServiceList",
 		GVRAppMeshRouter: "VirtualRouterList", GVRAppMeshNode: "VirtualNodeList", GVRGRPCRoute: "GRPCRouteList",
 		GVRTCPRoute: "TCPRouteList", GVRTLSRoute: "TLSRouteList",
