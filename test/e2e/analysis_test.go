@@ -290,12 +290,14 @@ func (h *harness) runs() []*v1alpha1.AnalysisRun {
 	return out
 }
 
-// waitRun waits for a run of the rollout-type typ for which cond holds.
-func (h *harness) waitRun(what, typ string, timeout time.Duration, cond func(*v1alpha1.AnalysisRun) bool) *v1alpha1.AnalysisRun {
+// waitRun waits for a run of the rollout-type typ for which cond holds,
+// reading the runs' latest versions from the watch (no request to the API
+// server per poll: 35 scenarios poll at once).
+func (s *metricServer) waitRun(h *harness, what, typ string, timeout time.Duration, cond func(*v1alpha1.AnalysisRun) bool) *v1alpha1.AnalysisRun {
 	h.t.Helper()
 	var found *v1alpha1.AnalysisRun
 	h.waitFor(what, timeout, func() bool {
-		for _, ar := range h.runs() {
+		for _, ar := range s.runs.latest() {
 			if ar.Labels[v1alpha1.RolloutTypeLabel] == typ && cond(ar) {
 				found = ar
 				return true
@@ -322,6 +324,18 @@ func metricResult(ar *v1alpha1.AnalysisRun) v1alpha1.MetricResult {
 type runVersions struct {
 	mu   sync.Mutex
 	byRV map[string]*v1alpha1.AnalysisRun
+	last map[string]*v1alpha1.AnalysisRun // by name
+}
+
+// latest is each run's newest version delivered.
+func (r *runVersions) latest() []*v1alpha1.AnalysisRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*v1alpha1.AnalysisRun, 0, len(r.last))
+	for _, ar := range r.last {
+		out = append(out, ar)
+	}
+	return out
 }
 
 func (r *runVersions) at(rv string) *v1alpha1.AnalysisRun {
@@ -333,7 +347,7 @@ func (r *runVersions) at(rv string) *v1alpha1.AnalysisRun {
 // watchRuns watches the namespace's AnalysisRuns until the test ends.
 func (h *harness) watchRuns() *runVersions {
 	h.t.Helper()
-	r := &runVersions{byRV: map[string]*v1alpha1.AnalysisRun{}}
+	r := &runVersions{byRV: map[string]*v1alpha1.AnalysisRun{}, last: map[string]*v1alpha1.AnalysisRun{}}
 	w, err := dyn.Resource(gvrAR).Namespace(h.ns).Watch(h.ctx, metav1.ListOptions{})
 	if err != nil {
 		h.t.Fatalf("watch analysisruns: %v", err)
@@ -350,6 +364,11 @@ func (h *harness) watchRuns() *runVersions {
 			if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, ar) == nil {
 				r.mu.Lock()
 				r.byRV[ar.ResourceVersion] = ar
+				if ev.Type == watch.Deleted {
+					delete(r.last, ar.Name)
+				} else {
+					r.last[ar.Name] = ar
+				}
 				r.mu.Unlock()
 			}
 		}
@@ -666,7 +685,7 @@ func analysisPass(t *testing.T, h *harness) {
 	vals := []string{"0.97", "0.99", "0.98"}
 	s := h.metricServer(func(n int) reply { return value(vals[(n-1)%len(vals)]) })
 	hashB := h.analysisUpdate(s, webMetric{interval: "2s", count: 3, success: "result >= 0.95"}, stepAnalysis, false)
-	ar := h.waitRun("the step run's first measurement", v1alpha1.RolloutTypeStepLabel, 60*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
+	ar := s.waitRun(h, "the step run's first measurement", v1alpha1.RolloutTypeStepLabel, 60*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
 		return len(metricResult(ar).Measurements) > 0
 	})
 	rep, mid, v := s.diagnoseRun(h, ar.Name)
@@ -717,7 +736,7 @@ func analysisFail(t *testing.T, h *harness) {
 		_, _, _, _, abort := h.status()
 		return abort && strings.HasPrefix(h.rolloutMessage(), "RolloutAborted")
 	})
-	ar := h.waitRun("the Failed step run", v1alpha1.RolloutTypeStepLabel, 10*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
+	ar := s.waitRun(h, "the Failed step run", v1alpha1.RolloutTypeStepLabel, 10*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
 		return ar.Status.Phase == v1alpha1.AnalysisPhaseFailed
 	})
 	rep, ar, v := s.diagnoseRun(h, ar.Name)
@@ -778,7 +797,7 @@ func analysisError(t *testing.T, h *harness) {
 		return reply{status: http.StatusOK, body: `{"value": 0.99}`, delay: 3 * time.Second}
 	})
 	h.analysisUpdate(s, webMetric{interval: "1s", count: 3, success: "result >= 0.95", timeout: 1}, stepAnalysis, false)
-	ar := h.waitRun("two errors in a row", v1alpha1.RolloutTypeStepLabel, 60*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
+	ar := s.waitRun(h, "two errors in a row", v1alpha1.RolloutTypeStepLabel, 60*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
 		return metricResult(ar).ConsecutiveError == 2
 	})
 	rep, mid, v := s.diagnoseRun(h, ar.Name)
@@ -878,7 +897,7 @@ func analysisInconclusive(t *testing.T, h *harness, viaEscape bool) {
 		}
 		return false
 	})
-	ar := h.waitRun("the Inconclusive step run", v1alpha1.RolloutTypeStepLabel, 10*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
+	ar := s.waitRun(h, "the Inconclusive step run", v1alpha1.RolloutTypeStepLabel, 10*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
 		return ar.Status.Phase == v1alpha1.AnalysisPhaseInconclusive
 	})
 	rep, ar, v := s.diagnoseRun(h, ar.Name)
@@ -923,7 +942,7 @@ func analysisInconclusive(t *testing.T, h *harness, viaEscape bool) {
 	var phase string
 	h.waitFor("the Rollout to settle after promote", 60*time.Second, func() bool {
 		phase, _, _, idx, _ = h.status()
-		return phase == "Paused" && (idx != idxBefore || len(h.runs()) > runsBefore)
+		return phase == "Paused" && (idx != idxBefore || len(s.runs.latest()) > runsBefore)
 	})
 	time.Sleep(3 * time.Second) // a new run, had one been created, measures within a second
 	phase, _, _, idx, _ = h.status()
@@ -974,7 +993,7 @@ func analysisOutlivesStep(t *testing.T, h *harness) {
 		}
 		return false
 	})
-	ar := h.waitRun("the background run", v1alpha1.RolloutTypeBackgroundRunLabel, 30*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
+	ar := s.waitRun(h, "the background run", v1alpha1.RolloutTypeBackgroundRunLabel, 30*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
 		return len(metricResult(ar).Measurements) > 0
 	})
 	rep, mid, v := s.diagnoseRun(h, ar.Name)
@@ -998,7 +1017,7 @@ func analysisOutlivesStep(t *testing.T, h *harness) {
 		phase, stable, _, _, _ := h.status()
 		return phase == "Healthy" && stable == hashB
 	})
-	ar = h.waitRun("the background run to end", v1alpha1.RolloutTypeBackgroundRunLabel, 30*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
+	ar = s.waitRun(h, "the background run to end", v1alpha1.RolloutTypeBackgroundRunLabel, 30*time.Second, func(ar *v1alpha1.AnalysisRun) bool {
 		return ar.Status.Phase.Completed()
 	})
 	rep, done, v := s.diagnoseRun(h, ar.Name)
