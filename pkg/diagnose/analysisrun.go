@@ -31,6 +31,8 @@ const Masked = "*****"
 // AnalysisRunView is one AnalysisRun, summarised for the report.
 type AnalysisRunView struct {
 	Name string `json:"name"`
+	// ResourceVersion is the version of the run the report read.
+	ResourceVersion string `json:"resourceVersion,omitempty"`
 	// Type is the run's rollout-type label: Step, Background,
 	// PrePromotion, PostPromotion (empty when the label is missing).
 	Type string `json:"type,omitempty"`
@@ -199,7 +201,7 @@ func analysisRuns(v *snapshot.View, a model.Analysis) []AnalysisRunView {
 }
 
 func runView(run *v1alpha1.AnalysisRun, role string, ver upstream.Version) AnalysisRunView {
-	rv := AnalysisRunView{Name: run.Name, Type: run.Labels[v1alpha1.RolloutTypeLabel], Role: role,
+	rv := AnalysisRunView{Name: run.Name, ResourceVersion: run.ResourceVersion, Type: run.Labels[v1alpha1.RolloutTypeLabel], Role: role,
 		Phase: string(run.Status.Phase), Message: run.Status.Message, Terminated: run.Spec.Terminate, run: run}
 	if rv.Phase == "" {
 		rv.Phase = "not yet reconciled"
