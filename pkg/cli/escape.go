@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/render"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -39,7 +40,7 @@ type EscapeOptions struct {
 
 // NewEscapeOptions makes the escape command's options with their defaults.
 func NewEscapeOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *EscapeOptions {
-	o := &EscapeOptions{CommonOptions: newCommon(flags, streams, "json", "yaml"),
+	o := &EscapeOptions{CommonOptions: newCommon(flags, streams, "json", "yaml", "markdown"),
 		DryRun: "none", ToStep: -1, WatchTimeout: 5 * time.Minute, Interval: 2 * time.Second}
 	o.interactive = func() bool { return isTerminal(o.streams.In) && isTerminal(o.streams.Out) }
 	return o
@@ -66,7 +67,7 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
 		RunE:              runE(o),
 	}
 	o.addFilenameFlag(cmd, "plan from the snapshot in `FILE` instead of the cluster (plan only; - for stdin)")
-	o.addOutputFlags(cmd, "output format of the plan: json or yaml (default: human)")
+	o.addOutputFlags(cmd, "output format of the plan: json, yaml, or markdown (an incident card with every way out) (default: human)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	f := cmd.Flags()
 	f.StringVar(&o.Do, "do", o.Do, "take this action: promote-full, undo, retry, abort, promote, skip, wait")
@@ -108,6 +109,9 @@ func (o *EscapeOptions) Validate() error {
 	if o.Filename != "" && o.Do != "" && o.Do != "wait" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("-f plans from a file: it cannot apply --do (run against the cluster)")}
 	}
+	if o.Output == "markdown" && (o.Do != "" || o.DryRun != "none") {
+		return usageErrorf("-o markdown prints the plan as an incident card: it does not go with --do or --dry-run (use -o json or yaml)")
+	}
 	if o.Do != "" {
 		if _, err := escape.ParseAction(o.Do); err != nil {
 			return usageErrorf("--do: %w", err)
@@ -127,7 +131,7 @@ func (o *EscapeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	guided := o.Do == "" && o.Filename == "" && o.human() && o.interactive()
-	if err := o.printPlan(p); err != nil {
+	if err := o.printPlan(p, view); err != nil {
 		return err
 	}
 	if o.Do == "" && !guided {
@@ -185,7 +189,18 @@ func (o *EscapeOptions) plan(ctx context.Context) (*escape.Planner, *escape.Plan
 	return pl, p, view, failure(err)
 }
 
-func (o *EscapeOptions) printPlan(p *escape.Plan) error {
+func (o *EscapeOptions) printPlan(p *escape.Plan, view *snapshot.View) error {
+	if o.Output == "markdown" {
+		// The card leads with the state and the worst finding, as
+		// diagnose's does, then every way out.
+		source := "file " + o.Filename
+		if o.Filename == "" {
+			source = "cluster " + view.Header.Context
+		}
+		rep := diagnose.Run(view, p.Controller, diagnose.Options{Source: source})
+		escape.Annotate(rep, p)
+		return render.Card(o.streams.Out, rep, p, render.CardOptions{Command: "escape", AllOptions: true})
+	}
 	return o.print(p, func(w io.Writer, s render.Styles) error { return render.Plan(w, p, s) })
 }
 
