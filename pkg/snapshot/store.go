@@ -377,13 +377,27 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 // decode is Decode; typed decodes a List's pods into structs (see
 // decodeTypedItem).
 func decode(name string, r io.Reader, typed bool) ([]Located, *Header, error) {
+	data, err := readAll(name, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decodeData(name, data, typed)
+}
+
+// readAll reads a whole input, refusing one beyond maxInput.
+func readAll(name string, r io.Reader) ([]byte, error) {
 	data, err := readInput(r)
 	if err != nil {
-		return nil, nil, &ParseError{File: name, Err: err}
+		return nil, &ParseError{File: name, Err: err}
 	}
 	if len(data) > maxInput {
-		return nil, nil, &ParseError{File: name, Err: fmt.Errorf("input is larger than %d MiB: split it (a snapshot of one Rollout is a few MB)", maxInput>>20)}
+		return nil, &ParseError{File: name, Err: fmt.Errorf("input is larger than %d MiB: split it (a snapshot of one Rollout is a few MB)", maxInput>>20)}
 	}
+	return data, nil
+}
+
+// decodeData is decode of input already read.
+func decodeData(name string, data []byte, typed bool) ([]Located, *Header, error) {
 	docs := splitDocuments(data)
 	decoded := make([]decodedDoc, len(docs))
 	for i, d := range docs {
@@ -748,9 +762,21 @@ func cleanYAMLErr(err error) error {
 
 // Read decodes a file (see Decode) into a snapshot. Without a header item
 // the snapshot is marked offline: it is `kubectl get -o yaml` output, not a
-// rolloutdoctor snapshot.
+// rolloutdoctor snapshot. A record file (see ReadRecording) reads as its
+// state at the end of the record.
 func Read(name string, r io.Reader) (*Snapshot, error) {
-	located, hdr, err := decode(name, r, true)
+	data, err := readAll(name, r)
+	if err != nil {
+		return nil, err
+	}
+	if isRecording(data) {
+		rec, err := parseRecording(name, data)
+		if err != nil {
+			return nil, err
+		}
+		return rec.Final()
+	}
+	located, hdr, err := decodeData(name, data, true)
 	if err != nil {
 		return nil, err
 	}
