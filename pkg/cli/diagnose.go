@@ -32,6 +32,8 @@ type DiagnoseOptions struct {
 	// Analysis shows every AnalysisRun metric and measurement in the human
 	// view (-o json and yaml always carry them).
 	Analysis bool
+	// At is the moment of a record (-f) to diagnose ("" its end).
+	At string
 }
 
 // NewDiagnoseOptions makes the diagnose command's options with their
@@ -51,6 +53,8 @@ func newDiagnoseCommand(o *DiagnoseOptions) *cobra.Command {
 		Example: `  kubectl rolloutdoctor diagnose checkout-api -n shop
   kubectl rolloutdoctor diagnose rollout/checkout-api --context prod -o json
   kubectl rolloutdoctor diagnose -f incident.yaml
+  kubectl rolloutdoctor diagnose -f incident.rec --at 03:14:10   # a moment of a record
+  kubectl rolloutdoctor diagnose checkout-api -o markdown        # an incident card
   kubectl rolloutdoctor diagnose checkout-api --watch`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: o.completeRollouts,
@@ -61,6 +65,7 @@ func newDiagnoseCommand(o *DiagnoseOptions) *cobra.Command {
 	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none (critical: something is on fire now; warnings are hygiene)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "re-diagnose on every change of the Rollout, its ReplicaSets and pods, until Ctrl-C")
+	addAtFlag(cmd, &o.At)
 	cmd.Flags().BoolVar(&o.Analysis, "analysis", false, "show every metric of every AnalysisRun with every measurement it keeps (default: the worst metric whole, the newest measurements)")
 	return cmd
 }
@@ -105,7 +110,7 @@ func (o *DiagnoseOptions) Validate() error {
 	if o.Watch && o.Filename != "" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("--watch needs a cluster, not -f")}
 	}
-	return nil
+	return validateAt(o.At, o.Filename)
 }
 
 // Run diagnoses once, or on every change with --watch.
@@ -150,9 +155,12 @@ func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (
 		source string
 		err    error
 	)
-	if conn == nil {
+	switch {
+	case conn == nil && o.At != "":
+		snap, source, err = readFileAt(o.Filename, o.At, o.streams.In)
+	case conn == nil:
 		snap, source, err = o.readFile()
-	} else {
+	default:
 		opt := conn.Options
 		opt.Namespace, opt.Name = o.Namespace, o.Name
 		snap, err = gather.Rollout(ctx, conn.Dynamic, opt)

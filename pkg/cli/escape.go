@@ -33,6 +33,9 @@ type EscapeOptions struct {
 	WatchTimeout time.Duration
 	Interval     time.Duration
 
+	// At is the moment of a record (-f) to plan from ("" its end).
+	At string
+
 	// Seams for tests: whether we talk to a person, and the clock.
 	interactive func() bool
 	now         func() time.Time
@@ -61,7 +64,8 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
 		Example: `  kubectl rolloutdoctor escape checkout-api -n shop
   kubectl rolloutdoctor escape checkout-api --do undo --yes
   kubectl rolloutdoctor escape checkout-api --do promote-full --dry-run=server -o yaml
-  kubectl rolloutdoctor escape -f incident.yaml            # plan only, offline`,
+  kubectl rolloutdoctor escape -f incident.yaml            # plan only, offline
+  kubectl rolloutdoctor escape -f incident.rec --at 03:14:10  # the ways out at a moment of a record`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: o.completeRollouts,
 		RunE:              runE(o),
@@ -69,6 +73,7 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
 	o.addFilenameFlag(cmd, "plan from the snapshot in `FILE` instead of the cluster (plan only; - for stdin)")
 	o.addOutputFlags(cmd, "output format of the plan: json, yaml, or markdown (an incident card with every way out) (default: human)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
+	addAtFlag(cmd, &o.At)
 	f := cmd.Flags()
 	f.StringVar(&o.Do, "do", o.Do, "take this action: promote-full, undo, retry, abort, promote, skip, wait")
 	f.BoolVar(&o.Yes, "yes", o.Yes, "confirm the write (for scripts and runbooks)")
@@ -108,6 +113,9 @@ func (o *EscapeOptions) Validate() error {
 	}
 	if o.Filename != "" && o.Do != "" && o.Do != "wait" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("-f plans from a file: it cannot apply --do (run against the cluster)")}
+	}
+	if err := validateAt(o.At, o.Filename); err != nil {
+		return err
 	}
 	if o.Output == "markdown" && (o.Do != "" || o.DryRun != "none") {
 		return usageErrorf("-o markdown prints the plan as an incident card: it does not go with --do or --dry-run (use -o json or yaml)")
@@ -173,7 +181,11 @@ func (o *EscapeOptions) plan(ctx context.Context) (*escape.Planner, *escape.Plan
 		t.ToStep = &s
 	}
 	if o.Filename != "" {
-		snap, _, err := o.readFile()
+		read := func() (*snapshot.Snapshot, string, error) { return o.readFile() }
+		if o.At != "" {
+			read = func() (*snapshot.Snapshot, string, error) { return readFileAt(o.Filename, o.At, o.streams.In) }
+		}
+		snap, _, err := read()
 		if err != nil {
 			return nil, nil, nil, err
 		}

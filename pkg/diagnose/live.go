@@ -214,6 +214,9 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 // routerWeights reads the canary and stable weights the VirtualService routes
 // enforce, for the destinations the Rollout names.
 func routerWeights(c *Context) (canary, stable int64, where string, ok bool) {
+	if c.canary() == nil {
+		return 0, 0, "", false
+	}
 	tr := c.canary().TrafficRouting
 	if tr == nil || tr.Istio == nil {
 		return 0, 0, "", false
@@ -259,6 +262,13 @@ func routerWeights(c *Context) (canary, stable int64, where string, ok bool) {
 		}
 	}
 	return 0, 0, "", false
+}
+
+// RouterWeights is the canary and stable weight the router holds (an Istio
+// VirtualService the view's Rollout names) and which object says so; ok is
+// false when the view has none to read.
+func RouterWeights(v *snapshot.View) (canary, stable int64, where string, ok bool) {
+	return routerWeights(&Context{View: v, ro: v.Rollout})
 }
 
 func checkRouterMismatch(c *Context, r *rules.Rule) []rules.Finding {

@@ -765,17 +765,29 @@ func cleanYAMLErr(err error) error {
 // rolloutdoctor snapshot. A record file (see ReadRecording) reads as its
 // state at the end of the record.
 func Read(name string, r io.Reader) (*Snapshot, error) {
+	rec, snap, err := ReadAny(name, r)
+	if err != nil || rec == nil {
+		return snap, err
+	}
+	return rec.Final()
+}
+
+// ReadAny reads an input that may be a record: a record file is returned
+// as a Recording (snap nil), anything else as Read returns it (rec nil).
+func ReadAny(name string, r io.Reader) (rec *Recording, snap *Snapshot, err error) {
 	data, err := readAll(name, r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if isRecording(data) {
 		rec, err := parseRecording(name, data)
-		if err != nil {
-			return nil, err
-		}
-		return rec.Final()
+		return rec, nil, err
 	}
+	snap, err = readSnapshot(name, data)
+	return nil, snap, err
+}
+
+func readSnapshot(name string, data []byte) (*Snapshot, error) {
 	located, hdr, err := decodeData(name, data, true)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,7 @@ const (
 	srcUB      = `utils/replicaset/bluegreen.go`
 	srcUA      = `utils/annotations/annotations.go`
 	srcAR      = `analysis/analysis.go`
+	srcRec     = `utils/record/record.go`
 )
 
 var facts = []Fact{
@@ -1382,5 +1383,12 @@ var facts = []Fact{
 		File:     srcPromote,
 		Contains: `if isInconclusive(rollout) && len(rollout.Status.PauseConditions) > 0 && rollout.Status.ControllerPause {`,
 		Lines:    Lines{"v1.7.2": 171, "v1.8.2": 171, "v1.8.3": 171, "v1.9.3": 176, "v1.10.2": 176},
+	},
+	{
+		Key:      "rec.event-broadcaster",
+		Claim:    `The controller sends its Events through client-go's default event broadcaster, whose spam filter lets one source send 25 Events about one object and then one every 5 minutes (client-go tools/record/events_cache.go, defaultSpamBurst and defaultSpamQPS): the Events of a second rollout soon after a first one may never be written.`,
+		File:     srcRec,
+		Contains: `eventBroadcaster := record.NewBroadcaster()`,
+		Lines:    Lines{"v1.7.2": 91, "v1.8.2": 92, "v1.8.3": 92, "v1.9.3": 92, "v1.10.2": 92},
 	},
 }
