@@ -187,6 +187,8 @@ func TestGoldenHuman(t *testing.T) {
 		"escape-card":            {[]string{"escape", "-f", example, "-o", "markdown"}, ExitOK},
 		"diagnose-card-analysis": {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "-o", "markdown"}, ExitFindings},
 		"escape-card-bluegreen":  {[]string{"escape", "-f", exampletest.Path(exampletest.BlueGreen), "-o", "markdown"}, ExitOK},
+		"timeline-record":        {[]string{"timeline", "-f", exampletest.Path(exampletest.IncidentRecord), "--color", "never"}, ExitOK},
+		"timeline-history":       {[]string{"timeline", "-f", "../timeline/testdata/history.json", "--color", "never"}, ExitOK},
 		"lint-human":             {lintArgs, ExitError},
 		"lint-json":              {append(append([]string{}, lintArgs...), "-o", "json"), ExitError},
 		"lint-sarif":             {append(append([]string{}, lintArgs...), "-o", "sarif"), ExitError},

@@ -94,14 +94,14 @@ func (o *TimelineOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.HTML != "" {
-		if err := writeHTML(o.HTML, t); err != nil {
-			return err
-		}
-	}
 	file := ""
 	if o.Filename != "" && o.Filename != "-" {
 		file = o.Filename
+	}
+	if o.HTML != "" {
+		if err := writeHTML(o.HTML, t, render.HTMLOptions{File: file, ToolVersion: Version}); err != nil {
+			return err
+		}
 	}
 	return o.print(t, func(w io.Writer, s render.Styles) error {
 		return render.Timeline(w, t, s, render.TimelineOptions{Width: termWidth(o.streams.Out), File: file, All: o.All})
@@ -160,13 +160,14 @@ func readRecordOrSnapshot(name string, stdin io.Reader) (*snapshot.Recording, *s
 	return rec, snap, display, nil
 }
 
-// writeHTML writes the report, refusing nothing: the file is the user's.
-func writeHTML(path string, t *timeline.Timeline) error {
+// writeHTML writes the report (replacing the file: it is the user's to
+// name, and a report is regenerated from its record at will).
+func writeHTML(path string, t *timeline.Timeline, opt render.HTMLOptions) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("cannot write %s: %w", path, unwrapPathError(err))}
 	}
-	if err := render.TimelineHTML(f, t); err != nil {
+	if err := render.TimelineHTML(f, t, opt); err != nil {
 		f.Close()
 		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("writing %s: %w", path, err)}
 	}

@@ -148,12 +148,36 @@ func swimlane(b *strings.Builder, t *timeline.Timeline, s Styles, width int) {
 		return
 	}
 	bs := buckets(t, n)
+	if t.Resolution == timeline.FromCluster {
+		// The last column is now: the state now, not the last Event's.
+		bs[n-1].pts = t.Series[len(t.Series)-1:]
+	}
+	// What the cluster keeps stops at the last Event: from there to now
+	// the lanes are unknown, not the last value carried on.
+	unknownFrom := n
+	if t.Resolution == timeline.FromCluster {
+		lastEvent := time.Time{}
+		for _, p := range t.Series {
+			if p.SizesOnly {
+				lastEvent = p.At
+			}
+		}
+		span := t.To.Sub(t.From)
+		if !lastEvent.IsZero() && span > 0 {
+			unknownFrom = min(int(float64(lastEvent.Sub(t.From))/float64(span)*float64(n))+1, n-1)
+		}
+	}
+	unknown := func(i int) bool { return i >= unknownFrom && i < n-1 }
 	b.WriteString("\n" + axis(t, n) + "\n")
 	// The canary weight: the highest in each column, red where the canary
 	// had fewer available pods than it needs.
 	var cells []string
 	maxW := int32(0)
-	for _, bk := range bs {
+	for i, bk := range bs {
+		if unknown(i) {
+			cells = append(cells, s.Dim.Render("?"))
+			continue
+		}
 		var w int32
 		present, short := false, false
 		for _, p := range bk.pts {
@@ -176,7 +200,11 @@ func swimlane(b *strings.Builder, t *timeline.Timeline, s Styles, width int) {
 		cells = cells[:0]
 		seen := false
 		sizesOnly := false
-		for _, bk := range bs {
+		for i, bk := range bs {
+			if unknown(i) {
+				cells = append(cells, s.Dim.Render("?"))
+				continue
+			}
 			var v int64 = -1
 			short := false
 			for _, p := range bk.pts {
@@ -211,7 +239,8 @@ func swimlane(b *strings.Builder, t *timeline.Timeline, s Styles, width int) {
 	}
 	drawn := map[string]bool{} // a finding active twice has one lane
 	for _, f := range t.Findings {
-		if f.Severity < rules.Warning || drawn[f.ID] {
+		// The cluster's findings are those of now: no lane to draw.
+		if f.Severity < rules.Warning || drawn[f.ID] || t.Resolution == timeline.FromCluster {
 			continue
 		}
 		drawn[f.ID] = true
@@ -253,6 +282,9 @@ func swimlane(b *strings.Builder, t *timeline.Timeline, s Styles, width int) {
 	if any {
 		lane(b, "actions", marks, "people and tools", s)
 	}
+	if unknownFrom < n-1 {
+		fmt.Fprintf(b, "  %s\n", s.Dim.Render("? unknown: the controller's Events stop there (see how complete this is); the last column is now"))
+	}
 }
 
 func lane(b *strings.Builder, label string, cells []string, note string, s Styles) {
@@ -293,8 +325,18 @@ func worstMoment(b *strings.Builder, t *timeline.Timeline, s Styles, opt Timelin
 	}
 	c, _ := p.Count(p.Canary)
 	msg := fmt.Sprintf("canary %d%% on %d of the %d available pods it needs", *p.Weight, c.Available, p.Needs)
-	if len(p.Findings) > 0 {
-		msg += " — " + strings.Join(p.Findings, ", ")
+	sev := map[string]rules.Severity{}
+	for _, f := range t.Findings {
+		sev[f.ID] = max(sev[f.ID], f.Severity)
+	}
+	var ids []string
+	for _, id := range p.Findings {
+		if sev[id] >= rules.Warning {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > 0 {
+		msg += " — " + strings.Join(ids, ", ")
 	}
 	fmt.Fprintf(b, "\n%s %s  %s\n", s.Bold.Render("Worst moment"), stamp(p.At, t.From), s.Crit.Render(msg))
 	if opt.File != "" && t.Resolution == timeline.FromRecord {

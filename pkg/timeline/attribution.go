@@ -53,7 +53,7 @@ func classify(manager string) Actor {
 	switch {
 	case strings.HasPrefix(m, "rollouts-controller"), strings.HasPrefix(m, "argo-rollouts"):
 		a.Kind, a.As = ActorController, "the Argo Rollouts controller"
-	case m == "kube-controller-manager", m == "kubelet", m == "kube-scheduler", strings.HasPrefix(m, "endpointslice"):
+	case strings.HasPrefix(m, "kube-controller-manager"), strings.HasPrefix(m, "kubelet"), strings.HasPrefix(m, "kube-scheduler"), strings.HasPrefix(m, "endpointslice"):
 		a.Kind, a.As = ActorKubernetes, "Kubernetes ("+manager+")"
 	case m == "kubectl-argo-rollouts":
 		a.As = "kubectl argo rollouts"

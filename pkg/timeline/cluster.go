@@ -58,11 +58,12 @@ func Cluster(snap *snapshot.Snapshot, namespace, name string, opt Options) (*Tim
 				r := rsInfo(u)
 				t.ReplicaSets = append(t.ReplicaSets, r)
 				msg := "created"
-				if r.Revision != "" {
-					msg += " (revision " + r.Revision + ")"
-				}
 				if len(r.Images) > 0 {
 					msg += ", image " + strings.Join(r.Images, ", ")
+				}
+				if r.Revision != "" {
+					// The annotation moves when a revision comes back.
+					msg += "; revision " + r.Revision + " now"
 				}
 				e := Entry{At: r.Created, Kind: KindRevision, Object: objName(u), Message: msg}
 				if a, ok := author(nil, u); ok {
