@@ -1,11 +1,15 @@
 package gather
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
@@ -108,6 +112,102 @@ func BenchmarkDiagnose(b *testing.B) {
 				reqs, _ = countedDiagnose(b, objs)
 			}
 			b.ReportMetric(float64(reqs), "requests/op")
+		})
+	}
+}
+
+// countingWriter counts what a record writes, and its lines.
+type countingWriter struct{ bytes, lines atomic.Int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.bytes.Add(int64(len(p)))
+	w.lines.Add(int64(bytes.Count(p, []byte("\n"))))
+	return len(p), nil
+}
+
+// BenchmarkRecord records the example Rollout with n pods while its pods
+// change `changes` times, and reports the recorder's peak heap above what
+// the fake API server holds (sampled every 5 ms), and what it wrote. The
+// recorder keeps only each object's name and resourceVersion, and writes
+// a page of a list before reading the next: its peak must not grow with
+// the changes, only a little with the pods.
+func BenchmarkRecord(b *testing.B) {
+	for _, tc := range []struct{ pods, changes int }{{20, 200}, {2000, 2000}, {2000, 10000}} {
+		b.Run(fmt.Sprintf("pods=%d/changes=%d", tc.pods, tc.changes), func(b *testing.B) {
+			objs := world(b, tc.pods)
+			var peak uint64
+			var written int64
+			for i := 0; i < b.N; i++ {
+				dc := fakeClient(b, objs...)
+				pods, err := dc.Resource(GVRPod).Namespace("shop").List(context.Background(), metav1.ListOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				goruntime.GC()
+				var ms goruntime.MemStats
+				goruntime.ReadMemStats(&ms)
+				base := ms.HeapInuse
+				out := &countingWriter{}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					if _, err := Record(ctx, dc, RecordOptions{Options: Options{Namespace: "shop", Name: "checkout-api"}}, out); err != nil {
+						b.Error(err)
+					}
+				}()
+				stop := make(chan struct{})
+				sampled := make(chan uint64)
+				go func() {
+					var top uint64
+					t := time.NewTicker(5 * time.Millisecond)
+					defer t.Stop()
+					for {
+						select {
+						case <-stop:
+							sampled <- top
+							return
+						case <-t.C:
+							goruntime.ReadMemStats(&ms)
+							if ms.HeapInuse > base && ms.HeapInuse-base > top {
+								top = ms.HeapInuse - base
+							}
+						}
+					}
+				}()
+				// The pods are listed once every stream is: wait for the
+				// lines to stop growing, then change pods in batches the
+				// fake watch can buffer (it holds 100 events).
+				waitQuiet := func() {
+					last := int64(-1)
+					for n := out.lines.Load(); n != last; n = out.lines.Load() {
+						last = n
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+				waitQuiet()
+				for c := 0; c < tc.changes; c++ {
+					p := pods.Items[c%len(pods.Items)].DeepCopy()
+					p.SetAnnotations(map[string]string{"change": fmt.Sprint(c)})
+					if err := dc.Tracker().Update(GVRPod, p, "shop"); err != nil {
+						b.Fatal(err)
+					}
+					if c%50 == 49 {
+						want := out.lines.Load() + 50
+						for out.lines.Load() < want {
+							time.Sleep(time.Millisecond)
+						}
+					}
+				}
+				waitQuiet()
+				cancel()
+				<-done
+				close(stop)
+				peak = max(peak, <-sampled)
+				written = out.bytes.Load()
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(written)/(1<<20), "written-MiB")
 		})
 	}
 }

@@ -2,6 +2,7 @@ package gather
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -214,8 +215,11 @@ func (r *recorder) writeChange(c snapshot.Change) error {
 		return r.fail(&Error{Msg: "writing the record: " + err.Error()})
 	}
 	r.mu.Lock()
-	if c.Type == snapshot.ChangeGap {
+	switch c.Type {
+	case snapshot.ChangeGap:
 		r.gaps++
+	case snapshot.ChangeListed:
+		r.changes++
 	}
 	r.mu.Unlock()
 	return nil
@@ -437,7 +441,13 @@ func (r *recorder) list(ctx context.Context, s stream, known map[string]string, 
 				continue // unchanged since the record last had it
 			}
 			known[u.GetName()] = u.GetResourceVersion()
-			if err := r.write(snapshot.ChangeListed, s.resource, at, u); err != nil {
+			raw, err := json.Marshal(u.Object)
+			if err != nil {
+				return "", r.fail(&Error{Msg: fmt.Sprintf("encoding %s %s: %v", s.kind, u.GetName(), err)})
+			}
+			// The list's resourceVersion says from which revision on the
+			// stream is complete.
+			if err := r.writeChange(snapshot.Change{Type: snapshot.ChangeListed, ReceivedAt: at, Resource: s.resource, ResourceVersion: listRV, Object: raw}); err != nil {
 				return "", err
 			}
 			r.observe(s, watch.Modified, u)

@@ -63,8 +63,9 @@ type Change struct {
 	// Ref names a deleted object that a re-list no longer returned (the
 	// watch that would have said so was lost): Object is then empty.
 	Ref *ObjectRef `json:"ref,omitempty"`
-	// ResourceVersion is, for a Gap and a Deleted by Ref, the list's
-	// resourceVersion: where in the apiserver's order it belongs.
+	// ResourceVersion is the list's resourceVersion for a Listed object
+	// (from that revision on, its stream is complete), a Gap and a Deleted
+	// by Ref (where in the apiserver's order it belongs).
 	ResourceVersion string `json:"resourceVersion,omitempty"`
 	// Since is, for a Gap, the last moment the stream was known complete.
 	Since *time.Time `json:"since,omitempty"`
