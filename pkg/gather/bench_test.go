@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
@@ -147,6 +149,14 @@ func BenchmarkRecord(b *testing.B) {
 				var ms goruntime.MemStats
 				goruntime.ReadMemStats(&ms)
 				base := ms.HeapInuse
+				// The fake API server does not replay a watch from its
+				// resourceVersion: the changes start once the pods' watch is.
+				watching := make(chan struct{})
+				var once sync.Once
+				dc.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
+					once.Do(func() { close(watching) })
+					return false, nil, nil
+				})
 				out := &countingWriter{}
 				ctx, cancel := context.WithCancel(context.Background())
 				done := make(chan struct{})
@@ -175,9 +185,8 @@ func BenchmarkRecord(b *testing.B) {
 						}
 					}
 				}()
-				// The pods are listed once every stream is: wait for the
-				// lines to stop growing, then change pods in batches the
-				// fake watch can buffer (it holds 100 events).
+				// Change pods in batches the fake watch can buffer (it
+				// holds 100 events), each written before the next.
 				waitQuiet := func() {
 					last := int64(-1)
 					for n := out.lines.Load(); n != last; n = out.lines.Load() {
@@ -185,7 +194,13 @@ func BenchmarkRecord(b *testing.B) {
 						time.Sleep(20 * time.Millisecond)
 					}
 				}
+				select {
+				case <-watching:
+				case <-time.After(time.Minute):
+					b.Fatal("the pods were never watched")
+				}
 				waitQuiet()
+				batch := out.lines.Load()
 				for c := 0; c < tc.changes; c++ {
 					p := pods.Items[c%len(pods.Items)].DeepCopy()
 					p.SetAnnotations(map[string]string{"change": fmt.Sprint(c)})
@@ -193,9 +208,12 @@ func BenchmarkRecord(b *testing.B) {
 						b.Fatal(err)
 					}
 					if c%50 == 49 {
-						want := out.lines.Load() + 50
-						for out.lines.Load() < want {
-							time.Sleep(time.Millisecond)
+						want := batch + 50
+						batch = want
+						for end := time.Now().Add(time.Minute); out.lines.Load() < want; time.Sleep(time.Millisecond) {
+							if time.Now().After(end) {
+								b.Fatalf("change %d: the record has %d lines, want %d", c, out.lines.Load(), want)
+							}
 						}
 					}
 				}

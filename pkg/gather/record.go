@@ -149,11 +149,8 @@ func Record(ctx context.Context, dc dynamic.Interface, opt RecordOptions, out io
 			covered[s.gvr.Group+"/"+s.kind] = true
 		}
 	}
-	for _, o := range base.Objects() {
-		gvk := o.GroupVersionKind()
-		if covered[gvk.Group+"/"+gvk.Kind] {
-			continue
-		}
+	// Only those are copied: the snapshot's pods are its largest part.
+	for _, o := range base.ObjectsOf(func(group, kind string) bool { return !covered[group+"/"+kind] }) {
 		if err := r.write(snapshot.ChangeListed, "snapshot", h.TakenAt, o); err != nil {
 			return nil, err
 		}
