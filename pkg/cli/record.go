@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // RecordOptions holds the record command's inputs.
@@ -115,14 +116,19 @@ func (o *RecordOptions) Run(ctx context.Context) error {
 		defer f.Close()
 		out, display = f, o.File
 	}
-	opt := gather.RecordOptions{Options: conn.Options, Watcher: conn.Watcher, Settle: o.Settle,
-		OnNotice: func(s string) { fmt.Fprintf(o.streams.ErrOut, "%s %s\n", time.Now().UTC().Format("15:04:05"), s) }}
-	opt.Namespace, opt.Name = o.Namespace, o.Name
 	until := "Ctrl-C"
 	if o.Settle > 0 {
 		until = fmt.Sprintf("Ctrl-C, or Healthy and unchanged for %s", o.Settle)
 	}
-	fmt.Fprintf(o.streams.ErrOut, "recording rollout %s/%s into %s until %s …\n", o.Namespace, o.Name, display, until)
+	opt := gather.RecordOptions{Options: conn.Options, Watcher: conn.Watcher, Settle: o.Settle,
+		OnNotice: func(s string) { fmt.Fprintf(o.streams.ErrOut, "%s %s\n", time.Now().UTC().Format("15:04:05"), s) },
+		OnStart: func(h snapshot.Header) {
+			fmt.Fprintf(o.streams.ErrOut, "recording rollout %s/%s into %s until %s …\n", h.TargetNamespace, h.TargetName, display, until)
+			for _, g := range h.Gaps {
+				fmt.Fprintf(o.streams.ErrOut, "warning: not recorded: %s\n", g.String())
+			}
+		}}
+	opt.Namespace, opt.Name = o.Namespace, o.Name
 	res, err := gather.Record(ctx, conn.Dynamic, opt, out)
 	if res != nil {
 		gaps := ""

@@ -130,3 +130,15 @@ func TestRecordFlags(t *testing.T) {
 		t.Errorf("the earlier record was overwritten")
 	}
 }
+
+// An unreachable cluster is one line and exit 2, and leaves no file.
+func TestRecordUnreachable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "x.rec")
+	_, errOut, code := runCLI(t, "", "record", "app", "-n", "shop", "-o", file, "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--request-timeout", "2s")
+	if code != ExitError || !strings.Contains(errOut, "cannot reach the API server at https://127.0.0.1:1") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Errorf("a record of nothing was left at %s", file)
+	}
+}

@@ -40,6 +40,9 @@ type RecordOptions struct {
 	// OnNotice is told, in one line each, what a person watching the
 	// record should know: a stream re-listed after a gap, a stream lost.
 	OnNotice func(string)
+	// OnStart is told the record's header once it is written: the Rollout
+	// was read and the recording runs.
+	OnStart func(snapshot.Header)
 	// clock is the receive time of each change (tests replace it).
 	clock func() time.Time
 }
@@ -138,6 +141,9 @@ func Record(ctx context.Context, dc dynamic.Interface, opt RecordOptions, out io
 	rw, err := snapshot.NewRecordWriter(out, h)
 	if err != nil {
 		return nil, &Error{Msg: "writing the record: " + err.Error()}
+	}
+	if opt.OnStart != nil {
+		opt.OnStart(h)
 	}
 	r := &recorder{opt: opt, rw: rw, ns: ro.Namespace, name: ro.Name, dc: dc, start: h.TakenAt}
 	// The snapshot's objects of kinds no stream covers (nodes, PDBs, the

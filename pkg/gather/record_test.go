@@ -240,3 +240,49 @@ func TestRecordForbiddenStreamAndMissingRollout(t *testing.T) {
 		t.Errorf("a missing Rollout: %v; wrote %d bytes", err, empty.Len())
 	}
 }
+
+// A Rollout deleted while it is recorded ends the record, which says so.
+func TestRecordEndsWhenTheRolloutIsDeleted(t *testing.T) {
+	dc := fakeClient(t, exampleObjects(t)...)
+	out := &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	watching := make(chan struct{})
+	var once sync.Once
+	dc.PrependWatchReactor("rollouts", func(k8stesting.Action) (bool, watch.Interface, error) {
+		once.Do(func() { close(watching) })
+		return false, nil, nil
+	})
+	done := make(chan *RecordResult, 1)
+	go func() {
+		res, err := Record(ctx, dc, RecordOptions{Options: Options{Namespace: "shop", Name: "checkout-api"}}, out)
+		if err != nil {
+			t.Errorf("Record: %v", err)
+		}
+		done <- res
+	}()
+	<-watching
+	if err := dc.Resource(GVRRollout).Namespace("shop").Delete(ctx, "checkout-api", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.Reason != "the Rollout was deleted" {
+			t.Errorf("ended %q", res.Reason)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the record went on after the Rollout was deleted")
+	}
+	rec, err := snapshot.ReadRecording("rec", strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Ended != "the Rollout was deleted" {
+		t.Errorf("the record ends with %q", rec.Ended)
+	}
+	if final, err := rec.Final(); err != nil {
+		t.Fatal(err)
+	} else if _, err := final.FindRollout("shop", "checkout-api"); err == nil {
+		t.Errorf("the record's last moment still has the Rollout")
+	}
+}
