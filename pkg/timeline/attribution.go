@@ -310,7 +310,7 @@ func topFields(e metav1.ManagedFieldsEntry) []string {
 
 // Write is one manager's last write of an object, as managedFields keep it.
 type Write struct {
-	At          time.Time `json:"at"`
+	At          time.Time `json:"at,omitzero"`
 	Actor       Actor     `json:"actor"`
 	Operation   string    `json:"operation"`
 	Subresource string    `json:"subresource,omitempty"`

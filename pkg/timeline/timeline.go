@@ -77,7 +77,7 @@ type Completeness struct {
 	What string `json:"what"`
 	// From is the earliest moment it is complete from (zero: it keeps no
 	// history, only the latest state).
-	From time.Time `json:"from,omitempty"`
+	From time.Time `json:"from,omitzero"`
 	Note string    `json:"note"`
 	// Cites back what Note says of the controller.
 	Cites []upstream.Cite `json:"cites,omitempty"`
@@ -202,7 +202,7 @@ type FindingSpan struct {
 	Message string `json:"message"`
 	Worst   string `json:"worstMessage,omitempty"`
 	// WorstAt is that moment.
-	WorstAt time.Time `json:"worstAt,omitempty"`
+	WorstAt time.Time `json:"worstAt,omitzero"`
 }
 
 // ObjectWrites is the last write of each manager to one object.
