@@ -363,16 +363,20 @@ func (r *recorder) run(ctx context.Context, s stream) {
 			r.setLost(s.resource, time.Time{})
 		}
 		failingSince, backoff = time.Time{}, r.opt.Backoff
-		gone := r.forward(ctx, s, w, known, &rv)
+		watched := r.opt.clock().UTC()
+		gone := r.forward(ctx, s, w, known, &rv, &watched)
 		w.Stop()
 		if ctx.Err() != nil {
 			return
 		}
+		// A watch that ends was complete until then; one the server
+		// cannot go on with (410 in the stream) only up to what it last
+		// delivered.
 		lostAt = r.opt.clock().UTC()
-		r.setLost(s.resource, lostAt)
 		if gone {
-			relist = true
+			relist, lostAt = true, watched
 		}
+		r.setLost(s.resource, lostAt)
 	}
 }
 
@@ -476,9 +480,10 @@ func (r *recorder) list(ctx context.Context, s stream, known map[string]string, 
 	return listRV, nil
 }
 
-// forward writes a watch's events until it ends; gone is true when the
-// server said it cannot go on from the resourceVersion (410).
-func (r *recorder) forward(ctx context.Context, s stream, w watch.Interface, known map[string]string, rv *string) (gone bool) {
+// forward writes a watch's events until it ends, and when it last
+// delivered one; gone is true when the server said it cannot go on from
+// the resourceVersion (410).
+func (r *recorder) forward(ctx context.Context, s stream, w watch.Interface, known map[string]string, rv *string, delivered *time.Time) (gone bool) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -486,6 +491,9 @@ func (r *recorder) forward(ctx context.Context, s stream, w watch.Interface, kno
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return false
+			}
+			if ev.Type != watch.Error {
+				*delivered = r.opt.clock().UTC()
 			}
 			switch ev.Type {
 			case watch.Error:

@@ -286,3 +286,51 @@ func TestRecordEndsWhenTheRolloutIsDeleted(t *testing.T) {
 		t.Errorf("the record's last moment still has the Rollout")
 	}
 }
+
+// A watch the server cannot go on with says so in the stream (an ERROR
+// event with 410): the stream is listed again and the gap starts at what
+// it last delivered.
+func TestRecordGapAfterAnExpiredWatchInTheStream(t *testing.T) {
+	dc := fakeClient(t, append(exampleObjects(t), runtime.Object(pod("p1")))...)
+	var mu sync.Mutex
+	n := 0
+	expire := make(chan struct{})
+	dc.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if n > 1 {
+			return false, nil, nil
+		}
+		w := watch.NewFake()
+		go func() {
+			<-expire
+			gone := apierrors.NewResourceExpired("too old resource version: 5 (9)")
+			w.Error(&gone.ErrStatus)
+		}()
+		return true, w, nil
+	})
+	out := &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := Record(ctx, dc, RecordOptions{Options: Options{Namespace: "shop", Name: "checkout-api"}, Backoff: time.Millisecond}, out); err != nil {
+			t.Errorf("Record: %v", err)
+		}
+	}()
+	out.waitFor(t, `"resource":"pods"`)
+	before := time.Now().UTC()
+	close(expire)
+	out.waitFor(t, `"type":"GAP"`)
+	cancel()
+	<-done
+	rec, err := snapshot.ReadRecording("rec", strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Gaps) != 1 || rec.Gaps[0].Resource != "pods" || rec.Gaps[0].From.After(before) {
+		t.Errorf("gaps %+v: want one for pods, from no later than the expiry (%s)", rec.Gaps, before)
+	}
+}
