@@ -348,7 +348,9 @@ func chartSVG(t *timeline.Timeline) string {
 }
 
 // stepPath draws a value held from each point to the next, to the end of
-// the timeline; dashed is true when a point gave sizes only.
+// the timeline; dashed is true when a point gave sizes only. What the
+// cluster holds says nothing between its last Event and now: the line
+// stops at that Event, and the state now is a short stroke at the end.
 func stepPath(t *timeline.Timeline, x func(time.Time) float64, val func(timeline.Point) (float64, bool)) (string, bool) {
 	var b strings.Builder
 	open, dashed := false, false
@@ -360,6 +362,11 @@ func stepPath(t *timeline.Timeline, x func(time.Time) float64, val func(timeline
 		}
 		dashed = dashed || p.SizesOnly
 		px := x(p.At)
+		if t.Resolution == timeline.FromCluster && !p.SizesOnly {
+			fmt.Fprintf(&b, "M%.1f %.1f H%.1f", x(t.To)-10, v, x(t.To))
+			open = false
+			continue
+		}
 		if !open {
 			fmt.Fprintf(&b, "M%.1f %.1f", px, v)
 			open = true
