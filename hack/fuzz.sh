@@ -9,7 +9,8 @@ for target in \
 	"./pkg/diagnose FuzzDiagnoseFile" \
 	"./pkg/escape FuzzBuild" \
 	"./pkg/lint FuzzLint" \
-	"./pkg/model FuzzEvaluate"; do
+	"./pkg/model FuzzEvaluate" \
+	"./pkg/timeline FuzzRecord"; do
 	set -- $target
 	echo "fuzz: $2 for ${t}s"
 	go test -run '^$' -fuzz "^$2\$" -fuzztime "${t}s" -fuzzminimizetime 5x "$1"

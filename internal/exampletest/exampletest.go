@@ -27,6 +27,11 @@ const BlueGreen = "bluegreen-paused.yaml"
 // AnalysisAbort is a canary aborted by a failed Prometheus step analysis.
 const AnalysisAbort = "analysis-abort.yaml"
 
+// IncidentRecord is a record (kubectl rolloutdoctor record) of the
+// rollback incident in the lab, Argo Rollouts v1.8.2, its pods' and
+// EndpointSlices' changes left out.
+const IncidentRecord = "incident-record.rec"
+
 // PodsWeb is a Deployment behind an ALB Ingress with pod-check findings.
 const PodsWeb = "pods-web.yaml"
 

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -182,6 +183,12 @@ func TestGoldenHuman(t *testing.T) {
 		"diagnose-analysis-full": {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "--color", "never", "--analysis"}, ExitFindings},
 		"diagnose-bluegreen":     {[]string{"diagnose", "-f", exampletest.Path(exampletest.BlueGreen), "--color", "never"}, ExitOK},
 		"escape-bluegreen":       {[]string{"escape", "-f", exampletest.Path(exampletest.BlueGreen), "--color", "never"}, ExitOK},
+		"diagnose-card":          {[]string{"diagnose", "-f", example, "-o", "markdown"}, ExitFindings},
+		"escape-card":            {[]string{"escape", "-f", example, "-o", "markdown"}, ExitOK},
+		"diagnose-card-analysis": {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "-o", "markdown"}, ExitFindings},
+		"escape-card-bluegreen":  {[]string{"escape", "-f", exampletest.Path(exampletest.BlueGreen), "-o", "markdown"}, ExitOK},
+		"timeline-record":        {[]string{"timeline", "-f", exampletest.Path(exampletest.IncidentRecord), "--color", "never"}, ExitOK},
+		"timeline-history":       {[]string{"timeline", "-f", "../timeline/testdata/history.json", "--color", "never"}, ExitOK},
 		"lint-human":             {lintArgs, ExitError},
 		"lint-json":              {append(append([]string{}, lintArgs...), "-o", "json"), ExitError},
 		"lint-sarif":             {append(append([]string{}, lintArgs...), "-o", "sarif"), ExitError},
@@ -314,5 +321,50 @@ func TestVerbosityFlag(t *testing.T) {
 	defer root.PersistentFlags().Set("v", "0")
 	if !klog.V(6).Enabled() {
 		t.Fatal("-v=6 does not reach klog")
+	}
+}
+
+// TestCardsKeepToChatMarkdown checks what makes a card paste well into a
+// chat tool as into an issue: no headings, tables or HTML, a code block
+// only around a command, and every link to a cited line of the modeled
+// controller version at its release tag.
+func TestCardsKeepToChatMarkdown(t *testing.T) {
+	link := regexp.MustCompile(`\]\((https://[^)]*)\)`)
+	cited := regexp.MustCompile(`^https://github\.com/argoproj/argo-rollouts/blob/(v[0-9.]+)/[a-z0-9_/.-]+\.go#L[0-9]+$`)
+	for _, args := range [][]string{
+		{"diagnose", "-f", example, "-o", "markdown"},
+		{"escape", "-f", example, "-o", "markdown"},
+		{"diagnose", "-f", exampletest.Path(exampletest.BlueGreen), "-o", "markdown"},
+	} {
+		out, errOut, code := runCLI(t, "", args...)
+		if code > ExitFindings {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		ver := regexp.MustCompile(`controller (v[0-9.]+) \(`).FindStringSubmatch(out)
+		if ver == nil {
+			t.Fatalf("%v: the card names no controller version:\n%s", args, out)
+		}
+		inBlock := false
+		for _, line := range strings.Split(out, "\n") {
+			trim := strings.TrimSpace(line)
+			switch {
+			case strings.HasPrefix(trim, "```"):
+				inBlock = !inBlock
+			case inBlock && !strings.HasPrefix(trim, "kubectl argo rollouts "):
+				t.Errorf("%v: a code block holds %q, not a command", args, trim)
+			case strings.HasPrefix(trim, "#"), strings.HasPrefix(trim, "|"), strings.Contains(trim, "</"):
+				t.Errorf("%v: %q is a heading, a table or HTML", args, trim)
+			}
+		}
+		links := link.FindAllStringSubmatch(out, -1)
+		if len(links) == 0 {
+			t.Errorf("%v: no citation links:\n%s", args, out)
+		}
+		for _, l := range links {
+			m := cited.FindStringSubmatch(l[1])
+			if m == nil || m[1] != ver[1] {
+				t.Errorf("%v: link %s is not a line of argo-rollouts %s", args, l[1], ver[1])
+			}
+		}
 	}
 }

@@ -32,12 +32,14 @@ type DiagnoseOptions struct {
 	// Analysis shows every AnalysisRun metric and measurement in the human
 	// view (-o json and yaml always carry them).
 	Analysis bool
+	// At is the moment of a record (-f) to diagnose ("" its end).
+	At string
 }
 
 // NewDiagnoseOptions makes the diagnose command's options with their
 // defaults.
 func NewDiagnoseOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *DiagnoseOptions {
-	o := &DiagnoseOptions{CommonOptions: newCommon(flags, streams, "json", "yaml")}
+	o := &DiagnoseOptions{CommonOptions: newCommon(flags, streams, "json", "yaml", "markdown")}
 	// An incident tool's exit code separates "something is on fire" from
 	// hygiene: warnings (a missing PDB, no preStop) are on most Rollouts.
 	o.FailOn = "critical"
@@ -51,16 +53,19 @@ func newDiagnoseCommand(o *DiagnoseOptions) *cobra.Command {
 		Example: `  kubectl rolloutdoctor diagnose checkout-api -n shop
   kubectl rolloutdoctor diagnose rollout/checkout-api --context prod -o json
   kubectl rolloutdoctor diagnose -f incident.yaml
+  kubectl rolloutdoctor diagnose -f incident.rec --at 03:14:10   # a moment of a record
+  kubectl rolloutdoctor diagnose checkout-api -o markdown        # an incident card
   kubectl rolloutdoctor diagnose checkout-api --watch`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: o.completeRollouts,
 		RunE:              runE(o),
 	}
 	o.addFilenameFlag(cmd, "diagnose the snapshot or kubectl get -o yaml output in `FILE` instead of the cluster (- for stdin)")
-	o.addOutputFlags(cmd, "output format: json or yaml (default: human)")
+	o.addOutputFlags(cmd, "output format: json, yaml, or markdown (an incident card to paste into a channel or an issue) (default: human)")
 	o.addFailOnFlag(cmd, "exit 1 when a finding is at least this severe: info, warning, critical or none (critical: something is on fire now; warnings are hygiene)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "re-diagnose on every change of the Rollout, its ReplicaSets and pods, until Ctrl-C")
+	addAtFlag(cmd, &o.At)
 	cmd.Flags().BoolVar(&o.Analysis, "analysis", false, "show every metric of every AnalysisRun with every measurement it keeps (default: the worst metric whole, the newest measurements)")
 	return cmd
 }
@@ -105,7 +110,7 @@ func (o *DiagnoseOptions) Validate() error {
 	if o.Watch && o.Filename != "" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("--watch needs a cluster, not -f")}
 	}
-	return nil
+	return validateAt(o.At, o.Filename)
 }
 
 // Run diagnoses once, or on every change with --watch.
@@ -123,33 +128,39 @@ func (o *DiagnoseOptions) Run(ctx context.Context) error {
 	if o.Watch {
 		return o.watch(ctx, conn)
 	}
-	rep, err := o.report(ctx, conn)
+	d, err := o.report(ctx, conn)
 	if err != nil {
 		return err
 	}
-	if err := o.printReport(rep); err != nil {
+	if err := o.printReport(d); err != nil {
 		return err
 	}
-	return o.failed(rep.Worst())
+	return o.failed(d.rep.Worst())
 }
 
-func (o *DiagnoseOptions) printReport(rep *diagnose.Report) error {
-	return o.print(rep, func(w io.Writer, s render.Styles) error {
-		return render.Human(w, rep, s, render.HumanOptions{Analysis: o.Analysis})
+func (o *DiagnoseOptions) printReport(d *diagnosis) error {
+	if o.Output == "markdown" {
+		return render.Card(o.streams.Out, d.rep, d.plan, render.CardOptions{Command: "diagnose", PlanError: d.planErr})
+	}
+	return o.print(d.rep, func(w io.Writer, s render.Styles) error {
+		return render.Human(w, d.rep, s, render.HumanOptions{Analysis: o.Analysis})
 	})
 }
 
 // report reads the snapshot (the file, or the cluster through conn) and
 // diagnoses it.
-func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (*diagnose.Report, error) {
+func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (*diagnosis, error) {
 	var (
 		snap   *snapshot.Snapshot
 		source string
 		err    error
 	)
-	if conn == nil {
+	switch {
+	case conn == nil && o.At != "":
+		snap, source, err = readFileAt(o.Filename, o.At, o.streams.In)
+	case conn == nil:
 		snap, source, err = o.readFile()
-	} else {
+	default:
 		opt := conn.Options
 		opt.Namespace, opt.Name = o.Namespace, o.Name
 		snap, err = gather.Rollout(ctx, conn.Dynamic, opt)
@@ -161,9 +172,17 @@ func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (
 	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source)
 }
 
+// diagnosis is a report with the escape plan its findings' "escape now"
+// comes from (nil, with planErr, when none could be planned).
+type diagnosis struct {
+	rep     *diagnose.Report
+	plan    *escape.Plan
+	planErr error
+}
+
 // diagnoseSnapshot finds the Rollout in a snapshot and diagnoses it with
 // the controller version the flag or the snapshot gives.
-func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source string) (*diagnose.Report, error) {
+func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source string) (*diagnosis, error) {
 	ro, err := snap.FindRollout(ns, name)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitError, Err: err}
@@ -182,12 +201,13 @@ func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source str
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitUsage, Err: err}
 	}
-	rep := diagnose.Run(view, cv, diagnose.Options{Source: source})
+	d := &diagnosis{rep: diagnose.Run(view, cv, diagnose.Options{Source: source})}
 	// The way out a finding names comes from the same plan escape prints.
-	if p, err := escape.Build(escape.Input{View: view, Controller: cv}); err == nil {
-		escape.Annotate(rep, p)
+	d.plan, d.planErr = escape.Build(escape.Input{View: view, Controller: cv})
+	if d.planErr == nil {
+		escape.Annotate(d.rep, d.plan)
 	}
-	return rep, nil
+	return d, nil
 }
 
 // watch redraws the diagnosis on every change until Ctrl-C. A read that
@@ -200,12 +220,12 @@ func (o *DiagnoseOptions) watch(ctx context.Context, conn *gather.Connection) er
 	defer stop()
 	clear, _ := render.UseColor(o.Color, o.streams.Out)
 	draw := func() error {
-		rep, err := o.report(ctx, conn)
+		d, err := o.report(ctx, conn)
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
 		render.Redraw(o.streams.Out, clear, o.human(), time.Now())
-		return o.printReport(rep)
+		return o.printReport(d)
 	}
 	opt := o.net.watch
 	opt.Watcher, opt.StartTimeout = conn.Watcher, conn.Options.Timeout

@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/render"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -32,6 +33,9 @@ type EscapeOptions struct {
 	WatchTimeout time.Duration
 	Interval     time.Duration
 
+	// At is the moment of a record (-f) to plan from ("" its end).
+	At string
+
 	// Seams for tests: whether we talk to a person, and the clock.
 	interactive func() bool
 	now         func() time.Time
@@ -39,7 +43,7 @@ type EscapeOptions struct {
 
 // NewEscapeOptions makes the escape command's options with their defaults.
 func NewEscapeOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *EscapeOptions {
-	o := &EscapeOptions{CommonOptions: newCommon(flags, streams, "json", "yaml"),
+	o := &EscapeOptions{CommonOptions: newCommon(flags, streams, "json", "yaml", "markdown"),
 		DryRun: "none", ToStep: -1, WatchTimeout: 5 * time.Minute, Interval: 2 * time.Second}
 	o.interactive = func() bool { return isTerminal(o.streams.In) && isTerminal(o.streams.Out) }
 	return o
@@ -60,14 +64,16 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
 		Example: `  kubectl rolloutdoctor escape checkout-api -n shop
   kubectl rolloutdoctor escape checkout-api --do undo --yes
   kubectl rolloutdoctor escape checkout-api --do promote-full --dry-run=server -o yaml
-  kubectl rolloutdoctor escape -f incident.yaml            # plan only, offline`,
+  kubectl rolloutdoctor escape -f incident.yaml            # plan only, offline
+  kubectl rolloutdoctor escape -f incident.rec --at 03:14:10  # the ways out at a moment of a record`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: o.completeRollouts,
 		RunE:              runE(o),
 	}
 	o.addFilenameFlag(cmd, "plan from the snapshot in `FILE` instead of the cluster (plan only; - for stdin)")
-	o.addOutputFlags(cmd, "output format of the plan: json or yaml (default: human)")
+	o.addOutputFlags(cmd, "output format of the plan: json, yaml, or markdown (an incident card with every way out) (default: human)")
 	o.addControllerFlags(cmd, usageControllerVersion, true)
+	addAtFlag(cmd, &o.At)
 	f := cmd.Flags()
 	f.StringVar(&o.Do, "do", o.Do, "take this action: promote-full, undo, retry, abort, promote, skip, wait")
 	f.BoolVar(&o.Yes, "yes", o.Yes, "confirm the write (for scripts and runbooks)")
@@ -108,6 +114,12 @@ func (o *EscapeOptions) Validate() error {
 	if o.Filename != "" && o.Do != "" && o.Do != "wait" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("-f plans from a file: it cannot apply --do (run against the cluster)")}
 	}
+	if err := validateAt(o.At, o.Filename); err != nil {
+		return err
+	}
+	if o.Output == "markdown" && (o.Do != "" || o.DryRun != "none") {
+		return usageErrorf("-o markdown prints the plan as an incident card: it does not go with --do or --dry-run (use -o json or yaml)")
+	}
 	if o.Do != "" {
 		if _, err := escape.ParseAction(o.Do); err != nil {
 			return usageErrorf("--do: %w", err)
@@ -127,7 +139,7 @@ func (o *EscapeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	guided := o.Do == "" && o.Filename == "" && o.human() && o.interactive()
-	if err := o.printPlan(p); err != nil {
+	if err := o.printPlan(p, view); err != nil {
 		return err
 	}
 	if o.Do == "" && !guided {
@@ -169,7 +181,11 @@ func (o *EscapeOptions) plan(ctx context.Context) (*escape.Planner, *escape.Plan
 		t.ToStep = &s
 	}
 	if o.Filename != "" {
-		snap, _, err := o.readFile()
+		read := func() (*snapshot.Snapshot, string, error) { return o.readFile() }
+		if o.At != "" {
+			read = func() (*snapshot.Snapshot, string, error) { return readFileAt(o.Filename, o.At, o.streams.In) }
+		}
+		snap, _, err := read()
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -185,7 +201,18 @@ func (o *EscapeOptions) plan(ctx context.Context) (*escape.Planner, *escape.Plan
 	return pl, p, view, failure(err)
 }
 
-func (o *EscapeOptions) printPlan(p *escape.Plan) error {
+func (o *EscapeOptions) printPlan(p *escape.Plan, view *snapshot.View) error {
+	if o.Output == "markdown" {
+		// The card leads with the state and the worst finding, as
+		// diagnose's does, then every way out.
+		source := "file " + o.Filename
+		if o.Filename == "" {
+			source = "cluster " + view.Header.Context
+		}
+		rep := diagnose.Run(view, p.Controller, diagnose.Options{Source: source})
+		escape.Annotate(rep, p)
+		return render.Card(o.streams.Out, rep, p, render.CardOptions{Command: "escape", AllOptions: true})
+	}
 	return o.print(p, func(w io.Writer, s render.Styles) error { return render.Plan(w, p, s) })
 }
 

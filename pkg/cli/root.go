@@ -106,7 +106,8 @@ func newRoot(streams genericiooptions.IOStreams, net netSettings) *cobra.Command
 	})
 	diagnose, pods, snapshot := NewDiagnoseOptions(flags, streams), NewPodsOptions(flags, streams), NewSnapshotOptions(flags, streams)
 	escape, scan := NewEscapeOptions(flags, streams), NewScanOptions(flags, streams)
-	for _, c := range []*CommonOptions{&diagnose.CommonOptions, &pods.CommonOptions, &snapshot.CommonOptions, &escape.CommonOptions, &scan.CommonOptions} {
+	record, timeline := NewRecordOptions(flags, streams), NewTimelineOptions(flags, streams)
+	for _, c := range []*CommonOptions{&diagnose.CommonOptions, &pods.CommonOptions, &snapshot.CommonOptions, &escape.CommonOptions, &scan.CommonOptions, &record.CommonOptions, &timeline.CommonOptions} {
 		c.net = net
 	}
 	root.AddCommand(
@@ -114,6 +115,8 @@ func newRoot(streams genericiooptions.IOStreams, net netSettings) *cobra.Command
 		newPodsCommand(pods),
 		newSnapshotCommand(snapshot),
 		newEscapeCommand(escape),
+		newRecordCommand(record),
+		newTimelineCommand(timeline),
 		newLintCommand(NewLintOptions(streams)),
 		newScanCommand(scan),
 		newExplainCommand(NewExplainOptions(streams)),

@@ -1,16 +1,21 @@
 package gather
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
@@ -188,5 +193,117 @@ func TestGitOpsOwnerIsOneRequest(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the Application was not read as data (no RD161 with selfHeal): %+v", rep.Findings)
+	}
+}
+
+// countingWriter counts what a record writes, and its lines.
+type countingWriter struct{ bytes, lines atomic.Int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.bytes.Add(int64(len(p)))
+	w.lines.Add(int64(bytes.Count(p, []byte("\n"))))
+	return len(p), nil
+}
+
+// BenchmarkRecord records the example Rollout with n pods while its pods
+// change `changes` times, and reports the recorder's peak heap above what
+// the fake API server holds (sampled every 5 ms), and what it wrote. The
+// recorder keeps only each object's name and resourceVersion, and writes
+// a page of a list before reading the next: its peak must not grow with
+// the changes, only a little with the pods.
+func BenchmarkRecord(b *testing.B) {
+	for _, tc := range []struct{ pods, changes int }{{20, 200}, {2000, 2000}, {2000, 10000}} {
+		b.Run(fmt.Sprintf("pods=%d/changes=%d", tc.pods, tc.changes), func(b *testing.B) {
+			objs := world(b, tc.pods)
+			var peak uint64
+			var written int64
+			for i := 0; i < b.N; i++ {
+				dc := fakeClient(b, objs...)
+				pods, err := dc.Resource(GVRPod).Namespace("shop").List(context.Background(), metav1.ListOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				goruntime.GC()
+				var ms goruntime.MemStats
+				goruntime.ReadMemStats(&ms)
+				base := ms.HeapInuse
+				// The fake API server does not replay a watch from its
+				// resourceVersion: the changes start once the pods' watch is.
+				watching := make(chan struct{})
+				var once sync.Once
+				dc.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
+					once.Do(func() { close(watching) })
+					return false, nil, nil
+				})
+				out := &countingWriter{}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					if _, err := Record(ctx, dc, RecordOptions{Options: Options{Namespace: "shop", Name: "checkout-api"}}, out); err != nil {
+						b.Error(err)
+					}
+				}()
+				stop := make(chan struct{})
+				sampled := make(chan uint64)
+				go func() {
+					var top uint64
+					t := time.NewTicker(5 * time.Millisecond)
+					defer t.Stop()
+					for {
+						select {
+						case <-stop:
+							sampled <- top
+							return
+						case <-t.C:
+							goruntime.ReadMemStats(&ms)
+							if ms.HeapInuse > base && ms.HeapInuse-base > top {
+								top = ms.HeapInuse - base
+							}
+						}
+					}
+				}()
+				// Change pods in batches the fake watch can buffer (it
+				// holds 100 events), each written before the next.
+				waitQuiet := func() {
+					last := int64(-1)
+					for n := out.lines.Load(); n != last; n = out.lines.Load() {
+						last = n
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+				select {
+				case <-watching:
+				case <-time.After(time.Minute):
+					b.Fatal("the pods were never watched")
+				}
+				waitQuiet()
+				batch := out.lines.Load()
+				for c := 0; c < tc.changes; c++ {
+					p := pods.Items[c%len(pods.Items)].DeepCopy()
+					p.SetAnnotations(map[string]string{"change": fmt.Sprint(c)})
+					if err := dc.Tracker().Update(GVRPod, p, "shop"); err != nil {
+						b.Fatal(err)
+					}
+					if c%50 == 49 {
+						want := batch + 50
+						batch = want
+						for end := time.Now().Add(time.Minute); out.lines.Load() < want; time.Sleep(time.Millisecond) {
+							if time.Now().After(end) {
+								b.Fatalf("change %d: the record has %d lines, want %d", c, out.lines.Load(), want)
+							}
+						}
+					}
+				}
+				waitQuiet()
+				cancel()
+				<-done
+				close(stop)
+				peak = max(peak, <-sampled)
+				written = out.bytes.Load()
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(written)/(1<<20), "written-MiB")
+		})
 	}
 }

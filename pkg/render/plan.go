@@ -72,6 +72,17 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 	return err
 }
 
+// shortFile is a cited file's last two path elements
+// (pkg/kubectl-argo-rollouts/cmd/undo/undo.go → undo/undo.go).
+func shortFile(f string) string {
+	if i := strings.LastIndex(f, "/"); i >= 0 {
+		if j := strings.LastIndex(f[:i], "/"); j >= 0 {
+			return f[j+1:]
+		}
+	}
+	return f
+}
+
 // compactCites lists an option's citations on one line: file:line for the
 // version, the files shortened to their last two path elements.
 func compactCites(cites []upstream.Cite) string {
@@ -82,13 +93,7 @@ func compactCites(cites []upstream.Cite) string {
 			continue
 		}
 		ver = string(c.Version)
-		f := c.File
-		if i := strings.LastIndex(f, "/"); i >= 0 {
-			if j := strings.LastIndex(f[:i], "/"); j >= 0 {
-				f = f[j+1:]
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s:%d", f, c.Line))
+		parts = append(parts, fmt.Sprintf("%s:%d", shortFile(c.File), c.Line))
 	}
 	if len(parts) == 0 {
 		return ""

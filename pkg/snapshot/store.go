@@ -247,6 +247,25 @@ func (s *Snapshot) Objects() []*unstructured.Unstructured {
 	return out
 }
 
+// ObjectsOf returns copies of the objects whose group and kind keep
+// accepts, in a stable order. The others are never copied: a recorder
+// taking a 2,000-pod snapshot's static context copies no pod.
+func (s *Snapshot) ObjectsOf(keep func(group, kind string) bool) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range s.objects {
+		gvk := o.GroupVersionKind()
+		if !keep(gvk.Group, gvk.Kind) {
+			continue
+		}
+		if s.stubs[o] {
+			out = append(out, s.full(o))
+		} else {
+			out = append(out, o.DeepCopy())
+		}
+	}
+	return out
+}
+
 // Len is the number of objects.
 func (s *Snapshot) Len() int { return len(s.objects) }
 
@@ -377,13 +396,27 @@ func Decode(name string, r io.Reader) ([]Located, *Header, error) {
 // decode is Decode; typed decodes a List's pods into structs (see
 // decodeTypedItem).
 func decode(name string, r io.Reader, typed bool) ([]Located, *Header, error) {
+	data, err := readAll(name, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decodeData(name, data, typed)
+}
+
+// readAll reads a whole input, refusing one beyond maxInput.
+func readAll(name string, r io.Reader) ([]byte, error) {
 	data, err := readInput(r)
 	if err != nil {
-		return nil, nil, &ParseError{File: name, Err: err}
+		return nil, &ParseError{File: name, Err: err}
 	}
 	if len(data) > maxInput {
-		return nil, nil, &ParseError{File: name, Err: fmt.Errorf("input is larger than %d MiB: split it (a snapshot of one Rollout is a few MB)", maxInput>>20)}
+		return nil, &ParseError{File: name, Err: fmt.Errorf("input is larger than %d MiB: split it (a snapshot of one Rollout is a few MB)", maxInput>>20)}
 	}
+	return data, nil
+}
+
+// decodeData is decode of input already read.
+func decodeData(name string, data []byte, typed bool) ([]Located, *Header, error) {
 	docs := splitDocuments(data)
 	decoded := make([]decodedDoc, len(docs))
 	for i, d := range docs {
@@ -748,9 +781,33 @@ func cleanYAMLErr(err error) error {
 
 // Read decodes a file (see Decode) into a snapshot. Without a header item
 // the snapshot is marked offline: it is `kubectl get -o yaml` output, not a
-// rolloutdoctor snapshot.
+// rolloutdoctor snapshot. A record file (see ReadRecording) reads as its
+// state at the end of the record.
 func Read(name string, r io.Reader) (*Snapshot, error) {
-	located, hdr, err := decode(name, r, true)
+	rec, snap, err := ReadAny(name, r)
+	if err != nil || rec == nil {
+		return snap, err
+	}
+	return rec.Final()
+}
+
+// ReadAny reads an input that may be a record: a record file is returned
+// as a Recording (snap nil), anything else as Read returns it (rec nil).
+func ReadAny(name string, r io.Reader) (rec *Recording, snap *Snapshot, err error) {
+	data, err := readAll(name, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if isRecording(data) {
+		rec, err := parseRecording(name, data)
+		return rec, nil, err
+	}
+	snap, err = readSnapshot(name, data)
+	return nil, snap, err
+}
+
+func readSnapshot(name string, data []byte) (*Snapshot, error) {
+	located, hdr, err := decodeData(name, data, true)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,7 @@ const (
 	srcNG      = `rollout/trafficrouting/nginx/nginx.go`
 	srcSMI     = `rollout/trafficrouting/smi/smi.go`
 	srcTF      = `rollout/trafficrouting/traefik/traefik.go`
+	srcRec     = `utils/record/record.go`
 )
 
 var facts = []Fact{
@@ -2196,5 +2197,12 @@ var facts = []Fact{
 		File:     `ingress/ingress.go`,
 		Contains: `case hasClass(c.albClasses, class):`,
 		Lines:    Lines{"v1.7.2": 151, "v1.8.2": 151, "v1.8.3": 151, "v1.9.3": 151, "v1.10.2": 151},
+	},
+	{
+		Key:      "rec.event-broadcaster",
+		Claim:    `The controller sends its Events through client-go's default event broadcaster, whose spam filter lets one source send 25 Events about one object and then one every 5 minutes (client-go tools/record/events_cache.go, defaultSpamBurst and defaultSpamQPS): the Events of a second rollout soon after a first one may never be written.`,
+		File:     srcRec,
+		Contains: `eventBroadcaster := record.NewBroadcaster()`,
+		Lines:    Lines{"v1.7.2": 91, "v1.8.2": 92, "v1.8.3": 92, "v1.9.3": 92, "v1.10.2": 92},
 	},
 }

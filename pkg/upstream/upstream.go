@@ -152,3 +152,12 @@ func At(k Key, v Version) Cite {
 	}
 	return Cite{Key: k, Version: v, File: l.File, Line: l.Line, Absent: !l.Present(), Claim: f.Claim}
 }
+
+// URL is the cited line on GitHub at the cited release tag ("" for a fact
+// the version lacks): what a reader of a pasted report can open.
+func (c Cite) URL() string {
+	if c.Absent || c.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("https://%s/blob/%s/%s#L%d", Module, c.Version, c.File, c.Line)
+}

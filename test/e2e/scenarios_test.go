@@ -241,7 +241,7 @@ func (h *harness) healthy(o *observer, replicas int64, timeout time.Duration) st
 }
 
 func (h *harness) setImage(image string) {
-	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "json", "-p",
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--field-manager", fieldManager, "--type", "json", "-p",
 		fmt.Sprintf(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.example/app:%s"}]`, image))
 }
 
@@ -362,6 +362,12 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	spec := rolloutSpec{replicas: replicas, minPods: 2, steps: steps, mode: mode}
 	o := h.observeMode(mode)
 	hashA, _ := h.aThenB(o, spec, 90*time.Second)
+	// `record` runs through the revert and what follows (host mode: one
+	// traffic mode is enough to compare it with the observer).
+	var rec *recording
+	if mode == hostMode {
+		rec = h.startRecording()
+	}
 
 	// The revert. Diagnose as soon as the controller has reacted (A scaled
 	// up from 0), before A's first pod can be available (pods take >= 3 s).
@@ -475,6 +481,10 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 	// Nothing is sent to the Rollout after the revert: the end state is the
 	// controller's own. B's ReplicaSet goes after scaleDownDelaySeconds (5 s).
 	h.nothingDone(name+", right after the revert", o, p, 8*time.Second, 90*time.Second)
+	if rec != nil {
+		rec.stop(h)
+		h.checkRecording(name, rec, o, hashA, final100)
+	}
 }
 
 // settled waits until nothing observed has changed for quiet and every
