@@ -88,14 +88,7 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
 
 // Complete takes the Rollout's name and resolves the namespace.
 func (o *EscapeOptions) Complete(args []string) error {
-	if len(args) == 1 {
-		name, err := rolloutArg(args[0])
-		if err != nil {
-			return err
-		}
-		o.Name = name
-	}
-	return o.completeNamespace()
+	return o.completeRolloutName(args, &o.Name)
 }
 
 // Validate checks the flags and their combinations.

@@ -117,6 +117,20 @@ func (o *CommonOptions) completeNamespace() error {
 	return nil
 }
 
+// completeRolloutName takes a [rollout/]NAME argument, if given, into name
+// and resolves the namespace: the Complete of every command about one
+// Rollout.
+func (o *CommonOptions) completeRolloutName(args []string, name *string) error {
+	if len(args) == 1 {
+		n, err := rolloutArg(args[0])
+		if err != nil {
+			return err
+		}
+		*name = n
+	}
+	return o.completeNamespace()
+}
+
 // contextTypo is the usage error for a --context the kubeconfig does not
 // have (a bad flag, not a broken kubeconfig), nil for any other error.
 func (o *CommonOptions) contextTypo(err error) error {

@@ -63,14 +63,7 @@ record as a gap, and said on stderr. Nothing is written to the cluster.`,
 
 // Complete takes the Rollout's name and resolves the namespace.
 func (o *RecordOptions) Complete(args []string) error {
-	if len(args) == 1 {
-		name, err := rolloutArg(args[0])
-		if err != nil {
-			return err
-		}
-		o.Name = name
-	}
-	return o.completeNamespace()
+	return o.completeRolloutName(args, &o.Name)
 }
 
 // Validate checks that there is a Rollout to record and a file to record

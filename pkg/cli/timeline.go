@@ -64,14 +64,7 @@ with an SVG chart (no network, no scripts); -o json is the whole timeline for ot
 
 // Complete takes the Rollout's name and resolves the namespace.
 func (o *TimelineOptions) Complete(args []string) error {
-	if len(args) == 1 {
-		name, err := rolloutArg(args[0])
-		if err != nil {
-			return err
-		}
-		o.Name = name
-	}
-	return o.completeNamespace()
+	return o.completeRolloutName(args, &o.Name)
 }
 
 // Validate checks the flags and that there is a Rollout to tell of.
