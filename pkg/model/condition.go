@@ -157,23 +157,7 @@ func EvalCondition(v upstream.Version, condition string, result any) (bool, erro
 // against the measured value's own type, so result is left untyped here:
 // only what fails for every value fails.
 func CompileCondition(v upstream.Version, condition string) error {
-	env := untypedEnv{}
-	var err error
-	switch ConditionLibrary(v) {
-	case ExprLang:
-		_, err = compileLang(condition, env)
-		var fe *exprlangfile.Error
-		if errors.As(err, &fe) {
-			err = errors.New(fe.Message)
-		}
-	default:
-		_, err = compileAntonmedv(condition, env)
-		var fe *antonmedvfile.Error
-		if errors.As(err, &fe) {
-			err = errors.New(fe.Message)
-		}
-	}
-	return err
+	return compileWith(v, condition, untypedEnv{})
 }
 
 // CompileConditionFor reports whether a condition compiles for release v
@@ -182,7 +166,12 @@ func CompileCondition(v upstream.Version, condition string) error {
 // not offer for a list, errors every measurement of that type, whatever
 // the values.
 func CompileConditionFor(v upstream.Version, condition string, result any) error {
-	env := conditionEnv(result)
+	return compileWith(v, condition, conditionEnv(result))
+}
+
+// compileWith compiles condition for release v's expression library in
+// env, with the library's error reduced to its message.
+func compileWith(v upstream.Version, condition string, env any) error {
 	var err error
 	switch ConditionLibrary(v) {
 	case ExprLang:
