@@ -64,8 +64,8 @@ lab-down:
 
 # End-to-end suite against the real controllers; starts and stops its own lab,
 # with every version's controller side by side (--instance-id), and runs up to
-# 24 scenarios at once (all five versions' scenarios and the pods scenario take
-# about 500 s on 2 cores). E2E_VERSIONS=v1.8.2,v1.10.2 restricts the versions
+# 24 scenarios at once (all five versions' 235 scenario runs take about 760 s
+# on 2 cores). E2E_VERSIONS=v1.8.2,v1.10.2 restricts the versions
 # (and skips docs/fidelity.md); E2E_PORT_BASE=21000 moves the lab's ports.
 e2e: lab-build
 	$(GO) test -tags e2e -count=1 -parallel 24 -timeout 60m -v ./test/e2e/
