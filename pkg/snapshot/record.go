@@ -220,19 +220,6 @@ func ReadRecording(name string, r io.Reader) (*Recording, error) {
 	return parseRecording(name, data)
 }
 
-// wireChange is a Change as read, its object kept raw.
-type wireChange struct {
-	Type            ChangeType      `json:"type"`
-	ReceivedAt      time.Time       `json:"receivedAt"`
-	Resource        string          `json:"resource"`
-	Object          json.RawMessage `json:"object"`
-	Ref             *ObjectRef      `json:"ref"`
-	ResourceVersion string          `json:"resourceVersion"`
-	Since           *time.Time      `json:"since"`
-	Reason          string          `json:"reason"`
-	Open            bool            `json:"open"`
-}
-
 // objectMeta is what a replay indexes an object by.
 type objectMeta struct {
 	APIVersion string `json:"apiVersion"`
@@ -299,7 +286,7 @@ func parseRecording(name string, data []byte) (*Recording, error) {
 }
 
 func parseChange(line []byte, n int) (entry, error) {
-	var c wireChange
+	var c Change // the object kept raw
 	if err := json.Unmarshal(line, &c); err != nil {
 		return entry{}, fmt.Errorf("not a record change: %v", err)
 	}

@@ -156,20 +156,7 @@ func (h *harness) observeMode(mode trafficMode) *observer {
 // nothing for SMI (the controller creates the TrafficSplit), a TraefikService
 // in the group the version writes.
 func routerObjects(mode trafficMode, version string) string {
-	svcs := `apiVersion: v1
-kind: Service
-metadata: {name: app-stable}
-spec:
-  selector: {app: app}
-  ports: [{port: 80}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: app-canary}
-spec:
-  selector: {app: app}
-  ports: [{port: 80}]
-`
+	svcs := canaryStableServices
 	switch mode {
 	case nginxMode:
 		return svcs + `---

@@ -134,6 +134,23 @@ spec:
 `, h.instanceID, s.replicas, deadline, timing, image, routing, extra, abortDelay, s.steps)
 }
 
+// canaryStableServices are the canary and stable Services every traffic
+// mode's Rollout names.
+const canaryStableServices = `apiVersion: v1
+kind: Service
+metadata: {name: app-stable}
+spec:
+  selector: {app: app}
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app-canary}
+spec:
+  selector: {app: app}
+  ports: [{port: 80}]
+`
+
 func (h *harness) trafficObjects(mode trafficMode) string {
 	if r := routerObjects(mode, h.version); r != "" {
 		return r
@@ -162,20 +179,7 @@ spec:
   - {name: canary, labels: {app: app}}
 `
 	}
-	return `apiVersion: v1
-kind: Service
-metadata: {name: app-stable}
-spec:
-  selector: {app: app}
-  ports: [{port: 80}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: app-canary}
-spec:
-  selector: {app: app}
-  ports: [{port: 80}]
----
+	return canaryStableServices + `---
 apiVersion: networking.istio.io/v1alpha3
 kind: VirtualService
 metadata: {name: app}
