@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/fastjson"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -73,7 +74,10 @@ func decodeTypedItem(body []byte) (stub map[string]interface{}, obj interface{},
 		return nil, nil, false
 	}
 	pod := &corev1.Pod{}
-	if !unmarshalStrict(t, pod) {
+	// Case-sensitive, as the API server and the unstructured converter
+	// match field names. A duplicated key declines: the map path decides
+	// which value wins.
+	if !fastjson.Clean(t, pod) {
 		return nil, nil, false
 	}
 	meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&pod.ObjectMeta)
