@@ -332,11 +332,12 @@ func TestControllerErrorEvents(t *testing.T) {
 	if r := diagnoseBugCase(t, "v1.9.3", bugCase{}); has(r, "RD159") {
 		t.Errorf("RD159 on Normal events only: %+v", r.Findings)
 	}
-	// An AnalysisRun in Error (the lab's: its argument's Secret is missing)
-	// is the analysis rules' (RD124), not a controller error.
+	// An AnalysisRun in Error is the analysis rules' (RD124), not a
+	// controller error: the Warnings the lab's v1.10.2 wrote when a step
+	// argument's Secret was missing (e2e controller-errors-args).
 	for _, w := range []*unstructured.Unstructured{
-		warning("ar", "AnalysisRunError", "Step Analysis Run 'app-5c97c7d687-2-1' Status New: 'Error' Previous: 'NoPreviousStatus'", 1, ""),
-		warning("abort", "RolloutAborted", "Rollout aborted update to revision 2: Step-based Analysis Run 'app-5c97c7d687-2-1' Status Error: Unable to resolve metric arguments: secrets \"region\" not found", 1, ""),
+		warning("ar", "AnalysisRunError", "Step Analysis Run 'app-5c97c7d687-2-1' Status New: 'Error' Previous: ''", 1, ""),
+		warning("abort", "RolloutAborted", "Rollout aborted update to revision 2: Step-based analysis phase error/failed: Unable to resolve metric arguments: secrets \"region\" not found", 1, ""),
 	} {
 		if r := diagnoseBugCase(t, "v1.9.3", bugCase{objs: addObjs(w)}); has(r, "RD159") {
 			t.Errorf("RD159 on %s: %+v", w.Object["reason"], r.Findings)
