@@ -295,6 +295,8 @@ var eventCases = []struct {
 		"(system:serviceaccount:argo-rollouts:argo-rollouts may not update virtualservices.networking.istio.io)", rules.Critical},
 	{"webhook", "TrafficRoutingError", `admission webhook "validation.istio.io" denied the request: configuration is invalid: total destination weight 0 != 100`, 40, "",
 		"an admission webhook rejects the controller's write (validation.istio.io)", rules.Critical},
+	{"webhook unreachable", "TrafficRoutingError", `Internal error occurred: failed calling webhook "validation.istio.io": failed to call webhook: Post "https://istiod.istio-system.svc:443/validate?timeout=10s": dial tcp 10.96.12.7:443: connect: connection refused`, 9, "",
+		"the API server cannot call an admission webhook that must answer (failurePolicy Fail), so it refuses the controller's write (validation.istio.io)", rules.Critical},
 	// Both answer "is forbidden", as an RBAC denial does; messages as the
 	// lab's API server (v1.34) wrote them for the real controller.
 	{"policy", "TrafficRoutingError", `virtualservices.networking.istio.io "app" is forbidden: ValidatingAdmissionPolicy 'no-split' with binding 'no-split' denied request: traffic splits are not allowed in this namespace`, 4, "",

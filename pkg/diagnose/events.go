@@ -34,6 +34,9 @@ var (
 	// resource.
 	forbiddenRE = regexp.MustCompile(`User "([^"]+)" cannot (\w+) resource "([^"]+)"(?: in API group "([^"]*)")?`)
 	webhookRE   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request`)
+	// webhookCallRE reads the API server's error when it cannot call a
+	// webhook whose failurePolicy is Fail.
+	webhookCallRE = regexp.MustCompile(`failed calling webhook "([^"]+)"`)
 	// policyRE reads an in-tree ValidatingAdmissionPolicy's denial.
 	policyRE = regexp.MustCompile(`ValidatingAdmissionPolicy '([^']+)' with binding '([^']+)' denied request`)
 	quotaRE  = regexp.MustCompile(`exceeded quota: ([^,]+)`)
@@ -76,6 +79,10 @@ var eventClasses = []eventClass{
 		match: func(e *corev1.Event) bool { return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") },
 		what:  "an admission webhook rejects the controller's write",
 		fix:   "read the webhook's reason in the message: Istio's validation.istio.io rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157); a policy webhook (OPA Gatekeeper, Kyverno) may reject the weights, labels or annotations the controller writes. Fix the object or the webhook's rule (`kubectl get validatingwebhookconfigurations` lists who holds that webhook), not the Rollout; the controller retries every pass"},
+	{key: "webhook-unreachable", critical: true,
+		match: func(e *corev1.Event) bool { return webhookCallRE.MatchString(e.Message) },
+		what:  "the API server cannot call an admission webhook that must answer (failurePolicy Fail), so it refuses the controller's write",
+		fix:   "the webhook's server is down or unreachable (Istio's validation.istio.io is served by istiod): bring it back, or, knowing what the webhook guards, set its failurePolicy to Ignore (`kubectl get validatingwebhookconfigurations` lists who holds it); every write it intercepts fails meanwhile, not only this Rollout's, and the controller retries every pass"},
 	{key: "policy", critical: true,
 		match: func(e *corev1.Event) bool { return policyRE.MatchString(e.Message) },
 		what:  "a ValidatingAdmissionPolicy rejects the controller's write",
@@ -177,6 +184,10 @@ func detail(g *eventGroup) string {
 		if s := webhookRE.FindStringSubmatch(m); s != nil {
 			return " (" + s[1] + ")"
 		}
+	case "webhook-unreachable":
+		if s := webhookCallRE.FindStringSubmatch(m); s != nil {
+			return " (" + s[1] + ")"
+		}
 	case "policy":
 		if s := policyRE.FindStringSubmatch(m); s != nil {
 			return " (ValidatingAdmissionPolicy " + s[1] + ")"
@@ -226,16 +237,17 @@ func firstLine(s string, n int) string {
 // controller (docs/fidelity.md prints it; a class without a line fails
 // TestEveryEventClassHasALabLine).
 var eventLab = map[string]string{
-	"quota":      "reproduced (e2e controller-errors-quota): a ResourceQuota of one ReplicaSet refuses the canary's: ReplicaSetCreateError `… is forbidden: exceeded quota: rs, …` on every version; RD159 names the quota, not RBAC",
-	"webhook":    "reproduced (e2e controller-errors-webhook) on " + labVersions + ": a validating admission webhook served over HTTPS by the test on 127.0.0.1 (its own CA in the caBundle, `clientConfig.url`, a namespaceSelector for the scenario's namespace), called by the lab's API server, denies the 50% weight on the VirtualService in the words of Istio's webhook: TrafficRoutingError `admission webhook \"validation.istio.io\" denied the request: configuration is invalid: …`; RD159 gives one finding, the webhook class with its name — not RBAC, not an admission policy",
-	"policy":     "reproduced (e2e controller-errors) on " + labVersions + ": a ValidatingAdmissionPolicy (in-tree, CEL) denies the 50% weight on the VirtualService: TrafficRoutingError `… is forbidden: ValidatingAdmissionPolicy '…' with binding '…' denied request: …`; RD159 names the policy, not RBAC",
-	"rbac":       "reproduced (e2e controller-errors-rbac) on " + labVersions + ": one more controller of the version, with an --instance-id of its own, runs as a ServiceAccount (a TokenRequest token) whose ClusterRole may get, list and watch VirtualServices but not update them; its Rollout deploys, and the update to 50% is TrafficRoutingError `virtualservices.networking.istio.io \"app\" is forbidden: User \"system:serviceaccount:…:argo-rollouts\" cannot update resource \"virtualservices\" in API group \"networking.istio.io\" …`; RD159 names the ServiceAccount, the verb and the resource",
-	"conflict":   "not reproduced: needs another writer racing the controller on the same object inside one pass; table tests",
-	"plugin":     "not reproduced: the lab has no plugin binaries; table tests",
-	"notfound":   "not reproduced as an Event: a VirtualService missing when the Rollout is reconciled is an InvalidSpec condition, no Warning Event (e2e controller-errors: RD113 reports the condition on every version); VirtualServiceNotFound comes only from the Istio router's own lookup (header and mirror routes) after validation passed",
-	"verify":     "not reproducible here: AWS Load Balancer Controller target groups only",
-	"router":     "not reproduced apart: the lab's router errors (the webhook, the policy and the RBAC denial above) carry a more specific cause",
-	"replicaset": "not reproduced apart: the lab's ReplicaSet error (the quota above) carries a more specific cause",
+	"quota":               "reproduced (e2e controller-errors-quota): a ResourceQuota of one ReplicaSet refuses the canary's: ReplicaSetCreateError `… is forbidden: exceeded quota: rs, …` on every version; RD159 names the quota, not RBAC",
+	"webhook":             "reproduced (e2e controller-errors-webhook) on " + labVersions + ": a validating admission webhook served over HTTPS by the test on 127.0.0.1 (its own CA in the caBundle, `clientConfig.url`, a namespaceSelector for the scenario's namespace), called by the lab's API server, denies the 50% weight on the VirtualService in the words of Istio's webhook: TrafficRoutingError `admission webhook \"validation.istio.io\" denied the request: configuration is invalid: …`; RD159 gives one finding, the webhook class with its name — not RBAC, not an admission policy",
+	"webhook-unreachable": "reproduced (e2e controller-errors-webhook) on " + labVersions + ": the same webhook's server stopped, its configuration kept: TrafficRoutingError `Internal error occurred: failed calling webhook \"validation.istio.io\": failed to call webhook: Post \"https://127.0.0.1:…/validate?timeout=5s\": dial tcp 127.0.0.1:…: connect: connection refused`; RD159 says the webhook cannot be called, apart from its denials",
+	"policy":              "reproduced (e2e controller-errors) on " + labVersions + ": a ValidatingAdmissionPolicy (in-tree, CEL) denies the 50% weight on the VirtualService: TrafficRoutingError `… is forbidden: ValidatingAdmissionPolicy '…' with binding '…' denied request: …`; RD159 names the policy, not RBAC",
+	"rbac":                "reproduced (e2e controller-errors-rbac) on " + labVersions + ": one more controller of the version, with an --instance-id of its own, runs as a ServiceAccount (a TokenRequest token) whose ClusterRole may get, list and watch VirtualServices but not update them; its Rollout deploys, and the update to 50% is TrafficRoutingError `virtualservices.networking.istio.io \"app\" is forbidden: User \"system:serviceaccount:…:argo-rollouts\" cannot update resource \"virtualservices\" in API group \"networking.istio.io\" …`; RD159 names the ServiceAccount, the verb and the resource",
+	"conflict":            "not reproduced: needs another writer racing the controller on the same object inside one pass; table tests",
+	"plugin":              "not reproduced: the lab has no plugin binaries; table tests",
+	"notfound":            "not reproduced as an Event: a VirtualService missing when the Rollout is reconciled is an InvalidSpec condition, no Warning Event (e2e controller-errors: RD113 reports the condition on every version); VirtualServiceNotFound comes only from the Istio router's own lookup (header and mirror routes) after validation passed",
+	"verify":              "not reproducible here: AWS Load Balancer Controller target groups only",
+	"router":              "not reproduced apart: the lab's router errors (the webhook, the policy and the RBAC denial above) carry a more specific cause",
+	"replicaset":          "not reproduced apart: the lab's ReplicaSet error (the quota above) carries a more specific cause",
 }
 
 // labVersions are the versions the lab reproduced the classes on.
