@@ -86,6 +86,12 @@ webhooks:
 	if got := messages(rep, "RD159"); len(got) != 1 {
 		t.Errorf("RD159 gives %d findings for the webhook's denials, want one:\n%s", len(got), strings.Join(got, "\n"))
 	}
+
+	// The webhook's server goes away, its configuration stays: the API
+	// server cannot call it and, failurePolicy Fail, refuses the write.
+	wh.stop()
+	h.checkErrorMsg("the webhook's server stops answering (failurePolicy Fail)", "TrafficRoutingError", "failed calling webhook", "RD159",
+		"the API server cannot call an admission webhook that must answer (failurePolicy Fail), so it refuses the controller's write ("+webhookName+")")
 }
 
 // kubectlErr runs kubectl and returns its output and error without failing
@@ -100,6 +106,7 @@ func (h *harness) kubectlErr(args ...string) (string, error) {
 type webhook struct {
 	url   string
 	caPEM []byte
+	stop  func() // closes the server and its connections
 	mu    sync.Mutex
 	deny  int // requests denied
 }
@@ -145,7 +152,8 @@ func (h *harness) webhookServer() *webhook {
 	srv := &http.Server{Handler: http.HandlerFunc(w.serve), ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}}
 	go srv.ServeTLS(ln, "", "")
-	h.t.Cleanup(func() { srv.Close() })
+	w.stop = func() { srv.Close() }
+	h.t.Cleanup(w.stop)
 	return w
 }
 
