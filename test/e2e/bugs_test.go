@@ -220,7 +220,13 @@ func bugPromoteFullAbort(t *testing.T, h *harness) {
 	})
 	h.officialPlugin("promote", "app", "--full")
 	h.waitFor("status.promoteFull", 20*time.Second, h.promoteFull)
-	h.settled(o, 3*time.Second, 30*time.Second)
+	// The full promotion sizes the canary for every replica; its pods stay
+	// unready, so wait for the controller to stop writing instead of for
+	// available pods.
+	h.waitFor("the canary sized to 4, then 3 s without changes", 30*time.Second, func() bool {
+		ss := o.Samples()
+		return o.Now().RS[canary].Spec == 4 && time.Since(ss[len(ss)-1].At) > 3*time.Second
+	})
 	before := o.Now()
 
 	// Abort twice, as `kubectl argo rollouts abort` does, and time how long
@@ -244,21 +250,37 @@ func bugPromoteFullAbort(t *testing.T, h *harness) {
 		}
 		cleared = append(cleared, fmt.Sprintf("cleared within %.1f s", time.Since(start).Seconds()))
 	}
-	time.Sleep(5 * time.Second)
+	// Past the scale-down deadline the abort's pass may have left on the
+	// canary (abortScaleDownDelaySeconds 5).
+	time.Sleep(8 * time.Second)
 	now := o.Now()
-	aborted := false
+	// Every write of the Rollout is in the samples: count the aborts the
+	// controller wrote away, and whether it ever acted on one.
+	aborted, sets, clears, deadline := false, 0, 0, ""
+	prevAbort := false
 	for _, s := range o.Samples() {
 		if s.Phase == "Degraded" || strings.HasSuffix(s.Progressing, "/RolloutAborted") {
 			aborted = true
 		}
+		if s.Kind == "rollouts" && s.Abort != prevAbort {
+			if s.Abort {
+				sets++
+			} else {
+				clears++
+			}
+			prevAbort = s.Abort
+		}
+		if d := s.RS[canary].Deadline; d != "" {
+			deadline = d
+		}
 	}
 	rep := h.diagnose("app")
 	want := h.affects("RD153")
-	undone := !held && !aborted && h.promoteFull()
+	undone := !held && !aborted && h.promoteFull() && sets == 2 && clears == 2
 	h.record("known bug #4461: promote --full of a canary held unready (0 of 4 ready), then abort twice",
 		fmt.Sprintf("RD153 %v (catalogue: affected %v)", hasFinding(rep, "RD153"), want),
-		fmt.Sprintf("abort 1 %s, abort 2 %s; RolloutAborted/Degraded ever: %v; promoteFull still set: %v; canary %d→%d pods (0 available), stable %d→%d",
-			cleared[0], cleared[1], aborted, h.promoteFull(), before.RS[canary].Spec, now.RS[canary].Spec, before.RS[stable].Spec, now.RS[stable].Spec))
+		fmt.Sprintf("abort 1 %s, abort 2 %s (status.abort written true %d times, cleared by the controller %d times); RolloutAborted/Degraded ever: %v; promoteFull still set: %v; canary %d→%d pods (0 available, scale-down deadline %q), stable %d→%d",
+			cleared[0], cleared[1], sets, clears, aborted, h.promoteFull(), before.RS[canary].Spec, now.RS[canary].Spec, deadline, before.RS[stable].Spec, now.RS[stable].Spec))
 	if undone != want || hasFinding(rep, "RD153") != want {
 		t.Errorf("%s: catalogue says #4461 affected=%v; aborts undone=%v (%s; aborted %v); findings %s", h.version, want, undone, strings.Join(cleared, ", "), aborted, findingIDs(rep))
 	}
@@ -266,7 +288,10 @@ func bugPromoteFullAbort(t *testing.T, h *harness) {
 	// The remedy RD153 gives: clear the full promotion, then abort.
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"promoteFull":false}}`)
 	h.officialPlugin("abort", "app")
+	start := time.Now()
 	h.waitFor("the abort to be acted on after clearing promoteFull", 30*time.Second, func() bool { return h.progressingReason() == "RolloutAborted" })
+	h.record("known bug #4461: the way out RD153 gives — clear status.promoteFull, then abort", "RolloutAborted",
+		fmt.Sprintf("RolloutAborted after %.1f s", time.Since(start).Seconds()))
 	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD153") {
 		t.Errorf("RD153 still reported once the promotion was cleared and the abort acted on: %s", ids)
 	}
