@@ -438,6 +438,7 @@ func bugStableUnderweight(t *testing.T, h *harness) {
 		return phase == "Paused" && idx == 1 && s.CanaryWeight == 75 && s.RS[stable].Spec == 1
 	})
 	h.settled(o, 3*time.Second, 30*time.Second)
+	_, _, second, _, _ := h.status()
 	start := time.Now()
 	h.holdUnready("c")
 	var rep *diagnose.Report
@@ -456,9 +457,9 @@ func bugStableUnderweight(t *testing.T, h *harness) {
 	if !under {
 		got = "never more weight than the stable's available pods carry"
 	}
-	h.record("known bug #3372: dynamicStableScale at setWeight 75 of 4 (stable 1 pod), then a revision never ready; stable pods ready 15–20 s after creation; 30 s",
+	h.record("known bug #3372: dynamicStableScale at setWeight 75 of 4 (stable 1 pod), then a third revision never ready; stable pods ready 15–20 s after creation; 30 s",
 		fmt.Sprintf("RD156 %v (catalogue: affected %v)", hasFinding(rep, "RD156"), want),
-		fmt.Sprintf("%s; weights %s; after 30 s stable %d/%d available, weight %d", got, weightTrace(o.Samples(), now.CurrentHash), now.RS[stable].Available, now.RS[stable].Spec, now.CanaryWeight))
+		fmt.Sprintf("%s; canary weights (second revision available/spec) %s; after 30 s stable %d/%d available, weight %d", got, weightTrace(o.Samples(), second), now.RS[stable].Available, now.RS[stable].Spec, now.CanaryWeight))
 	if under != want || hasFinding(rep, "RD156") != want {
 		t.Errorf("%s: catalogue says #3372 affected=%v; stable overweight=%v (%s, diagnosed at %q); findings %s", h.version, want, under, got, seen, findingIDs(rep))
 	}

@@ -71,7 +71,9 @@ func writeFidelity(path string, merge bool) error {
 		if err != nil {
 			return err
 		}
-		parts := strings.Split(string(old), "\n## ")
+		// The page ends with the catalogue's sections, written anew below.
+		page, _, _ := strings.Cut(string(old), "\n## Known controller bugs\n")
+		parts := strings.Split(page, "\n## ")
 		for _, p := range parts[1:] {
 			title, _, _ := strings.Cut(p, "\n")
 			sections[title] = "\n## " + strings.TrimRight(p, "\n") + "\n"
