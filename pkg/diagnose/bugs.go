@@ -460,7 +460,7 @@ func matchStableUnderweight(c *Context) *BugMatch {
 	return &BugMatch{
 		State:    fmt.Sprintf("stable %s carries %d of %d weight with %d available pods; that weight needs %d", in.Stable.Name, sw, in.MaxWeight, in.Stable.Available, need),
 		Effect:   "this version sets the weight without checking that the stable has the pods for it, so the stable's pods take more than their share until it scales up",
-		Do:       "watch the stable's pods for overload until it has " + fmt.Sprint(need) + " available; avoid aborts and undos with dynamicStableScale on this version",
+		Do:       "watch the stable's pods for overload until it has " + fmt.Sprint(need) + " available; on this version do not push a new revision over an unfinished canary with dynamicStableScale: abort first and let the stable scale up",
 		Evidence: []rules.Evidence{ev(c.obj(), "status.canary.weights.stable.weight", sw), rsEvidence(in.Stable)},
 	}
 }
