@@ -71,12 +71,18 @@ func writeFidelity(path string, merge bool) error {
 		if err != nil {
 			return err
 		}
-		// The page ends with the catalogue's sections, written anew below.
-		page, _, _ := strings.Cut(string(old), "\n## Known controller bugs\n")
-		parts := strings.Split(page, "\n## ")
+		// The catalogue's sections are written anew at the end, not kept.
+		catalogue := map[string]bool{}
+		for _, p := range strings.Split(diagnose.BugsMarkdown(), "\n## ")[1:] {
+			title, _, _ := strings.Cut(p, "\n")
+			catalogue[title] = true
+		}
+		parts := strings.Split(string(old), "\n## ")
 		for _, p := range parts[1:] {
 			title, _, _ := strings.Cut(p, "\n")
-			sections[title] = "\n## " + strings.TrimRight(p, "\n") + "\n"
+			if !catalogue[title] {
+				sections[title] = "\n## " + strings.TrimRight(p, "\n") + "\n"
+			}
 		}
 	}
 	for _, n := range names {
