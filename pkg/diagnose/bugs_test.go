@@ -107,6 +107,9 @@ var bugCases = []bugCase{
 
 	{name: "abort during promote --full", id: "RD153", edit: both(noWindow, aborted, set([]string{"status", "promoteFull"}, true)), fires: allVersions,
 		says: "status.abort and status.promoteFull are both set"},
+	{name: "promote --full, the abort already written away, canary 0/20 available (e2e bug-promote-full-abort)", id: "RD153",
+		edit: both(noWindow, set([]string{"status", "promoteFull"}, true)), objs: rsStatus("checkout-api-5f6c8d7b9a", 20, 0), fires: allVersions,
+		says: "a full promotion (status.promoteFull) of checkout-api-5f6c8d7b9a is under way with 0/20 available"},
 	{name: "promote --full, canary available", id: "RD153", edit: both(noWindow, set([]string{"status", "promoteFull"}, true)), objs: rsStatus("checkout-api-5f6c8d7b9a", 20, 20)},
 	{name: "abort without promote --full", id: "RD153", edit: both(noWindow, aborted)},
 
@@ -133,6 +136,8 @@ var bugCases = []bugCase{
 	{name: "promote --full, dynamicStableScale, canary 2", id: "RD157", edit: both(noWindow, set([]string{"status", "promoteFull"}, true), set(canaryField("dynamicStableScale"), true))},
 
 	{name: "aborted, canary 2 available, 300 SwitchService events", id: "RD158", edit: both(noWindow, aborted), objs: addObjs(switchEvent(300)), fires: allVersions,
+		says: "each pass points Service checkout-api-canary at the canary"},
+	{name: "aborted, canary 2 available, 5 SwitchService events (what the lab's events showed)", id: "RD158", edit: both(noWindow, aborted), objs: addObjs(switchEvent(5)), fires: allVersions,
 		says: "each pass points Service checkout-api-canary at the canary"},
 	{name: "aborted, canary scaled down", id: "RD158", edit: both(noWindow, aborted), objs: rsStatus("checkout-api-5f6c8d7b9a", 0, 0)},
 	{name: "not aborted", id: "RD158", edit: noWindow},
