@@ -10,7 +10,8 @@ for target in \
 	"./pkg/escape FuzzBuild" \
 	"./pkg/lint FuzzLint" \
 	"./pkg/model FuzzEvaluate" \
-	"./pkg/timeline FuzzRecord"; do
+	"./pkg/timeline FuzzRecord" \
+	"./pkg/snapshot FuzzSplitJSONList"; do
 	set -- $target
 	echo "fuzz: $2 for ${t}s"
 	go test -run '^$' -fuzz "^$2\$" -fuzztime "${t}s" -fuzzminimizetime 5x "$1"

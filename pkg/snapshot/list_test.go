@@ -141,3 +141,39 @@ func TestSplitJSONListMatchesWholeDecode(t *testing.T) {
 		t.Fatalf("item 1 at line %d (%s), want 10", split[1].Source.Line, split[1].Object.GetName())
 	}
 }
+
+// FuzzSplitJSONList: wherever the byte scanner splits a JSON List, decoding
+// the items one by one gives exactly what decoding the whole document gives
+// — the same objects, or an error both ways.
+func FuzzSplitJSONList(f *testing.F) {
+	f.Add(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}},{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}]}`)
+	f.Add(`{"items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p\"]}"}} , {"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"x":[1,{"y":"}"}]}}],"kind":"List","apiVersion":"v1","metadata":{}}`)
+	f.Add(`{"kind":"List","items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}} {"kind":"Pod"}],"apiVersion":"v1"}`)
+	f.Add(`{"kind":"List","items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}},],"apiVersion":"v1"}`)
+	f.Add(`{"kind":"List","items":[1, "x", null, {"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}],"apiVersion":"v1"}`)
+	f.Add(`{"kind":"List","apiVersion":"v1","items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}],"items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"b"}}]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		defer func(old int) { minSplitItems = old }(minSplitItems)
+		minSplitItems = 1
+		if _, _, ok := splitJSONList(document{body: []byte(in), line: 1}); !ok {
+			return
+		}
+		split, _, errSplit := Decode("l.json", strings.NewReader(in))
+		minSplitItems = 1 << 30
+		whole, _, errWhole := Decode("l.json", strings.NewReader(in))
+		if (errSplit == nil) != (errWhole == nil) {
+			t.Fatalf("split: %v, whole: %v", errSplit, errWhole)
+		}
+		if errSplit == nil && !reflect.DeepEqual(objectsOf(split), objectsOf(whole)) {
+			t.Fatalf("split decode differs:\n%v\n%v", objectsOf(split), objectsOf(whole))
+		}
+	})
+}
+
+func objectsOf(ls []Located) []map[string]interface{} {
+	var out []map[string]interface{}
+	for _, l := range ls {
+		out = append(out, l.Object.Object)
+	}
+	return out
+}

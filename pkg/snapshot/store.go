@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -421,11 +422,13 @@ func decodeData(name string, data []byte, typed bool) ([]Located, *Header, error
 	decoded := make([]decodedDoc, len(docs))
 	for i, d := range docs {
 		rest, items, ok := splitList(d)
+		isJSON := false
 		if !ok {
 			rest, items, ok = splitJSONList(d)
+			isJSON = ok
 		}
 		if ok {
-			decoded[i] = decodeList(name, rest, items, typed)
+			decoded[i] = decodeList(name, d, rest, items, typed, isJSON)
 			docs[i] = document{} // done
 		}
 	}
@@ -467,16 +470,22 @@ func readInput(r io.Reader) ([]byte, error) {
 
 // decodeList decodes a List whose items splitList cut apart: each item on
 // its own, in parallel, then the List around them.
-func decodeList(name string, rest document, items []document, typed bool) decodedDoc {
+func decodeList(name string, whole, rest document, items []document, typed, isJSON bool) decodedDoc {
 	d := decodeDocument(name, rest)
-	if d.err != nil || d.obj == nil {
+	if d.err != nil {
 		return decodedDoc{err: d.err}
+	}
+	if kind, _ := d.obj["kind"].(string); !strings.HasSuffix(kind, "List") {
+		// Not a List (collect reads items only of a kind ending in List):
+		// decoded whole, its items are whatever that kind says they are.
+		return decodeDocument(name, whole)
 	}
 	parts := make([]decodedDoc, len(items))
 	var structs []interface{}
 	if typed {
 		structs = make([]interface{}, len(items))
 	}
+	var invalid atomic.Bool
 	par.Do(len(items), func(i int) {
 		if typed {
 			if stub, obj, ok := decodeTypedItem(items[i].body); ok {
@@ -485,8 +494,18 @@ func decodeList(name string, rest document, items []document, typed bool) decode
 				return
 			}
 		}
+		// splitJSONList does not validate an item, and the item's own
+		// decoder would read some invalid JSON as YAML, as the whole
+		// document's would not.
+		if isJSON && !json.Valid(items[i].body) {
+			invalid.Store(true)
+			return
+		}
 		parts[i] = decodeDocument(name, items[i])
 	})
+	if invalid.Load() {
+		return decodeDocument(name, whole)
+	}
 	d.typed = structs
 	list := make([]interface{}, 0, len(items))
 	d.lines = make([]int, 0, len(items))
