@@ -114,15 +114,7 @@ func bugSubsetUnready(t *testing.T, h *harness) {
 func bugAbortPaused(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(h.trafficObjects(hostMode))
-	h.apply(h.rolloutYAML(spec, "a"))
-	h.healthy(o, 4, 90*time.Second)
-	h.setImage("b")
-	h.waitFor("the pause at setWeight 50", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 50
-	})
-	_, _, canary, _, _ := h.status()
+	_, canary := h.firstPause(o, spec, 50)
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":true}}`)
 	h.settled(o, 3*time.Second, 30*time.Second)
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
@@ -156,15 +148,7 @@ func bugAbortPaused(t *testing.T, h *harness) {
 func bugDSSAbort(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode, dss: true, abortDelay: 5}
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(h.trafficObjects(hostMode))
-	h.apply(h.rolloutYAML(spec, "a"))
-	stable := h.healthy(o, 4, 90*time.Second)
-	h.setImage("b")
-	h.waitFor("the pause at setWeight 50", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 50
-	})
-	_, _, canary, _, _ := h.status()
+	stable, canary := h.firstPause(o, spec, 50)
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
 	// Five times abortScaleDownDelaySeconds: an abort that completes has
 	// scaled the canary to 0 and the stable back to 4.
@@ -351,15 +335,7 @@ func (h *harness) switchServiceEvents() string {
 func bugCanarySvcFlap(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: nginxMode, abortDelay: 30}
 	o := h.observeCanarySvc(nginxMode)
-	h.apply(h.trafficObjects(nginxMode))
-	h.apply(h.rolloutYAML(spec, "a"))
-	stable := h.healthy(o, 4, 90*time.Second)
-	h.setImage("b")
-	h.waitFor("the pause at setWeight 50", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 50
-	})
-	_, _, canary, _, _ := h.status()
+	stable, canary := h.firstPause(o, spec, 50)
 	h.settled(o, 3*time.Second, 30*time.Second)
 	if sel := o.Now().CanarySvc; sel != canary {
 		t.Fatalf("before the abort the canary Service selects %q, not the canary %s", sel, canary)

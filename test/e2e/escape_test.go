@@ -87,14 +87,7 @@ func (h *harness) abortedRollout() *observer {
 // returns as soon as the controller has written the abort (phase Degraded).
 func (h *harness) abortAt20(spec rolloutSpec) *observer {
 	o := h.observe(isCanaryDest(hostMode))
-	h.apply(h.trafficObjects(hostMode))
-	h.apply(h.rolloutYAML(spec, "a"))
-	h.healthy(o, 10, 90*time.Second)
-	h.setImage("b")
-	h.waitFor("the pause at setWeight 20", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 20
-	})
+	h.firstPause(o, spec, 20)
 	// Abort a quiet Rollout. Patched while the controller is still writing
 	// the pause status, the abort can be lost: the lab showed (mostly on
 	// v1.9.3) the controller writing its own, older copy back into its

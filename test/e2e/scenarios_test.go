@@ -244,6 +244,23 @@ func (h *harness) healthy(o *observer, replicas int64, timeout time.Duration) st
 	return hash
 }
 
+// firstPause applies spec (its traffic objects, the Rollout on image a),
+// waits until it is Healthy, sets image b and waits for the pause after
+// the first step, setWeight weight. It returns the stable and the canary
+// ReplicaSets' hashes.
+func (h *harness) firstPause(o *observer, spec rolloutSpec, weight int64) (stable, canary string) {
+	h.apply(h.trafficObjects(spec.mode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stable = h.healthy(o, int64(spec.replicas), 90*time.Second)
+	h.setImage("b")
+	h.waitFor(fmt.Sprintf("the pause at setWeight %d", weight), 90*time.Second, func() bool {
+		phase, _, _, idx, _ := h.status()
+		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == weight
+	})
+	_, _, canary, _, _ = h.status()
+	return stable, canary
+}
+
 func (h *harness) setImage(image string) {
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--field-manager", fieldManager, "--type", "json", "-p",
 		fmt.Sprintf(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.example/app:%s"}]`, image))
