@@ -29,6 +29,8 @@ type DiagnoseOptions struct {
 	// Name is the Rollout's name ("" with -f and a single Rollout in it).
 	Name  string
 	Watch bool
+	// history keeps what successive reads of --watch showed.
+	history *diagnose.History
 	// Analysis shows every AnalysisRun metric and measurement in the human
 	// view (-o json and yaml always carry them).
 	Analysis bool
@@ -169,7 +171,7 @@ func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (
 	if err != nil {
 		return nil, failure(err)
 	}
-	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source)
+	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source, o.history)
 }
 
 // diagnosis is a report with the escape plan its findings' "escape now"
@@ -182,7 +184,7 @@ type diagnosis struct {
 
 // diagnoseSnapshot finds the Rollout in a snapshot and diagnoses it with
 // the controller version the flag or the snapshot gives.
-func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source string) (*diagnosis, error) {
+func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source string, hist *diagnose.History) (*diagnosis, error) {
 	ro, err := snap.FindRollout(ns, name)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitError, Err: err}
@@ -201,7 +203,7 @@ func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source str
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitUsage, Err: err}
 	}
-	d := &diagnosis{rep: diagnose.Run(view, cv, diagnose.Options{Source: source})}
+	d := &diagnosis{rep: diagnose.Run(view, cv, diagnose.Options{Source: source, History: hist})}
 	// The way out a finding names comes from the same plan escape prints.
 	d.plan, d.planErr = escape.Build(escape.Input{View: view, Controller: cv})
 	if d.planErr == nil {
@@ -219,6 +221,9 @@ func (o *DiagnoseOptions) watch(ctx context.Context, conn *gather.Connection) er
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	clear, _ := render.UseColor(o.Color, o.streams.Out)
+	// Successive reads show what one cannot: writers of the same fields
+	// taking turns (RD160, RD135 with the count and the window).
+	o.history = diagnose.NewHistory()
 	draw := func() error {
 		d, err := o.report(ctx, conn)
 		if err != nil || ctx.Err() != nil {

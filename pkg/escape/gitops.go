@@ -2,9 +2,12 @@ package escape
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // GitOps describes the tool that owns the Rollout's spec, and what that
@@ -25,16 +28,66 @@ type GitOps struct {
 	UndoReverted bool `json:"undoReverted"`
 	// StopFight is the change to the tool that makes it leave the Rollout's
 	// template alone, when it would revert an undo.
-	StopFight string   `json:"stopFight,omitempty"`
-	Notes     []string `json:"notes"`
+	StopFight string `json:"stopFight,omitempty"`
+	// RouterFought lists the router objects whose weights the GitOps tool
+	// wrote last (managedFields): promote and abort change the weight the
+	// controller writes there, and the sync puts Git's back, so those are
+	// fought too. RouterFix is the change that stops it.
+	RouterFought []string `json:"routerFought,omitempty"`
+	RouterFix    string   `json:"routerFix,omitempty"`
+	Notes        []string `json:"notes"`
+}
+
+// routerFight finds the router objects a GitOps tool wrote the weights of
+// last, and what stops it.
+func routerFight(v *snapshot.View, ver upstream.Version) (objs []string, manager, fix string) {
+	if v.Workload == nil || v.Workload.Router == nil {
+		return nil, "", ""
+	}
+	st := router.Read(v.Rollout, v.Workload.Router, ver, router.FlagsOf(v.Controllers))
+	if st == nil {
+		return nil, "", ""
+	}
+	var fixes []string
+	for _, o := range st.Objects {
+		w := o.Writer
+		if o.Missing || o.NotOwned || w == nil || w.Controller || diagnose.GitOpsTool(w.Manager) == "" {
+			continue
+		}
+		what := o.Ref()
+		if o.Canary != nil {
+			what += fmt.Sprintf(" (canary %d", *o.Canary)
+			if s := v.Rollout.Status.Canary.Weights; s != nil {
+				what += fmt.Sprintf(" where the status says %d", s.Canary.Weight)
+			}
+			what += ")"
+		}
+		objs = append(objs, what)
+		manager = w.Manager
+		flux := ""
+		if g := v.GitOps; g != nil && g.Mark.Tool == "Flux" {
+			flux = "flux suspend " + strings.ToLower(g.Mark.Kind) + " " + g.Mark.Name
+			if g.Mark.Namespace != "" {
+				flux += " -n " + g.Mark.Namespace
+			}
+		}
+		fixes = append(fixes, diagnose.RouterFix(o, w.Manager, flux))
+	}
+	return objs, manager, strings.Join(fixes, "; ")
 }
 
 // detectGitOps reads the GitOps tool the Rollout's marks name (Argo CD's
 // tracking-id annotation or legacy instance label, Flux's toolkit labels)
 // and, when the snapshot holds it, its Application, Kustomization or
 // HelmRelease: whether it syncs by itself and heals drift.
-func detectGitOps(v *snapshot.View) *GitOps {
+func detectGitOps(v *snapshot.View, ver upstream.Version) *GitOps {
 	o := v.GitOps
+	fought, manager, rfix := routerFight(v, ver)
+	if o == nil && len(fought) > 0 {
+		// The Rollout carries no mark, but a GitOps tool writes its router.
+		tool := diagnose.GitOpsTool(manager)
+		o = &snapshot.GitOpsOwner{Mark: &snapshot.GitOpsMark{Tool: tool, Kind: "field manager", Name: manager, Evidence: "managedFields of " + fought[0] + ": " + manager}}
+	}
 	if o == nil {
 		return nil
 	}
@@ -68,9 +121,15 @@ func detectGitOps(v *snapshot.View) *GitOps {
 	if !read {
 		undo += " (the owner object could not be read: its settings are assumed)"
 	}
+	status := "abort, retry, promote and skip patch only status, which Git does not declare: " + g.Tool + " leaves them alone"
+	if len(fought) > 0 {
+		g.RouterFought, g.RouterFix = fought, rfix
+		status = fmt.Sprintf("abort, retry, promote and skip patch only status, but promote and abort change the weight the controller writes to %s, whose weights %s wrote last: the sync puts Git's weights back after every write of the controller, so promote and abort are fought too until it stops writing them: %s",
+			strings.Join(fought, ", "), manager, rfix)
+	}
 	g.Notes = []string{
 		undo,
-		"abort, retry, promote and skip patch only status, which Git does not declare: " + g.Tool + " leaves them alone",
+		status,
 		"promote --full on v1.9+ also sets spec.paused=false, a spec change " + g.Tool + " may report as drift",
 		"what to commit instead of undo: the image/template of the revision you want to run (the target revision's), so Git and the cluster agree",
 	}
