@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -38,9 +40,14 @@ type GitOps struct {
 	Notes        []string `json:"notes"`
 }
 
-// routerFight finds the router objects a GitOps tool wrote the weights of
-// last, and what stops it.
-func routerFight(v *snapshot.View, ver upstream.Version) (objs []string, manager, fix string) {
+// routerFight finds the router objects whose weights a GitOps tool puts
+// back after the controller writes them: the last writer of the weights is
+// Argo CD's or Flux's manager (managedFields), or the object carries the
+// tool's mark and the owner, when read, heals drift and does not ignore the
+// weights (a single read taken after the controller wrote its weight back
+// no longer shows the tool's write). It returns the objects, the tool's
+// manager or owner, and what stops it.
+func routerFight(v *snapshot.View, ver upstream.Version) (objs []string, who, fix string) {
 	if v.Workload == nil || v.Workload.Router == nil {
 		return nil, "", ""
 	}
@@ -48,10 +55,32 @@ func routerFight(v *snapshot.View, ver upstream.Version) (objs []string, manager
 	if st == nil {
 		return nil, "", ""
 	}
+	marks := map[string]*snapshot.GitOpsMark{}
+	for _, u := range v.Workload.Router.Objects {
+		m := snapshot.MarkOf(metav1.ObjectMeta{Labels: u.GetLabels(), Annotations: u.GetAnnotations()})
+		if m != nil && !m.Weak {
+			marks[u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName()] = m
+		}
+	}
+	flux := ""
+	if g := v.GitOps; g != nil && g.Mark.Tool == "Flux" {
+		flux = "flux suspend " + strings.ToLower(g.Mark.Kind) + " " + g.Mark.Name
+		if g.Mark.Namespace != "" {
+			flux += " -n " + g.Mark.Namespace
+		}
+	}
 	var fixes []string
 	for _, o := range st.Objects {
-		w := o.Writer
-		if o.Missing || o.NotOwned || w == nil || w.Controller || diagnose.GitOpsTool(w.Manager) == "" {
+		if o.Missing || o.NotOwned {
+			continue
+		}
+		manager := ""
+		if w := o.Writer; w != nil && !w.Controller && diagnose.GitOpsTool(w.Manager) != "" {
+			manager, who = w.Manager, w.Manager
+		} else if m := marks[o.Ref()]; m != nil && markedFights(v.GitOps, m, o) {
+			manager = map[string]string{"Argo CD": "argocd-controller", "Flux": "kustomize-controller"}[m.Tool]
+			who = m.Owner()
+		} else {
 			continue
 		}
 		what := o.Ref()
@@ -63,17 +92,28 @@ func routerFight(v *snapshot.View, ver upstream.Version) (objs []string, manager
 			what += ")"
 		}
 		objs = append(objs, what)
-		manager = w.Manager
-		flux := ""
-		if g := v.GitOps; g != nil && g.Mark.Tool == "Flux" {
-			flux = "flux suspend " + strings.ToLower(g.Mark.Kind) + " " + g.Mark.Name
-			if g.Mark.Namespace != "" {
-				flux += " -n " + g.Mark.Namespace
-			}
-		}
-		fixes = append(fixes, diagnose.RouterFix(o, w.Manager, flux))
+		fixes = append(fixes, diagnose.RouterFix(o, manager, flux))
 	}
-	return objs, manager, strings.Join(fixes, "; ")
+	return objs, who, strings.Join(fixes, "; ")
+}
+
+// markedFights says whether the GitOps owner that marks router object o
+// puts Git's weights back: unknown (not the Rollout's owner, or not read)
+// counts as yes; read, it must sync by itself, heal drift (Flux always
+// does while not suspended) and not ignore the weights.
+func markedFights(owner *snapshot.GitOpsOwner, m *snapshot.GitOpsMark, o router.Object) bool {
+	if owner == nil || owner.Mark.Kind != m.Kind || owner.Mark.Name != m.Name {
+		return true
+	}
+	read := owner.AutoSync || owner.SyncStatus != "" || len(owner.Ignore) > 0 || owner.Interval != ""
+	if !read {
+		return true
+	}
+	group := o.APIVersion
+	if i := strings.Index(group, "/"); i >= 0 {
+		group = group[:i]
+	}
+	return owner.SelfHeal && !owner.IgnoresWeights(group, o.Kind, o.Name, o.Namespace)
 }
 
 // detectGitOps reads the GitOps tool the Rollout's marks name (Argo CD's
@@ -82,11 +122,14 @@ func routerFight(v *snapshot.View, ver upstream.Version) (objs []string, manager
 // HelmRelease: whether it syncs by itself and heals drift.
 func detectGitOps(v *snapshot.View, ver upstream.Version) *GitOps {
 	o := v.GitOps
-	fought, manager, rfix := routerFight(v, ver)
+	fought, who, rfix := routerFight(v, ver)
 	if o == nil && len(fought) > 0 {
 		// The Rollout carries no mark, but a GitOps tool writes its router.
-		tool := diagnose.GitOpsTool(manager)
-		o = &snapshot.GitOpsOwner{Mark: &snapshot.GitOpsMark{Tool: tool, Kind: "field manager", Name: manager, Evidence: "managedFields of " + fought[0] + ": " + manager}}
+		tool := diagnose.GitOpsTool(who)
+		if tool == "" {
+			tool = "GitOps"
+		}
+		o = &snapshot.GitOpsOwner{Mark: &snapshot.GitOpsMark{Tool: tool, Kind: "field manager", Name: who, Evidence: "managedFields or marks of " + fought[0] + ": " + who}}
 	}
 	if o == nil {
 		return nil
@@ -124,8 +167,8 @@ func detectGitOps(v *snapshot.View, ver upstream.Version) *GitOps {
 	status := "abort, retry, promote and skip patch only status, which Git does not declare: " + g.Tool + " leaves them alone"
 	if len(fought) > 0 {
 		g.RouterFought, g.RouterFix = fought, rfix
-		status = fmt.Sprintf("abort, retry, promote and skip patch only status, but promote and abort change the weight the controller writes to %s, whose weights %s wrote last: the sync puts Git's weights back after every write of the controller, so promote and abort are fought too until it stops writing them: %s",
-			strings.Join(fought, ", "), manager, rfix)
+		status = fmt.Sprintf("abort, retry, promote and skip patch only status, but promote and abort change the weight the controller writes to %s, whose weights %s puts back to Git's: the sync reverts every weight the controller writes, so promote and abort are fought too until it stops writing them: %s",
+			strings.Join(fought, ", "), who, rfix)
 	}
 	g.Notes = []string{
 		undo,

@@ -96,3 +96,38 @@ func TestGitOpsRouterFightFoughtToo(t *testing.T) {
 		})
 	}
 }
+
+// TestGitOpsRouterMarkedFought: the controller wrote the weight back last,
+// but the VirtualService carries the tracking-id of the Rollout's
+// Application, which heals drift: promote and abort are fought; with the
+// weights in ignoreDifferences they are not.
+func TestGitOpsRouterMarkedFought(t *testing.T) {
+	mark := &snapshot.GitOpsMark{Tool: "Argo CD", Kind: "Application", Group: snapshot.GroupArgoCD, Namespace: "argocd", Name: "shop", Evidence: "annotation"}
+	weights := []snapshot.IgnoreRule{{Group: "networking.istio.io", Kind: "VirtualService", JQPathExpressions: []string{".spec.http[].route[].weight"}}}
+	for _, c := range []struct {
+		name   string
+		owner  *snapshot.GitOpsOwner
+		fought bool
+	}{
+		{"selfHeal", &snapshot.GitOpsOwner{Mark: mark, AutoSync: true, SelfHeal: true, SyncStatus: "Synced"}, true},
+		{"selfHeal, weights ignored", &snapshot.GitOpsOwner{Mark: mark, AutoSync: true, SelfHeal: true, SyncStatus: "Synced", Ignore: weights}, false},
+		{"no automated sync", &snapshot.GitOpsOwner{Mark: mark, SyncStatus: "Synced"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := exampleView(t)
+			v.GitOps = c.owner
+			for _, u := range v.Workload.Router.Objects {
+				if u.GetKind() == "VirtualService" {
+					u.SetAnnotations(map[string]string{"argocd.argoproj.io/tracking-id": "argocd_shop:networking.istio.io/VirtualService:" + u.GetNamespace() + "/" + u.GetName()})
+				}
+			}
+			p := plan(t, v, "v1.10.2")
+			if got := p.GitOps != nil && len(p.GitOps.RouterFought) > 0; got != c.fought {
+				t.Fatalf("router fought %v, want %v: %+v", got, c.fought, p.GitOps)
+			}
+			if c.fought && !strings.Contains(p.GitOps.Notes[1], "Application argocd/shop puts back to Git's") {
+				t.Errorf("note %q does not name the Application", p.GitOps.Notes[1])
+			}
+		})
+	}
+}
