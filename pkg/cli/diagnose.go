@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -238,6 +239,7 @@ func (o *DiagnoseOptions) watch(ctx context.Context, conn *gather.Connection) er
 		fmt.Fprintf(o.streams.ErrOut, "error: %v (retrying in %s, giving up in %s)\n", err, roundDuration(wait), roundDuration(left))
 	}
 	opt.OnError = func(err error) { fmt.Fprintf(o.streams.ErrOut, "warning: %v\n", err) }
+	opt.OnEvent = func(u *unstructured.Unstructured) { o.history.ObserveEvent(u, time.Now()) }
 	return failure(gather.Watch(ctx, conn.Dynamic, o.Namespace, o.Name, opt, draw))
 }
 

@@ -7,8 +7,12 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // History is what successive reads of one Rollout showed (diagnose
@@ -142,6 +146,29 @@ func joinAnd(s []string) string {
 		return strings.Join(s, "")
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// ObserveEvent adds one object a watch delivered at time at: the Rollout
+// (its newest spec writer other than the controller, its generation) or a
+// router object (the last writer of its weights, router.WeightWriter).
+// Watch events carry every resourceVersion, also a sync's write the
+// controller answers within the same second, which the next full read no
+// longer shows.
+func (h *History) ObserveEvent(u *unstructured.Unstructured, at time.Time) {
+	t := Turn{At: at, ResourceVersion: u.GetResourceVersion()}
+	key := u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+	if u.GetKind() == "Rollout" {
+		for _, w := range snapshot.SpecWriters(u.GetManagedFields()) {
+			if !isController(w.Manager) {
+				t.Manager = w.Manager
+				break
+			}
+		}
+		t.Generation = u.GetGeneration()
+	} else if w := router.WeightWriter(u); w != nil {
+		t.Manager = w.Manager
+	}
+	h.Observe(key, t)
 }
 
 // observeHistory records this read in the watch's History and keeps the
@@ -283,8 +310,17 @@ func routerChurn(c *Context, r *rules.Rule, o router.Object, ch *Churn) rules.Fi
 	}
 	f := r.NewFinding(msg)
 	f.Evidence = []rules.Evidence{ev(o.Ref(), "last writer of "+o.Field+" at successive reads", ch.Says())}
-	f.Cites = o.Cites
+	f.Cites = append(o.Cites, c.vsRequeue(o)...)
 	return f
+}
+
+// vsRequeue cites, for an Istio VirtualService, the controller's informer
+// that answers every write of it with a pass.
+func (c *Context) vsRequeue(o router.Object) []upstream.Cite {
+	if o.Kind != "VirtualService" || !strings.HasPrefix(o.APIVersion, "networking.istio.io") {
+		return nil
+	}
+	return c.cites("is.vs-change-requeues")
 }
 
 // sortedChurn lists the fights of this read by object.

@@ -245,3 +245,41 @@ func TestRouterFixPerKind(t *testing.T) {
 func routerObject(kind, apiVersion, field string) router.Object {
 	return router.Object{Kind: kind, APIVersion: apiVersion, Namespace: "shop", Name: "x", Field: field}
 }
+
+// TestHistoryFromWatchEvents: the sync's write and the controller's answer
+// land in the same second, so managedFields times tie; the owner of the
+// VirtualService's http routes at each resourceVersion still tells who
+// wrote it, and the events a watch delivers make the turns.
+func TestHistoryFromWatchEvents(t *testing.T) {
+	vs := func(owner string, rv int) *unstructured.Unstructured {
+		m := map[string]interface{}{}
+		other := "argocd-controller"
+		if owner == other {
+			other = "rollouts-controller"
+		}
+		doc := fmt.Sprintf(`apiVersion: networking.istio.io/v1beta1
+kind: VirtualService
+metadata:
+  name: app
+  namespace: shop
+  resourceVersion: "%d"
+  managedFields:
+  - {manager: %s, operation: Update, apiVersion: networking.istio.io/v1beta1, time: "2026-03-01T12:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:annotations": {}}}}
+  - {manager: %s, operation: Update, apiVersion: networking.istio.io/v1beta1, time: "2026-03-01T12:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:http": {}}}}
+spec: {http: []}
+`, rv, other, owner)
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		return &unstructured.Unstructured{Object: m}
+	}
+	h := NewHistory()
+	at := routerNow
+	for i, owner := range []string{"argocd-controller", "rollouts-controller", "argocd-controller", "rollouts-controller"} {
+		h.ObserveEvent(vs(owner, 10+i), at.Add(time.Duration(i)*time.Second))
+	}
+	ch := h.Observe("VirtualService shop/app", Turn{At: at.Add(5 * time.Second), Manager: "rollouts-controller", ResourceVersion: "13"})
+	if ch == nil || ch.Alternations != 3 || strings.Join(ch.Managers, ",") != "argocd-controller,rollouts-controller" {
+		t.Fatalf("want 3 turns of argocd-controller and rollouts-controller, got %+v", ch)
+	}
+}

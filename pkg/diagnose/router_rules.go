@@ -454,6 +454,9 @@ func checkRouterEditedElsewhere(c *Context, r *rules.Rule) []rules.Finding {
 			f.Evidence = append(f.Evidence, ev(o.Ref(), refWhat, ref.UTC().Format(time.RFC3339)))
 		}
 		f.Cites = o.Cites
+		if GitOpsTool(wr.Manager) != "" {
+			f.Cites = append(f.Cites, c.vsRequeue(o)...)
+		}
 		out = append(out, f)
 	}
 	return out

@@ -47,6 +47,11 @@ type WatchOptions struct {
 	// OnRetry is told about each failed read that will be retried, the
 	// wait before the retry, and how long until Watch gives up.
 	OnRetry func(err error, wait, left time.Duration)
+	// OnEvent, when set, is given every object the Rollout's and the router
+	// objects' watches deliver, as it arrives (from the watches'
+	// goroutines): every resourceVersion, also writes overwritten before
+	// the next call of fn reads.
+	OnEvent func(*unstructured.Unstructured)
 	// OnError is told about a watch that could not be started (each
 	// distinct message once); the others go on, and Resync still calls.
 	OnError func(error)
@@ -196,7 +201,11 @@ func (s *watchSet) start(ctx context.Context, opt WatchOptions, namespace, name 
 		s.mu.Lock()
 		s.live[kind] = true
 		s.mu.Unlock()
-		go s.forward(ctx, kind, w, cancel)
+		var onEvent func(*unstructured.Unstructured)
+		if kind == "rollout" || kind == "router" {
+			onEvent = opt.OnEvent
+		}
+		go s.forward(ctx, kind, w, cancel, onEvent)
 	}
 	var lo *metav1.ListOptions
 	var u *unstructured.Unstructured
@@ -315,8 +324,9 @@ func (s *watchSet) failed(onError func(error), err error) {
 }
 
 // forward turns a watch's events into pending-change signals until the
-// watch or ctx ends; the end of the watch is one more change.
-func (s *watchSet) forward(ctx context.Context, kind string, w watch.Interface, cancel context.CancelFunc) {
+// watch or ctx ends; the end of the watch is one more change. onEvent, when
+// set, is given each object added or modified.
+func (s *watchSet) forward(ctx context.Context, kind string, w watch.Interface, cancel context.CancelFunc, onEvent func(*unstructured.Unstructured)) {
 	defer func() {
 		w.Stop()
 		cancel()
@@ -329,9 +339,12 @@ func (s *watchSet) forward(ctx context.Context, kind string, w watch.Interface, 
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-w.ResultChan():
+		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return
+			}
+			if u, isObj := ev.Object.(*unstructured.Unstructured); isObj && onEvent != nil && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+				onEvent(u)
 			}
 			s.signal()
 		}

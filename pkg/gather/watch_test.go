@@ -40,7 +40,13 @@ func TestWatchRedrawsOnChangeAndKeepsMatchExpressions(t *testing.T) {
 	})
 	vsGVR := GVRVirtualService
 	calls := 0
-	err = Watch(ctx, dc, "shop", "checkout-api", WatchOptions{Settle: time.Millisecond}, func() error {
+	var events []string
+	onEvent := func(u *unstructured.Unstructured) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, u.GetKind()+"/"+u.GetAnnotations()["touched"])
+	}
+	err = Watch(ctx, dc, "shop", "checkout-api", WatchOptions{Settle: time.Millisecond, OnEvent: onEvent}, func() error {
 		calls++
 		switch calls {
 		case 1:
@@ -80,6 +86,12 @@ func TestWatchRedrawsOnChangeAndKeepsMatchExpressions(t *testing.T) {
 	})
 	if err != nil || calls != 3 {
 		t.Fatalf("err %v after %d calls: want one call at the start, one after the Rollout's change and one after the VirtualService's", err, calls)
+	}
+	mu.Lock()
+	got := strings.Join(events, " ")
+	mu.Unlock()
+	if !strings.Contains(got, "Rollout/yes") || !strings.Contains(got, "VirtualService/yes") {
+		t.Errorf("OnEvent was given %q: want the Rollout's and the VirtualService's writes", got)
 	}
 	if f := fields["virtualservices"]; f != "metadata.name=checkout-api" {
 		t.Errorf("virtualservices watched with field selector %q, want the one the Rollout names", f)
