@@ -135,9 +135,9 @@ func (h *History) churn(object string, ts []Turn) *Churn {
 }
 
 // Says is "argocd-controller and rollouts-controller took turns 4 times in
-// 12s (watched for 1m0s)".
+// 12s (what the watch saw within 1m0s)".
 func (c *Churn) Says() string {
-	return fmt.Sprintf("%s took turns %d times in %s (reads over the last %s)",
+	return fmt.Sprintf("%s took turns %d times in %s (what the watch saw within %s)",
 		joinAnd(c.Managers), c.Alternations, c.Span.Round(time.Second), c.Window)
 }
 
@@ -296,12 +296,15 @@ func routerChurn(c *Context, r *rules.Rule, o router.Object, ch *Churn) rules.Fi
 	for i, w := range ch.Weights {
 		ws[i] = fmt.Sprint(w)
 	}
-	msg := fmt.Sprintf("%s's weights (%s) are being fought over: %s; canary weight at each read %s", o.Ref(), o.Field, ch.Says(), strings.Join(ws, " → "))
+	msg := fmt.Sprintf("%s's weights (%s) are being fought over: %s", o.Ref(), o.Field, ch.Says())
+	if len(ws) > 1 {
+		msg += "; canary weight at the full reads " + strings.Join(ws, " → ")
+	}
 	if o.Writer != nil {
 		msg += fmt.Sprintf("; last written by %s at %s", o.Writer.Manager, o.Writer.Time.UTC().Format(time.RFC3339))
 	}
 	if st := c.ro.Status.Canary.Weights; st != nil && o.Canary != nil {
-		msg += fmt.Sprintf(", now %d where the status says %d", *o.Canary, st.Canary.Weight)
+		msg += fmt.Sprintf("; it sends canary %d now, the status says %d", *o.Canary, st.Canary.Weight)
 	}
 	if tool := GitOpsTool(other); tool != "" {
 		msg += fmt.Sprintf("; %s (%s) puts Git's weights back after every write of the controller, which writes its own back on its next pass: promote and abort are fought the same way; stop the sync writing the weights: %s", other, tool, RouterFix(o, other, c.fluxSuspend()))

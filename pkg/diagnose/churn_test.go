@@ -134,8 +134,8 @@ func TestWatchSeesRouterFight(t *testing.T) {
 			msg := msgOf(last, "RD135")
 			for _, want := range []string{
 				"VirtualService shop/app's weights (spec.http[primary].route) are being fought over: argocd-controller and rollouts-controller took turns 4 times in 20s",
-				"canary weight at each read 0 → 20 → 0 → 20 → 0",
-				"now 0 where the status says 20",
+				"canary weight at the full reads 0 → 20 → 0 → 20 → 0",
+				"it sends canary 0 now, the status says 20",
 				"promote and abort are fought the same way",
 				"spec.ignoreDifferences: [{group: networking.istio.io, kind: VirtualService, name: app, jqPathExpressions: [.spec.http[].route[].weight]}] and spec.syncPolicy.syncOptions: [RespectIgnoreDifferences=true]",
 			} {
