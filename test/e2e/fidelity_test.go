@@ -65,27 +65,24 @@ func writeFidelity(path string, merge bool) error {
 	b.WriteString("default. APISIX, Ambassador and App Mesh are proven by table tests from the controller source, and\n")
 	b.WriteString("the Gateway API traffic router plugin (not on the module proxy) by fixtures shaped from its\n")
 	b.WriteString("documented objects (pkg/router, pkg/diagnose).\n")
-	// The catalogue's sections close the file, generated whole each time:
-	// a merge keeps them out of the scenarios' sections.
-	tail := diagnose.BugsMarkdown()
-	generated := map[string]bool{}
-	for _, p := range strings.Split(tail, "\n## ")[1:] {
-		title, _, _ := strings.Cut(p, "\n")
-		generated[title] = true
-	}
 	sections := map[string]string{}
 	if merge {
 		old, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
+		// The catalogue's sections are written anew at the end, not kept.
+		catalogue := map[string]bool{}
+		for _, p := range strings.Split(diagnose.BugsMarkdown(), "\n## ")[1:] {
+			title, _, _ := strings.Cut(p, "\n")
+			catalogue[title] = true
+		}
 		parts := strings.Split(string(old), "\n## ")
 		for _, p := range parts[1:] {
 			title, _, _ := strings.Cut(p, "\n")
-			if generated[title] {
-				continue
+			if !catalogue[title] {
+				sections[title] = "\n## " + strings.TrimRight(p, "\n") + "\n"
 			}
-			sections[title] = "\n## " + strings.TrimRight(p, "\n") + "\n"
 		}
 	}
 	for _, n := range names {
@@ -106,7 +103,7 @@ func writeFidelity(path string, merge bool) error {
 	for _, t := range titles {
 		b.WriteString(sections[t])
 	}
-	b.WriteString(tail)
+	b.WriteString(diagnose.BugsMarkdown())
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
