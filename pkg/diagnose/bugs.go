@@ -194,18 +194,18 @@ func knownBugs() []Bug {
 		{Rule: "RD152", Issue: 3765, Name: "crash-looping pods keep restarting the progress deadline",
 			Buggy: []upstream.Key{"co.readiness-is-progress"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4769)", Lab: "not reproducible here: kwok pods never crash, so no container restarts and comes back ready", Match: matchCrashLoopDeadline},
 		{Rule: "RD153", Issue: 4461, Name: "promote --full clears an abort on every pass",
-			Buggy: []upstream.Key{"rc.every-pass-remove-abort"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4462)", Lab: "not reproduced yet: needs promote --full of a canary held unready, then an abort", Match: matchAbortDuringPromoteFull},
+			Buggy: []upstream.Key{"rc.every-pass-remove-abort"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4462)", Lab: "reproduced (e2e bug-promote-full-abort): a canary of 4 held unready, `promote --full` then `abort` twice with the official plugin (v1.10.2): on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2 the controller wrote each abort away within 0.2–0.8 s, never RolloutAborted, promoteFull kept; the one pass that saw an abort put a scale-down deadline on the canary, which still had its 4 pods 8 s later. Clearing status.promoteFull, then abort: RolloutAborted within 1.5 s on every version. No fixed version to compare", Match: matchAbortDuringPromoteFull},
 		{Rule: "RD154", Issue: 3756, Name: "abort of a paused Rollout does not scale anything",
 			Buggy: []upstream.Key{"cx.halt-user-paused"}, Lab: "reproduced (e2e bug-abort-paused): aborted at setWeight 50 with spec.paused true, the canary keeps its 2 pods 20 s later (weight 0) on every version; unpausing completes the abort. No fixed version to compare", Match: matchAbortWhilePaused},
 		{Rule: "RD155", Issue: 4898, Name: "dynamicStableScale and abortScaleDownDelaySeconds deadlock on abort",
 			Buggy:       []upstream.Key{"uc.desired-canary-weight-abort-dss", "rs.abort-delay-needs-stable-full"},
 			FixUpstream: "fixed upstream by PR #4900, in no modeled release", Lab: "not reproduced: an abort at setWeight 50 of 4 with dynamicStableScale and abortScaleDownDelaySeconds 5, Istio host mode (e2e bug-dss-abort), completed within 25 s on v1.9.3 and v1.10.2 as on v1.7.2, v1.8.2 and v1.8.3; the issue was reported with ALB and the Gateway API plugin. The scenario checks that RD155 stays quiet on an abort that completes", Match: matchDSSAbortDeadlock},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
-			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "not reproduced yet: the thread could not be read here; the state is recognised from v1.7.2 lacking the stable availability check", Match: matchStableUnderweight},
+			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
 			Buggy: []upstream.Key{"tr.promote-full-dss-cap"}, Lab: "not reproducible here: the lab has Istio CRDs but no Istio validating webhook, so the weight above 100 is written rather than rejected", Match: matchPromoteFullOverweight},
 		{Rule: "RD158", Issue: 3078, Name: "canary Service selector flips after an abort",
-			Buggy: []upstream.Key{"tr.abort-canary-svc-to-stable", "sv.canary-svc-target"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4442)", Lab: "not reproduced yet: an abort with a long abortScaleDownDelaySeconds, counting SwitchService events", Match: matchCanaryServiceFlap},
+			Buggy: []upstream.Key{"tr.abort-canary-svc-to-stable", "sv.canary-svc-target"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4442)", Lab: "reproduced (e2e bug-canary-svc-flap): nginx, aborted at setWeight 50 of 4 with abortScaleDownDelaySeconds 30: the canary Service selector went to the stable and back to the canary 7–34 times in the first 10 s and 46–114 times until the canary was scaled down 30–32 s after the abort on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2 (load average about 20; 402 with two versions alone), and never afterwards; the Rollout's events showed only 4–6 SwitchService. No fixed version to compare", Match: matchCanaryServiceFlap},
 	}
 }
 
@@ -460,7 +460,7 @@ func matchStableUnderweight(c *Context) *BugMatch {
 	return &BugMatch{
 		State:    fmt.Sprintf("stable %s carries %d of %d weight with %d available pods; that weight needs %d", in.Stable.Name, sw, in.MaxWeight, in.Stable.Available, need),
 		Effect:   "this version sets the weight without checking that the stable has the pods for it, so the stable's pods take more than their share until it scales up",
-		Do:       "watch the stable's pods for overload until it has " + fmt.Sprint(need) + " available; avoid aborts and undos with dynamicStableScale on this version",
+		Do:       "watch the stable's pods for overload until it has " + fmt.Sprint(need) + " available; on this version do not push a new revision over an unfinished canary with dynamicStableScale: abort first and let the stable scale up",
 		Evidence: []rules.Evidence{ev(c.obj(), "status.canary.weights.stable.weight", sw), rsEvidence(in.Stable)},
 	}
 }

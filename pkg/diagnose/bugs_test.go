@@ -107,6 +107,9 @@ var bugCases = []bugCase{
 
 	{name: "abort during promote --full", id: "RD153", edit: both(noWindow, aborted, set([]string{"status", "promoteFull"}, true)), fires: allVersions,
 		says: "status.abort and status.promoteFull are both set"},
+	{name: "promote --full, the abort already written away, canary 0/20 available (e2e bug-promote-full-abort)", id: "RD153",
+		edit: both(noWindow, set([]string{"status", "promoteFull"}, true)), objs: rsStatus("checkout-api-5f6c8d7b9a", 20, 0), fires: allVersions,
+		says: "a full promotion (status.promoteFull) of checkout-api-5f6c8d7b9a is under way with 0/20 available"},
 	{name: "promote --full, canary available", id: "RD153", edit: both(noWindow, set([]string{"status", "promoteFull"}, true)), objs: rsStatus("checkout-api-5f6c8d7b9a", 20, 20)},
 	{name: "abort without promote --full", id: "RD153", edit: both(noWindow, aborted)},
 
@@ -133,6 +136,8 @@ var bugCases = []bugCase{
 	{name: "promote --full, dynamicStableScale, canary 2", id: "RD157", edit: both(noWindow, set([]string{"status", "promoteFull"}, true), set(canaryField("dynamicStableScale"), true))},
 
 	{name: "aborted, canary 2 available, 300 SwitchService events", id: "RD158", edit: both(noWindow, aborted), objs: addObjs(switchEvent(300)), fires: allVersions,
+		says: "each pass points Service checkout-api-canary at the canary"},
+	{name: "aborted, canary 2 available, 5 SwitchService events (what the lab's events showed)", id: "RD158", edit: both(noWindow, aborted), objs: addObjs(switchEvent(5)), fires: allVersions,
 		says: "each pass points Service checkout-api-canary at the canary"},
 	{name: "aborted, canary scaled down", id: "RD158", edit: both(noWindow, aborted), objs: rsStatus("checkout-api-5f6c8d7b9a", 0, 0)},
 	{name: "not aborted", id: "RD158", edit: noWindow},
@@ -294,18 +299,19 @@ var eventCases = []struct {
 	{"rbac", "TrafficRoutingError", `virtualservices.networking.istio.io "checkout-api" is forbidden: User "system:serviceaccount:argo-rollouts:argo-rollouts" cannot update resource "virtualservices" in API group "networking.istio.io" in the namespace "shop"`, 12, "",
 		"(system:serviceaccount:argo-rollouts:argo-rollouts may not update virtualservices.networking.istio.io)", rules.Critical},
 	{"webhook", "TrafficRoutingError", `admission webhook "validation.istio.io" denied the request: configuration is invalid: total destination weight 0 != 100`, 40, "",
-		"an admission webhook or admission policy rejects the controller's write (validation.istio.io)", rules.Critical},
+		"an admission webhook rejects the controller's write (validation.istio.io)", rules.Critical},
+	{"webhook unreachable", "TrafficRoutingError", `Internal error occurred: failed calling webhook "validation.istio.io": failed to call webhook: Post "https://istiod.istio-system.svc:443/validate?timeout=10s": dial tcp 10.96.12.7:443: connect: connection refused`, 9, "",
+		"the API server cannot call an admission webhook that must answer (failurePolicy Fail), so it refuses the controller's write (validation.istio.io)", rules.Critical},
 	// Both answer "is forbidden", as an RBAC denial does; messages as the
 	// lab's API server (v1.34) wrote them for the real controller.
 	{"policy", "TrafficRoutingError", `virtualservices.networking.istio.io "app" is forbidden: ValidatingAdmissionPolicy 'no-split' with binding 'no-split' denied request: traffic splits are not allowed in this namespace`, 4, "",
-		"an admission webhook or admission policy rejects the controller's write (ValidatingAdmissionPolicy no-split)", rules.Critical},
+		"a ValidatingAdmissionPolicy rejects the controller's write (ValidatingAdmissionPolicy no-split)", rules.Critical},
 	{"quota", "ReplicaSetCreateError", `Failed to create new replica set "app-5c97c7d687": replicasets.apps "app-5c97c7d687" is forbidden: exceeded quota: rs, requested: count/replicasets.apps=1, used: count/replicasets.apps=1, limited: count/replicasets.apps=1`, 3, "",
 		"a ResourceQuota in the namespace refuses what the controller creates (ResourceQuota rs)", rules.Critical},
 	{"conflict", "TrafficRoutingError", `Operation cannot be fulfilled on virtualservices.networking.istio.io "checkout-api": the object has been modified; please apply your changes to the latest version and try again`, 7, "",
 		"conflict with another writer", rules.Warning},
 	{"plugin", "TrafficRoutingError", `failed to get traffic router plugin argoproj-labs/gatewayAPI: plugin argoproj-labs/gatewayAPI not configured in configmap`, 3, "",
 		"a traffic-router or step plugin fails", rules.Critical},
-	{"args", "AnalysisRunError", `args.service-name was not resolved`, 1, "", "an analysis argument has no value", rules.Warning},
 	{"not found", "VirtualServiceNotFound", "VirtualService `checkout-api` not found", 2, "", "does not exist", rules.Critical},
 	{"old webhook rejection", "TrafficRoutingError", `admission webhook "validation.istio.io" denied the request: x`, 1, "2026-08-11T02:00:00Z", "it may have cleared", rules.Info},
 }
@@ -332,6 +338,17 @@ func TestControllerErrorEvents(t *testing.T) {
 	// classes give two findings, the newest first.
 	if r := diagnoseBugCase(t, "v1.9.3", bugCase{}); has(r, "RD159") {
 		t.Errorf("RD159 on Normal events only: %+v", r.Findings)
+	}
+	// An AnalysisRun in Error is the analysis rules' (RD124), not a
+	// controller error: the Warnings the lab's v1.10.2 wrote when a step
+	// argument's Secret was missing (e2e controller-errors-args).
+	for _, w := range []*unstructured.Unstructured{
+		warning("ar", "AnalysisRunError", "Step Analysis Run 'app-5c97c7d687-2-1' Status New: 'Error' Previous: ''", 1, ""),
+		warning("abort", "RolloutAborted", "Rollout aborted update to revision 2: Step-based analysis phase error/failed: Unable to resolve metric arguments: secrets \"region\" not found", 1, ""),
+	} {
+		if r := diagnoseBugCase(t, "v1.9.3", bugCase{objs: addObjs(w)}); has(r, "RD159") {
+			t.Errorf("RD159 on %s: %+v", w.Object["reason"], r.Findings)
+		}
 	}
 	r := diagnoseBugCase(t, "v1.9.3", bugCase{objs: addObjs(
 		warning("a", "TrafficRoutingError", eventCases[2].msg, 1, "2026-08-11T03:10:00Z"),

@@ -34,6 +34,9 @@ var (
 	// resource.
 	forbiddenRE = regexp.MustCompile(`User "([^"]+)" cannot (\w+) resource "([^"]+)"(?: in API group "([^"]*)")?`)
 	webhookRE   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request`)
+	// webhookCallRE reads the API server's error when it cannot call a
+	// webhook whose failurePolicy is Fail.
+	webhookCallRE = regexp.MustCompile(`failed calling webhook "([^"]+)"`)
 	// policyRE reads an in-tree ValidatingAdmissionPolicy's denial.
 	policyRE = regexp.MustCompile(`ValidatingAdmissionPolicy '([^']+)' with binding '([^']+)' denied request`)
 	quotaRE  = regexp.MustCompile(`exceeded quota: ([^,]+)`)
@@ -64,17 +67,26 @@ func reasonIs(e *corev1.Event, rs ...string) bool {
 // of them.
 var eventClasses = []eventClass{
 	// A quota and an admission policy answer "is forbidden" too: they come
-	// before RBAC, which needs the API server's "User … cannot …".
+	// before RBAC, which needs the API server's "User … cannot …". An
+	// analysis argument without a value is no class: the controller reports
+	// it as its InvalidSpec condition (RD113) or as an AnalysisRun in Error
+	// (RD124), never in a Warning Event of its own (see argsLab).
 	{key: "quota", critical: true,
 		match: func(e *corev1.Event) bool { return msgHas(e, "exceeded quota") },
 		what:  "a ResourceQuota in the namespace refuses what the controller creates",
 		fix:   "raise the quota the message names (count/replicasets.apps, pods, or the cpu/memory requests: a canary needs room for its pods beside the stable's) or free room; the controller retries by itself"},
 	{key: "webhook", critical: true,
-		match: func(e *corev1.Event) bool {
-			return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") || policyRE.MatchString(e.Message)
-		},
-		what: "an admission webhook or admission policy rejects the controller's write",
-		fix:  "read the webhook's or policy's reason in the message: Istio's rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157), a policy engine or a ValidatingAdmissionPolicy may reject the weights, labels or annotations the controller writes; fix the object or the policy, not the Rollout"},
+		match: func(e *corev1.Event) bool { return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") },
+		what:  "an admission webhook rejects the controller's write",
+		fix:   "read the webhook's reason in the message: Istio's validation.istio.io rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157); a policy webhook (OPA Gatekeeper, Kyverno) may reject the weights, labels or annotations the controller writes. Fix the object or the webhook's rule (`kubectl get validatingwebhookconfigurations` lists who holds that webhook), not the Rollout; the controller retries every pass"},
+	{key: "webhook-unreachable", critical: true,
+		match: func(e *corev1.Event) bool { return webhookCallRE.MatchString(e.Message) },
+		what:  "the API server cannot call an admission webhook that must answer (failurePolicy Fail), so it refuses the controller's write",
+		fix:   "the webhook's server is down or unreachable (Istio's validation.istio.io is served by istiod): bring it back, or, knowing what the webhook guards, set its failurePolicy to Ignore (`kubectl get validatingwebhookconfigurations` lists who holds it); every write it intercepts fails meanwhile, not only this Rollout's, and the controller retries every pass"},
+	{key: "policy", critical: true,
+		match: func(e *corev1.Event) bool { return policyRE.MatchString(e.Message) },
+		what:  "a ValidatingAdmissionPolicy rejects the controller's write",
+		fix:   "read the policy's message: change the policy's validation or its binding's matchResources so that the controller's writes pass (`kubectl get validatingadmissionpolicybinding NAME -o yaml`), or the object it rejects, not the Rollout; the controller retries every pass"},
 	{key: "rbac", critical: true,
 		match: func(e *corev1.Event) bool {
 			return forbiddenRE.MatchString(e.Message) || msgHas(e, "cannot", "resource", "forbidden")
@@ -94,12 +106,6 @@ var eventClasses = []eventClass{
 		},
 		what: "a traffic-router or step plugin fails: it did not start, could not be downloaded, or returned an error",
 		fix:  "check the plugin's name and location in the argo-rollouts-config ConfigMap against the Rollout's plugin name, that the controller can fetch it (sha256, network, the file in the image), and the controller's log; a plugin that fails to start is retried on every pass"},
-	{key: "args",
-		match: func(e *corev1.Event) bool {
-			return msgHas(e, "was not resolved") || msgHas(e, "args.", "not") && msgHas(e, "resolve")
-		},
-		what: "an analysis argument has no value: the template names an argument the Rollout does not give",
-		fix:  "give the argument in the Rollout's analysis args (value, or valueFrom a field or secret), or a default in the template"},
 	{key: "notfound", critical: true,
 		match: func(e *corev1.Event) bool {
 			return reasonIs(e, "VirtualServiceNotFound", "DestinationRuleNotFound", "VirtualRouterNotFound", "VirtualNodeNotFound", "LoadBalancerNotFound", "TrafficSplitNotCreated")
@@ -178,6 +184,11 @@ func detail(g *eventGroup) string {
 		if s := webhookRE.FindStringSubmatch(m); s != nil {
 			return " (" + s[1] + ")"
 		}
+	case "webhook-unreachable":
+		if s := webhookCallRE.FindStringSubmatch(m); s != nil {
+			return " (" + s[1] + ")"
+		}
+	case "policy":
 		if s := policyRE.FindStringSubmatch(m); s != nil {
 			return " (ValidatingAdmissionPolicy " + s[1] + ")"
 		}
@@ -226,17 +237,30 @@ func firstLine(s string, n int) string {
 // controller (docs/fidelity.md prints it; a class without a line fails
 // TestEveryEventClassHasALabLine).
 var eventLab = map[string]string{
-	"quota":      "reproduced (e2e controller-errors-quota): a ResourceQuota of one ReplicaSet refuses the canary's: ReplicaSetCreateError `… is forbidden: exceeded quota: rs, …` on every version; RD159 names the quota, not RBAC",
-	"webhook":    "reproduced for an in-tree admission policy (e2e controller-errors): a ValidatingAdmissionPolicy denies the 50% weight on the VirtualService: TrafficRoutingError `… is forbidden: ValidatingAdmissionPolicy '…' with binding '…' denied request: …` on every version. An admission webhook (Istio's validation.istio.io) is not: the lab runs no webhook server; table tests use Istio's message",
-	"rbac":       "not reproduced: the lab's controllers run with the lab's admin credentials; a denied controller would need its own restricted identity. Table tests use the API server's `User \"…\" cannot VERB resource \"…\"` message",
-	"conflict":   "not reproduced: needs another writer racing the controller on the same object inside one pass; table tests",
-	"plugin":     "not reproduced: the lab has no plugin binaries; table tests",
-	"args":       "not reproduced: not tried in the lab; table tests",
-	"notfound":   "not reproduced as an Event: a VirtualService missing when the Rollout is reconciled is an InvalidSpec condition, no Warning Event (e2e controller-errors: RD113 reports the condition on every version); VirtualServiceNotFound comes only from the Istio router's own lookup (header and mirror routes) after validation passed",
-	"verify":     "not reproducible here: AWS Load Balancer Controller target groups only",
-	"router":     "not reproduced apart: the lab's router errors (the policy above) carry a more specific cause",
-	"replicaset": "not reproduced apart: the lab's ReplicaSet error (the quota above) carries a more specific cause",
+	"quota":               "reproduced (e2e controller-errors-quota): a ResourceQuota of one ReplicaSet refuses the canary's: ReplicaSetCreateError `… is forbidden: exceeded quota: rs, …` on every version; RD159 names the quota, not RBAC",
+	"webhook":             "reproduced (e2e controller-errors-webhook) on " + labVersions + ": a validating admission webhook served over HTTPS by the test on 127.0.0.1 (its own CA in the caBundle, `clientConfig.url`, a namespaceSelector for the scenario's namespace), called by the lab's API server, denies the 50% weight on the VirtualService in the words of Istio's webhook: TrafficRoutingError `admission webhook \"validation.istio.io\" denied the request: configuration is invalid: …`; RD159 gives one finding, the webhook class with its name — not RBAC, not an admission policy",
+	"webhook-unreachable": "reproduced (e2e controller-errors-webhook) on " + labVersions + ": the same webhook's server stopped, its configuration kept: TrafficRoutingError `Internal error occurred: failed calling webhook \"validation.istio.io\": failed to call webhook: Post \"https://127.0.0.1:…/validate?timeout=5s\": dial tcp 127.0.0.1:…: connect: connection refused`; RD159 says the webhook cannot be called, apart from its denials",
+	"policy":              "reproduced (e2e controller-errors) on " + labVersions + ": a ValidatingAdmissionPolicy (in-tree, CEL) denies the 50% weight on the VirtualService: TrafficRoutingError `… is forbidden: ValidatingAdmissionPolicy '…' with binding '…' denied request: …`; RD159 names the policy, not RBAC",
+	"rbac":                "reproduced (e2e controller-errors-rbac) on " + labVersions + ": one more controller of the version, with an --instance-id of its own, runs as a ServiceAccount (a TokenRequest token) whose ClusterRole may get, list and watch VirtualServices but not update them; its Rollout deploys, and the update to 50% is TrafficRoutingError `virtualservices.networking.istio.io \"app\" is forbidden: User \"system:serviceaccount:…:argo-rollouts\" cannot update resource \"virtualservices\" in API group \"networking.istio.io\" …`; RD159 names the ServiceAccount, the verb and the resource",
+	"conflict":            "not reproduced: needs another writer racing the controller on the same object inside one pass; table tests",
+	"plugin":              "not reproduced: the lab has no plugin binaries; table tests",
+	"notfound":            "not reproduced as an Event: a VirtualService missing when the Rollout is reconciled is an InvalidSpec condition, no Warning Event (e2e controller-errors: RD113 reports the condition on every version); VirtualServiceNotFound comes only from the Istio router's own lookup (header and mirror routes) after validation passed",
+	"verify":              "not reproducible here: AWS Load Balancer Controller target groups only",
+	"router":              "not reproduced apart: the lab's router errors (the webhook, the policy and the RBAC denial above) carry a more specific cause",
+	"replicaset":          "not reproduced apart: the lab's ReplicaSet error (the quota above) carries a more specific cause",
 }
+
+// labVersions are the versions the lab reproduced the classes on.
+const labVersions = "v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2"
+
+// argsLab is what the lab saw of analysis arguments without a value, which
+// the controller reports in no Warning Event of its own.
+const argsLab = "Analysis arguments without a value are no class of RD159: the controller reports them in no Warning Event of its own. " +
+	"Reproduced (e2e controller-errors-args) on " + labVersions + ": a step template's argument that neither it nor the Rollout gives a value " +
+	"makes the Rollout InvalidSpec (`The Rollout \"app\" is invalid: … args.region was not resolved`) — no Event, no AnalysisRun, nothing reconciled; " +
+	"RD113 quotes the condition. Given a valueFrom naming a Secret that does not exist, validation passes and the analysis controller ends the step's " +
+	"run in Error before measuring (`Unable to resolve metric arguments: secrets \"region\" not found`); the Rollout's Warnings are AnalysisRunError " +
+	"and RolloutAborted, and RD124 reads the run.\n"
 
 // EventsMarkdown is the lab's record of RD159's classes and of the GitOps
 // fight, for docs/fidelity.md.
@@ -248,6 +272,7 @@ func EventsMarkdown() string {
 	for _, c := range eventClasses {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.key, c.what, eventLab[c.key])
 	}
+	b.WriteString("\n" + argsLab)
 	b.WriteString("\nGitOps: Argo CD and Flux do not run in the lab. Argo CD's Application and Flux's Kustomization are stored as data\n")
 	b.WriteString("(test/lab installs minimal Application, Kustomization and HelmRelease CRDs) and read by diagnose and escape; a second\n")
 	b.WriteString("writer plays the sync. Reproduced on every version (the gitops-fight sections above):\n\n")

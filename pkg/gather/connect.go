@@ -11,7 +11,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -129,10 +128,7 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	// Built-in kinds as protobuf: the API server encodes and this process
 	// decodes them several times faster than JSON, straight into structs
 	// (see Options.Kube).
-	pcfg := rest.CopyConfig(cfg)
-	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
-	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	kube, err := kubernetes.NewForConfig(pcfg)
+	kube, err := NewTyped(cfg)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -31,7 +30,7 @@ type FleetOptions struct {
 	Progress func(what string, n int)
 	// Kube reads ReplicaSets as protobuf (see Options.Kube); nil reads
 	// them through the dynamic client.
-	Kube kubernetes.Interface
+	Kube *Typed
 }
 
 // FleetResult is the fleet snapshot and what reading it cost.

@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -84,7 +83,7 @@ type Options struct {
 	// grows with its size, and decoding 2,000 of them from JSON into maps
 	// and then into structs was most of a diagnose's time. Nil reads
 	// everything through the dynamic client.
-	Kube kubernetes.Interface
+	Kube *Typed
 }
 
 // Error is a gather failure that stops the diagnosis (the Rollout itself

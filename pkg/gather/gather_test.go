@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
@@ -153,13 +152,13 @@ func TestTypedPodsMatchDynamic(t *testing.T) {
 	if len(pods) == 0 {
 		t.Fatal("the example has no ReplicaSets")
 	}
-	cs := kubefake.NewSimpleClientset(append(typedObjs, pods...)...)
+	kube := protoServer(t, append(typedObjs, pods...)...)
 	now := func() time.Time { return time.Date(2026, 11, 30, 3, 14, 0, 0, time.UTC) } // both headers alike
 	viaDynamic, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaTyped, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Kube: cs, Now: now})
+	viaTyped, err := Rollout(context.Background(), fakeClient(t, objs...), Options{Namespace: "shop", Name: "checkout-api", Kube: kube, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

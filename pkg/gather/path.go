@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -50,7 +49,7 @@ func ListKinds() map[schema.GroupVersionResource]string {
 type reader struct {
 	ctx    context.Context
 	dc     dynamic.Interface
-	kube   kubernetes.Interface // nil: everything through dc
+	kube   *Typed // nil: everything through dc
 	c      *collector
 	mapper meta.RESTMapper
 	wg     sync.WaitGroup

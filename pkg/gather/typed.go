@@ -3,8 +3,6 @@ package gather
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"strconv"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
@@ -15,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
@@ -138,13 +134,13 @@ func readPods(ctx context.Context, r *reader, ns, selector string) (typedSet[cor
 		}
 		return fromUnstructured[corev1.Pod](list), err
 	}
-	pods, err := listTyped(ctx, r.kube.CoreV1().Pods(ns).List, func(l *corev1.PodList) ([]corev1.Pod, string) { return l.Items, l.Continue }, lo)
+	pods, err := listAllTyped(ctx, r.kube, nsPath("/api/v1", ns, "pods"), lo, func(p *corev1.Pod) { p.ManagedFields = nil }, nil)
 	return fromTyped(pods, "v1", "Pod"), err
 }
 
 // readReplicaSets lists the ReplicaSets selected in ns ("" all namespaces),
 // as readPods.
-func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube kubernetes.Interface, ns string, lo metav1.ListOptions, pages int64, onPage func(int)) (typedSet[appsv1.ReplicaSet], error) {
+func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube *Typed, ns string, lo metav1.ListOptions, pages int64, onPage func(int)) (typedSet[appsv1.ReplicaSet], error) {
 	if kube == nil {
 		list, err := listPages(ctx, dc, GVRReplicaSet, ns, lo, pages, onPage)
 		for _, u := range list {
@@ -152,14 +148,7 @@ func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube kubernetes.
 		}
 		return fromUnstructured[appsv1.ReplicaSet](list), err
 	}
-	n := 0
-	rss, err := listTyped(ctx, kube.AppsV1().ReplicaSets(ns).List, func(l *appsv1.ReplicaSetList) ([]appsv1.ReplicaSet, string) {
-		n += len(l.Items)
-		if onPage != nil {
-			onPage(n)
-		}
-		return l.Items, l.Continue
-	}, lo)
+	rss, err := listAllTyped(ctx, kube, nsPath("/apis/apps/v1", ns, "replicasets"), lo, func(rs *appsv1.ReplicaSet) { rs.ManagedFields = nil }, onPage)
 	return fromTyped(rss, "apps/v1", "ReplicaSet"), err
 }
 
@@ -210,32 +199,18 @@ func ownsReplicaSet(kind, name string) func(*appsv1.ReplicaSet) bool {
 // JSON is decoded straight into structs (a CRD has no protobuf) and the
 // snapshot holds metadata stubs; without, through dc, leaving the typed
 // form to the snapshot (typed stays nil).
-func readRollouts(ctx context.Context, dc dynamic.Interface, kube kubernetes.Interface, ns string, lo metav1.ListOptions, onPage func(int)) (typedSet[v1alpha1.Rollout], error) {
-	var rc rest.Interface
-	if kube != nil {
-		rc = kube.Discovery().RESTClient()
-	}
-	if rc == nil || reflect.ValueOf(rc).IsNil() {
+func readRollouts(ctx context.Context, dc dynamic.Interface, kube *Typed, ns string, lo metav1.ListOptions, onPage func(int)) (typedSet[v1alpha1.Rollout], error) {
+	if kube == nil {
 		list, err := listPages(ctx, dc, GVRRollout, ns, lo, 5000, onPage)
 		for _, u := range list {
 			setGVK(u, GVRRollout, "Rollout")
 		}
 		return typedSet[v1alpha1.Rollout]{objs: list, typed: make([]*v1alpha1.Rollout, len(list))}, err
 	}
-	path := "/apis/argoproj.io/v1alpha1/rollouts"
-	if ns != "" {
-		path = "/apis/argoproj.io/v1alpha1/namespaces/" + ns + "/rollouts"
-	}
+	path := nsPath("/apis/argoproj.io/v1alpha1", ns, "rollouts")
 	n := 0
 	ros, err := listTyped(ctx, func(ctx context.Context, lo metav1.ListOptions) (*v1alpha1.RolloutList, error) {
-		req := rc.Get().AbsPath(path).SetHeader("Accept", "application/json").Param("limit", strconv.FormatInt(lo.Limit, 10))
-		if lo.LabelSelector != "" {
-			req = req.Param("labelSelector", lo.LabelSelector)
-		}
-		if lo.Continue != "" {
-			req = req.Param("continue", lo.Continue)
-		}
-		body, err := req.DoRaw(ctx)
+		body, err := kube.jsonPage(ctx, path, lo)
 		if err != nil {
 			return nil, err
 		}

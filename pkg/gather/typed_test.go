@@ -5,11 +5,19 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
 
@@ -34,7 +42,7 @@ func TestReadRolloutsTyped(t *testing.T) {
 		fmt.Fprintf(w, `{"apiVersion":"argoproj.io/v1alpha1","kind":"RolloutList","metadata":{},"items":[%s]}`, item("b"))
 	}))
 	defer srv.Close()
-	kube, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	kube, err := NewTyped(&rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,5 +69,112 @@ func TestReadRolloutsTyped(t *testing.T) {
 	replicas = "5000000000"
 	if _, err := readRollouts(context.Background(), nil, kube, "shop", metav1.ListOptions{LabelSelector: "team=a"}, nil); err == nil || !strings.Contains(err.Error(), "Rollout list") {
 		t.Fatalf("replicas 5000000000 in an int32: err = %v", err)
+	}
+}
+
+// protoServer serves the pods and ReplicaSets among objs as the API server
+// does: protobuf lists in the runtime.Unknown envelope, filtered by label
+// selector, in pages of two items whatever the limit (a server may return
+// fewer), with managedFields on every item. It returns a Typed reader of it.
+func protoServer(t *testing.T, objs ...runtime.Object) *Typed {
+	t.Helper()
+	codec := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sel, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var kind string
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/api/v1/") && strings.HasSuffix(r.URL.Path, "/pods"):
+			kind = "Pod"
+		case strings.HasPrefix(r.URL.Path, "/apis/apps/v1/") && strings.HasSuffix(r.URL.Path, "/replicasets"):
+			kind = "ReplicaSet"
+		default:
+			http.Error(w, "unexpected "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		if !strings.Contains(r.Header.Get("Accept"), "application/vnd.kubernetes.protobuf") {
+			http.Error(w, "protobuf not asked for", http.StatusNotAcceptable)
+			return
+		}
+		var match []runtime.Object
+		for _, o := range objs {
+			m := o.(metav1.Object)
+			if o.GetObjectKind().GroupVersionKind().Kind == kind || reflect.TypeOf(o).Elem().Name() == kind {
+				if sel.Matches(labels.Set(m.GetLabels())) {
+					match = append(match, o.DeepCopyObject())
+				}
+			}
+		}
+		from, _ := strconv.Atoi(r.URL.Query().Get("continue"))
+		to := min(from+2, len(match))
+		cont := ""
+		if to < len(match) {
+			cont = strconv.Itoa(to)
+		}
+		mf := []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate,
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}}
+		var list runtime.Object
+		switch kind {
+		case "Pod":
+			l := &corev1.PodList{ListMeta: metav1.ListMeta{Continue: cont, ResourceVersion: "7"}}
+			for _, o := range match[from:to] {
+				p := *o.(*corev1.Pod)
+				p.ManagedFields = mf
+				l.Items = append(l.Items, p)
+			}
+			list = l
+		case "ReplicaSet":
+			l := &appsv1.ReplicaSetList{ListMeta: metav1.ListMeta{Continue: cont, ResourceVersion: "7"}}
+			for _, o := range match[from:to] {
+				rs := *o.(*appsv1.ReplicaSet)
+				rs.ManagedFields = mf
+				l.Items = append(l.Items, rs)
+			}
+			list = l
+		}
+		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+		if err := codec.Encode(list, w); err != nil {
+			t.Error(err)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	kube, err := NewTyped(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kube
+}
+
+// TestReadPodsProtobuf: pods read through the typed reader are the pods
+// the server holds, across pages, without their managedFields; a
+// malformed response is an error, not a partial list.
+func TestReadPodsProtobuf(t *testing.T) {
+	var objs []runtime.Object
+	for i := 0; i < 5; i++ {
+		objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%d", i), Namespace: "shop", Labels: map[string]string{"app": "a"}},
+			Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "app", Image: "i"}}}})
+	}
+	objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "shop", Labels: map[string]string{"app": "b"}}})
+	kube := protoServer(t, objs...)
+	pods, err := listAllTyped(context.Background(), kube, nsPath("/api/v1", "shop", "pods"), metav1.ListOptions{LabelSelector: "app=a"},
+		func(p *corev1.Pod) { p.ManagedFields = nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 5 {
+		t.Fatalf("%d pods, want 5 (three pages)", len(pods))
+	}
+	for i, p := range pods {
+		if p.Name != fmt.Sprintf("p-%d", i) || p.Spec.Containers[0].Image != "i" || p.ManagedFields != nil {
+			t.Fatalf("pod %d: %s %+v managedFields %v", i, p.Name, p.Spec, p.ManagedFields)
+		}
+	}
+	for _, bad := range [][]byte{{0x6b, 0x38, 0x73, 0x00, 0x12, 0x50, 1}, {0x6b, 0x38, 0x73, 0x00, 0x0a}} {
+		if _, _, err := decodeProtoList[corev1.Pod](bad[4:], func(*corev1.Pod) {}); err == nil {
+			t.Fatalf("%x decoded without an error", bad)
+		}
 	}
 }

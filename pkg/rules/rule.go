@@ -38,28 +38,28 @@ const (
 // names are permanent: they are what users suppress and search for, so a rule
 // may be reworded but never renumbered.
 type Rule struct {
-	ID       string   `json:"id"`
-	Name     string   `json:"name"` // short kebab-case name, also permanent
-	Title    string   `json:"title"`
-	Severity Severity `json:"severity"` // the usual severity; a finding may lower or raise it
-	Scope    Scope    `json:"scope"`
+	ID       string   `json:"id" yaml:"id"`
+	Name     string   `json:"name" yaml:"name"` // short kebab-case name, also permanent
+	Title    string   `json:"title" yaml:"title"`
+	Severity Severity `json:"severity" yaml:"severity"` // the usual severity; a finding may lower or raise it
+	Scope    Scope    `json:"scope" yaml:"scope"`
 	// Area is set by the registering package, not by rules.yaml.
-	Area Area `json:"-"`
+	Area Area `json:"-" yaml:"-"`
 	// Why is the long explanation (markdown), what to do in Remedy.
-	Why    string `json:"why"`
-	Remedy string `json:"remedy"`
+	Why    string `json:"why" yaml:"why"`
+	Remedy string `json:"remedy" yaml:"remedy"`
 	// Escape names the way out that applies when this fires during an incident.
-	Escape string `json:"escape,omitempty"`
+	Escape string `json:"escape,omitempty" yaml:"escape,omitempty"`
 	// Facts are the controller facts the rule rests on, cited per version by explain.
-	Facts []upstream.Key `json:"facts,omitempty"`
+	Facts []upstream.Key `json:"facts,omitempty" yaml:"facts,omitempty"`
 	// Sources are the incidents and documents the rule comes from, as
 	// references a user can open: a page of the project's docs/, relative to
 	// it (incidents.md#anchor), or a public https URL.
-	Sources []string `json:"sources,omitempty"`
+	Sources []string `json:"sources,omitempty" yaml:"sources,omitempty"`
 	// OnInvalidSpec marks a Rollout rule that still runs when the controller
 	// rejects the spec (RD113): it reads status, data gaps or the version,
 	// not the rejected values the others would compute with.
-	OnInvalidSpec bool `json:"onInvalidSpec,omitempty"`
+	OnInvalidSpec bool `json:"onInvalidSpec,omitempty" yaml:"onInvalidSpec,omitempty"`
 }
 
 // NewFinding is a finding of this rule with its usual severity, remediation

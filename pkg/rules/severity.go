@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // Severity orders findings. Higher is worse.
@@ -31,7 +33,18 @@ func (s Severity) String() string {
 // MarshalJSON writes the severity as its name.
 func (s Severity) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 
-// UnmarshalJSON reads a severity name (rules.yaml is read through JSON too).
+// UnmarshalYAML reads a severity name in rules.yaml.
+func (s *Severity) UnmarshalYAML(n *yaml.Node) error {
+	var str string
+	if err := n.Decode(&str); err != nil {
+		return err
+	}
+	v, err := ParseSeverity(str)
+	*s = v
+	return err
+}
+
+// UnmarshalJSON reads a severity name.
 func (s *Severity) UnmarshalJSON(b []byte) error {
 	var str string
 	if err := json.Unmarshal(b, &str); err != nil {

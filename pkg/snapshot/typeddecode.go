@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/fastjson"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	sigsjson "sigs.k8s.io/json"
 )
 
 // A file read for analysis (Read) decodes the objects that grow with a
@@ -77,7 +77,7 @@ func decodeTypedItem(body []byte) (stub map[string]interface{}, obj interface{},
 	// Case-sensitive, as the API server and the unstructured converter
 	// match field names. A duplicated key declines: the map path decides
 	// which value wins.
-	if strict, err := sigsjson.UnmarshalStrict(t, pod, sigsjson.DisallowDuplicateFields); err != nil || len(strict) > 0 {
+	if !fastjson.Clean(t, pod) {
 		return nil, nil, false
 	}
 	meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&pod.ObjectMeta)

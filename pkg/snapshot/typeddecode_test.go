@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -149,5 +150,74 @@ func TestTypeMeta(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// richPod is a pod as the API server returns it, with the field types the
+// plain pods above lack: quantities, int-or-strings, raw managedFields,
+// times in container states, pointers to ints.
+const richPod = `{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "r-%d", "namespace": "a", "uid": "u-%d", "resourceVersion": "1%d", "generateName": "r-",
+  "creationTimestamp": "2026-08-11T03:10:00Z", "labels": {"app": "x", "rollouts-pod-template-hash": "abc"},
+  "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-08-11T03:00:00Z"},
+  "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": true, "blockOwnerDeletion": true}],
+  "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": "2026-08-11T03:10:00Z",
+   "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}}}]},
+ "spec": {"nodeName": "n1", "terminationGracePeriodSeconds": 45, "serviceAccountName": "default",
+  "readinessGates": [{"conditionType": "target-health.elbv2.k8s.aws/tg"}],
+  "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+  "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}}],
+  "containers": [{"name": "app", "image": "registry.example/app:b", "imagePullPolicy": "IfNotPresent",
+   "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+   "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+   "readinessProbe": {"httpGet": {"path": "/ready", "port": "http", "scheme": "HTTP"}, "periodSeconds": 5, "failureThreshold": 3, "successThreshold": 1, "timeoutSeconds": 1},
+   "livenessProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 10},
+   "lifecycle": {"preStop": {"sleep": {"seconds": 20}}},
+   "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}}]}]},
+ "status": {"phase": "Running", "podIP": "10.244.0.%d", "podIPs": [{"ip": "10.244.0.%d"}], "qosClass": "Burstable",
+  "startTime": "2026-08-11T03:10:01Z",
+  "conditions": [{"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-08-11T03:10:09Z"},
+   {"type": "target-health.elbv2.k8s.aws/tg", "status": "False", "reason": "Elb.RegistrationInProgress", "lastTransitionTime": "2026-08-11T03:10:05Z"}],
+  "containerStatuses": [{"name": "app", "ready": true, "started": true, "restartCount": 2, "image": "registry.example/app:b", "imageID": "sha256:00",
+   "containerID": "containerd://c", "state": {"running": {"startedAt": "2026-08-11T03:10:04Z"}},
+   "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": "2026-08-11T03:09:00Z", "finishedAt": "2026-08-11T03:10:03Z"}}}]}}`
+
+// TestRichPodsMatchMapPath: pods with every kind of field the API types
+// decode specially come out of the typed path exactly as out of the map
+// path (the typed decoder in use depends on the toolchain: json/v2 where it
+// is built in, sigs.k8s.io/json otherwise).
+func TestRichPodsMatchMapPath(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"apiVersion": "v1", "kind": "List", "items": [`)
+	for i := 0; i < 40; i++ {
+		if i > 0 {
+			sb.WriteString(",\n")
+		}
+		fmt.Fprintf(&sb, richPod, i, i, i, i, i)
+	}
+	sb.WriteString("]}\n")
+	typed, maps, err1, err2 := readBothWays(t, sb.String())
+	if err1 != nil || err2 != nil {
+		t.Fatalf("errors: %v / %v", err1, err2)
+	}
+	if len(typed.stubs) != 40 {
+		t.Fatalf("%d of 40 rich pods decoded typed", len(typed.stubs))
+	}
+	// Compared as JSON: a quantity's cached text, a managedFields entry's
+	// whitespace and empty against absent lists differ between the two
+	// decoders without changing any value a rule reads.
+	a, b := podsOf(t, typed), podsOf(t, maps)
+	for i := range a {
+		ja, err1 := json.Marshal(a[i])
+		jb, err2 := json.Marshal(b[i])
+		if err1 != nil || err2 != nil || string(ja) != string(jb) {
+			t.Fatalf("pod %s differs:\n typed %s\n maps  %s", a[i].Name, ja, jb)
+		}
+	}
+	if q := a[7].Spec.Containers[0].Resources.Requests.Cpu(); q.MilliValue() != 250 {
+		t.Fatalf("cpu request %v, want 250m", q)
+	}
+	if p := a[7].Spec.Containers[0].ReadinessProbe.HTTPGet.Port; p.StrVal != "http" {
+		t.Fatalf("probe port %v, want the name http", p)
 	}
 }

@@ -215,51 +215,30 @@ func (l *lab) waitAll(ctx context.Context, phase string, timeout time.Duration) 
 	const stall = 5 * time.Minute
 	deadline := time.Now().Add(timeout)
 	best, progressed := -1, time.Now()
-	want := map[target]int{}
-	for _, t := range l.targets() {
-		want[t] = l.replicas(t)
-	}
 	last := time.Time{}
 	// Progress is any change in how far the Rollouts are, not only in how
 	// many are done: after a new image every Rollout moves at once, and on a
 	// loaded machine none may finish for minutes while all of them advance.
 	prevPace := ""
 	for {
-		list, err := l.dc.Resource(gvrRollout).List(ctx, metav1.ListOptions{})
+		done, want, pace, err := l.progress(ctx, phase)
 		if err != nil {
 			return err
 		}
-		var pace strings.Builder
-		done := 0
-		for _, u := range list.Items {
-			t := target{u.GetNamespace(), u.GetName()}
-			n, ok := want[t]
-			if !ok {
-				continue
-			}
-			p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-			avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
-			observed, _, _ := unstructured.NestedString(u.Object, "status", "observedGeneration")
-			updated, _, _ := unstructured.NestedInt64(u.Object, "status", "updatedReplicas")
-			fmt.Fprintf(&pace, "%s/%s:%s:%d:%d:%s;", t.ns, t.name, p, avail, updated, observed)
-			if p == phase && int(avail) == n && observed == fmt.Sprint(u.GetGeneration()) {
-				done++
-			}
-		}
-		if done == len(want) {
+		if done == want {
 			step("all %d Rollouts %s", done, phase)
 			return nil
 		}
 		if time.Since(last) > 20*time.Second {
-			step("%d of %d Rollouts %s", done, len(want), phase)
+			step("%d of %d Rollouts %s", done, want, phase)
 			last = time.Now()
 		}
-		if done > best || pace.String() != prevPace {
+		if done > best || pace != prevPace {
 			best, progressed = max(best, done), time.Now()
 		}
-		prevPace = pace.String()
+		prevPace = pace
 		if time.Now().After(deadline) || time.Since(progressed) > stall {
-			return fmt.Errorf("only %d of %d Rollouts are %s with all pods available (none more for %s; load average %s)", done, len(want), phase, time.Since(progressed).Round(time.Second), loadavg())
+			return fmt.Errorf("only %d of %d Rollouts are %s with all pods available (none more for %s; load average %s)", done, want, phase, time.Since(progressed).Round(time.Second), loadavg())
 		}
 		select {
 		case <-ctx.Done():
@@ -267,4 +246,35 @@ func (l *lab) waitAll(ctx context.Context, phase string, timeout time.Duration) 
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// progress counts the Rollouts that are in phase with all their pods
+// available and their latest spec observed, out of all targets; pace
+// describes how far each one is, to tell a slow lab from a stuck one.
+func (l *lab) progress(ctx context.Context, phase string) (done, total int, pace string, err error) {
+	want := map[target]int{}
+	for _, t := range l.targets() {
+		want[t] = l.replicas(t)
+	}
+	list, err := l.dc.Resource(gvrRollout).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, len(want), "", err
+	}
+	var sb strings.Builder
+	for _, u := range list.Items {
+		t := target{u.GetNamespace(), u.GetName()}
+		n, ok := want[t]
+		if !ok {
+			continue
+		}
+		p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+		avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
+		observed, _, _ := unstructured.NestedString(u.Object, "status", "observedGeneration")
+		updated, _, _ := unstructured.NestedInt64(u.Object, "status", "updatedReplicas")
+		fmt.Fprintf(&sb, "%s/%s:%s:%d:%d:%s;", t.ns, t.name, p, avail, updated, observed)
+		if p == phase && int(avail) == n && observed == fmt.Sprint(u.GetGeneration()) {
+			done++
+		}
+	}
+	return done, len(want), sb.String(), nil
 }

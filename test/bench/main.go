@@ -40,6 +40,7 @@ type config struct {
 	profiles               string
 	write                  string
 	keep                   bool
+	reuse                  string
 	short                  bool
 }
 
@@ -52,6 +53,7 @@ func main() {
 	flag.StringVar(&c.profiles, "profiles", "bench-out", "directory for the CPU and heap profiles of each case")
 	flag.StringVar(&c.write, "write", "", "markdown file whose bench section gets the table (the full form: docs/performance.md)")
 	flag.BoolVar(&c.keep, "keep", false, "leave the lab running afterwards (stop it with LAB_STATE=… test/lab/down.sh)")
+	flag.StringVar(&c.reuse, "lab", "", "measure on the lab that an earlier -keep run left in this state directory (same -fleet and -big), instead of starting and populating one")
 	flag.Parse()
 	if c.short {
 		c.fleet, c.runs = min(c.fleet, 100), min(c.runs, 3)
@@ -92,11 +94,25 @@ func run(c *config) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	c.stateDir = filepath.Join(tmp, "lab")
+	switch {
+	case c.reuse != "":
+		c.stateDir = c.reuse
+	case c.keep:
+		// Not under tmp: the lab's etcd keeps its data there after we exit.
+		if c.stateDir, err = os.MkdirTemp("", "rolloutdoctor-bench-lab-"); err != nil {
+			return err
+		}
+	default:
+		c.stateDir = filepath.Join(tmp, "lab")
+	}
 	c.kubeconfig = filepath.Join(c.stateDir, "kubeconfig")
 
 	step("building the lab's binaries and the official plugin %s", c.pluginVersion)
-	build := c.labScript("build.sh", "etcd", "kube", "kwok", c.controllerVersion, "plugin")
+	parts := []string{"etcd", "kube", "kwok", c.controllerVersion, "plugin"}
+	if c.reuse != "" {
+		parts = []string{"plugin"}
+	}
+	build := c.labScript("build.sh", parts...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("test/lab/build.sh: %w", err)
@@ -109,34 +125,16 @@ func run(c *config) error {
 		return fmt.Errorf("building rolloutdoctor: %w", err)
 	}
 
-	// The large Rollout (and the small one) on the first node, the fleet's
-	// 20 pods per Rollout (25 during the update) on the others, with room.
-	c.nodes = 1 + max(3, (c.fleet*25+2999)/3000)
-	step("starting the lab: %d kwok nodes, controller %s", c.nodes, c.controllerVersion)
-	up := c.labScript("up.sh")
-	up.Env = append(up.Env, "LAB_CONTROLLER="+c.controllerVersion, fmt.Sprintf("LAB_NODES=%d", c.nodes),
-		fmt.Sprintf("LAB_NODE_PODS=%d", max(3000, c.bigPods*2+100)),
-		// The fleet is created at once; at its default 40 requests/s the
-		// controller takes many minutes to reconcile 1,000 Rollouts.
-		"LAB_CONTROLLER_ARGS=--qps 1000 --burst 2000 --rollout-threads 20")
-	if out, err := up.CombinedOutput(); err != nil {
-		c.labScript("down.sh").Run()
-		return fmt.Errorf("test/lab/up.sh: %w\n%s", err, out)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if !c.keep {
-		defer c.labScript("down.sh").Run()
-	} else {
-		defer fmt.Fprintf(os.Stderr, "bench: the lab keeps running: LAB_STATE=%s %s/down.sh stops it\n", c.stateDir, c.labDir)
-	}
-
-	l, err := newLab(c)
+	l, err := c.startLab(ctx)
 	if err != nil {
 		return err
 	}
-	if err := l.populate(ctx); err != nil {
-		return err
+	if c.keep && c.reuse == "" {
+		defer fmt.Fprintf(os.Stderr, "bench: the lab keeps running: LAB_STATE=%s %s/down.sh stops it; -lab %s measures on it again\n", c.stateDir, c.labDir, c.stateDir)
+	} else if c.reuse == "" {
+		defer c.labScript("down.sh").Run()
 	}
 	res, err := measure(ctx, c, l)
 	if res == nil {
@@ -151,6 +149,44 @@ func run(c *config) error {
 		return writeSection(c.write, table)
 	}
 	return nil
+}
+
+// startLab starts the lab and populates it, or with -lab checks that the
+// lab left there holds the populated fleet.
+func (c *config) startLab(ctx context.Context) (*lab, error) {
+	if c.reuse != "" {
+		step("measuring on the lab in %s", c.reuse)
+		l, err := newLab(c)
+		if err != nil {
+			return nil, fmt.Errorf("-lab %s: %w", c.reuse, err)
+		}
+		if done, total, _, err := l.progress(ctx, "Paused"); err != nil || done != total {
+			return nil, fmt.Errorf("-lab %s: %d of %d Rollouts are paused with all pods available (%v): start a new lab with -keep, with the same -fleet and -big", c.reuse, done, total, err)
+		}
+		return l, nil
+	}
+	// The large Rollout (and the small one) on the first node, the fleet's
+	// 20 pods per Rollout (25 during the update) on the others, with room.
+	c.nodes = 1 + max(3, (c.fleet*25+2999)/3000)
+	step("starting the lab: %d kwok nodes, controller %s", c.nodes, c.controllerVersion)
+	up := c.labScript("up.sh")
+	up.Env = append(up.Env, "LAB_CONTROLLER="+c.controllerVersion, fmt.Sprintf("LAB_NODES=%d", c.nodes),
+		fmt.Sprintf("LAB_NODE_PODS=%d", max(3000, c.bigPods*2+100)),
+		// The fleet is created at once; at its default 40 requests/s the
+		// controller takes many minutes to reconcile 1,000 Rollouts.
+		"LAB_CONTROLLER_ARGS=--qps 1000 --burst 2000 --rollout-threads 20")
+	if out, err := up.CombinedOutput(); err != nil {
+		c.labScript("down.sh").Run()
+		return nil, fmt.Errorf("test/lab/up.sh: %w\n%s", err, out)
+	}
+	l, err := newLab(c)
+	if err == nil {
+		err = l.populate(ctx)
+	}
+	if err != nil && !c.keep {
+		c.labScript("down.sh").Run()
+	}
+	return l, err
 }
 
 func step(format string, args ...interface{}) {

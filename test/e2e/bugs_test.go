@@ -4,9 +4,13 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
@@ -17,6 +21,10 @@ func init() {
 		scenario{"bug-subset-unready", bugSubsetUnready},
 		scenario{"bug-abort-paused", bugAbortPaused},
 		scenario{"bug-dss-abort", bugDSSAbort},
+		scenario{"bug-promote-full-abort", bugPromoteFullAbort},
+		scenario{"bug-canary-svc-flap", bugCanarySvcFlap},
+		scenario{"bug-stable-underweight", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, false) }},
+		scenario{"bug-stable-abort", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, true) }},
 	)
 }
 
@@ -171,5 +179,299 @@ func bugDSSAbort(t *testing.T, h *harness) {
 	if hasFinding(rep, "RD155") != stuck {
 		t.Errorf("%s (catalogue: #4898 affected=%v): abort held=%v (canary spec %d, stable available %d) but RD155 %v; findings %s",
 			h.version, want, stuck, now.RS[canary].Spec, now.RS[stable].Available, hasFinding(rep, "RD155"), findingIDs(rep))
+	}
+}
+
+// officialPlugin runs the official kubectl-argo-rollouts binary (the lab's
+// PLUGIN_VERSION) against the scenario's namespace.
+func (h *harness) officialPlugin(args ...string) {
+	h.t.Helper()
+	v := labVar("PLUGIN_VERSION")
+	bin := filepath.Join(labDir, "bin", "kubectl-argo-rollouts-"+v)
+	out, err := exec.Command(bin, append(args, "-n", h.ns, "--kubeconfig", kubeconfig)...).CombinedOutput()
+	if err != nil {
+		h.t.Fatalf("kubectl-argo-rollouts %s %s: %v\n%s", v, strings.Join(args, " "), err, out)
+	}
+}
+
+// promoteFull is the Rollout's status.promoteFull.
+func (h *harness) promoteFull() bool {
+	b, _, _ := unstructured.NestedBool(h.get(gvrRollout, "app").Object, "status", "promoteFull")
+	return b
+}
+
+// bugPromoteFullAbort reproduces #4461: a canary whose new pods never turn
+// ready, `kubectl argo rollouts promote --full`, then `abort`, twice. Every
+// pass of a full promotion clears status.abort, so each abort is undone
+// within a pass and the Rollout goes on promoting (never RolloutAborted).
+// diagnose must report RD153 there on the affected versions; its remedy —
+// clear status.promoteFull, then abort — must then work.
+func bugPromoteFullAbort(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.trafficObjects(hostMode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stable := h.healthy(o, 4, 90*time.Second)
+	h.holdUnready("b")
+	var canary string
+	h.waitFor("the canary's pods to exist", 60*time.Second, func() bool {
+		_, st, cur, _, _ := h.status()
+		canary = cur
+		return cur != st && o.Now().RS[cur].Spec > 0
+	})
+	h.officialPlugin("promote", "app", "--full")
+	h.waitFor("status.promoteFull", 20*time.Second, h.promoteFull)
+	// The full promotion sizes the canary for every replica; its pods stay
+	// unready, so wait for the controller to stop writing instead of for
+	// available pods.
+	h.waitFor("the canary sized to 4, then 3 s without changes", 30*time.Second, func() bool {
+		ss := o.Samples()
+		return o.Now().RS[canary].Spec == 4 && time.Since(ss[len(ss)-1].At) > 3*time.Second
+	})
+	before := o.Now()
+
+	// Abort twice, as `kubectl argo rollouts abort` does, and time how long
+	// status.abort stays set each time.
+	var cleared []string
+	held := false
+	for i := 0; i < 2; i++ {
+		start := time.Now()
+		h.officialPlugin("abort", "app")
+		end := start.Add(20 * time.Second)
+		for time.Now().Before(end) {
+			if _, _, _, _, abort := h.status(); !abort {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, _, _, _, abort := h.status(); abort {
+			cleared = append(cleared, "still set after 20 s")
+			held = true
+			continue
+		}
+		cleared = append(cleared, fmt.Sprintf("cleared within %.1f s", time.Since(start).Seconds()))
+	}
+	// Past the scale-down deadline the abort's pass may have left on the
+	// canary (abortScaleDownDelaySeconds 5).
+	time.Sleep(8 * time.Second)
+	now := o.Now()
+	// Every write of the Rollout is in the samples: count the aborts the
+	// controller wrote away, and whether it ever acted on one.
+	aborted, sets, clears, deadline := false, 0, 0, ""
+	prevAbort := false
+	for _, s := range o.Samples() {
+		if s.Phase == "Degraded" || strings.HasSuffix(s.Progressing, "/RolloutAborted") {
+			aborted = true
+		}
+		if s.Kind == "rollouts" && s.Abort != prevAbort {
+			if s.Abort {
+				sets++
+			} else {
+				clears++
+			}
+			prevAbort = s.Abort
+		}
+		if d := s.RS[canary].Deadline; d != "" {
+			deadline = d
+		}
+	}
+	rep := h.diagnose("app")
+	want := h.affects("RD153")
+	undone := !held && !aborted && h.promoteFull() && sets == 2 && clears == 2
+	h.record("known bug #4461: promote --full of a canary held unready (0 of 4 ready), then abort twice",
+		fmt.Sprintf("RD153 %v (catalogue: affected %v)", hasFinding(rep, "RD153"), want),
+		fmt.Sprintf("abort 1 %s, abort 2 %s (status.abort written true %d times, cleared by the controller %d times); RolloutAborted/Degraded ever: %v; promoteFull still set: %v; canary %d→%d pods (0 available, scale-down deadline %q), stable %d→%d",
+			cleared[0], cleared[1], sets, clears, aborted, h.promoteFull(), before.RS[canary].Spec, now.RS[canary].Spec, deadline, before.RS[stable].Spec, now.RS[stable].Spec))
+	if undone != want || hasFinding(rep, "RD153") != want {
+		t.Errorf("%s: catalogue says #4461 affected=%v; aborts undone=%v (%s; aborted %v); findings %s", h.version, want, undone, strings.Join(cleared, ", "), aborted, findingIDs(rep))
+	}
+
+	// The remedy RD153 gives: clear the full promotion, then abort.
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"promoteFull":false}}`)
+	h.officialPlugin("abort", "app")
+	start := time.Now()
+	h.waitFor("the abort to be acted on after clearing promoteFull", 30*time.Second, func() bool { return h.progressingReason() == "RolloutAborted" })
+	h.record("known bug #4461: the way out RD153 gives — clear status.promoteFull, then abort", "RolloutAborted",
+		fmt.Sprintf("RolloutAborted after %.1f s", time.Since(start).Seconds()))
+	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD153") {
+		t.Errorf("RD153 still reported once the promotion was cleared and the abort acted on: %s", ids)
+	}
+}
+
+// observeCanarySvc watches the Rollout, its ReplicaSets, the router object of
+// mode and the Services, keeping the canary Service's selector.
+func (h *harness) observeCanarySvc(mode trafficMode) *observer {
+	w := watchOf(mode, h.version)
+	o := &observer{stop: make(chan struct{}), canary: func(map[string]interface{}) bool { return false }, cur: emptySample(), router: w, canarySvc: "app-canary"}
+	h.watch(o, gvrRS, w.gvr, gvrRollout, gvrSvc)
+	return o
+}
+
+// selectorSwitches counts the canary Service selector's changes written in
+// [from, to), to the canary hash and to the stable hash.
+func selectorSwitches(ss []sample, canary, stable string, from, to time.Time) (toCanary, toStable int) {
+	last := ""
+	for _, s := range ss {
+		if s.Kind != "services" {
+			continue
+		}
+		if s.CanarySvc != last && last != "" && !s.At.Before(from) && s.At.Before(to) {
+			switch s.CanarySvc {
+			case canary:
+				toCanary++
+			case stable:
+				toStable++
+			}
+		}
+		last = s.CanarySvc
+	}
+	return
+}
+
+// switchServiceEvents sums the counts of the Rollout's SwitchService events.
+func (h *harness) switchServiceEvents() string {
+	out := h.kubectl("-n", h.ns, "get", "events", "--field-selector", "reason=SwitchService", "-o", "jsonpath={range .items[*]}{.count}{\" \"}{end}")
+	n := 0
+	for _, f := range strings.Fields(out) {
+		var c int
+		fmt.Sscan(f, &c)
+		n += max(c, 1)
+	}
+	return fmt.Sprint(n)
+}
+
+// bugCanarySvcFlap reproduces #3078: nginx traffic routing, an abort at
+// setWeight 50 of 4 with abortScaleDownDelaySeconds 30. Until the canary is
+// scaled down, each pass points the canary Service at the canary (the
+// Service sync) and back at the stable (the abort branch of traffic
+// routing). The scenario counts the selector's writes through a watch (the
+// events are rate-limited by client-go's spam filter) while the canary keeps
+// its pods and after it is scaled down; diagnose must report RD158 while it
+// flips and not after.
+func bugCanarySvcFlap(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: nginxMode, abortDelay: 30}
+	o := h.observeCanarySvc(nginxMode)
+	h.apply(h.trafficObjects(nginxMode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stable := h.healthy(o, 4, 90*time.Second)
+	h.setImage("b")
+	h.waitFor("the pause at setWeight 50", 90*time.Second, func() bool {
+		phase, _, _, idx, _ := h.status()
+		return phase == "Paused" && idx == 1 && o.Now().CanaryWeight == 50
+	})
+	_, _, canary, _, _ := h.status()
+	h.settled(o, 3*time.Second, 30*time.Second)
+	if sel := o.Now().CanarySvc; sel != canary {
+		t.Fatalf("before the abort the canary Service selects %q, not the canary %s", sel, canary)
+	}
+	start := time.Now()
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
+	time.Sleep(10 * time.Second)
+	rep := h.diagnose("app")
+	during := time.Now()
+	toCanary, toStable := selectorSwitches(o.Samples(), canary, stable, start, during)
+	flapping := toCanary >= 2
+	want := h.affects("RD158")
+	events := h.switchServiceEvents()
+	h.record("known bug #3078: abort at setWeight 50 of 4, nginx, abortScaleDownDelaySeconds 30: canary Service selector in the first 10 s",
+		fmt.Sprintf("RD158 %v (catalogue: affected %v)", hasFinding(rep, "RD158"), want),
+		fmt.Sprintf("%d switches to the stable, %d back to the canary (canary %d/%d available); SwitchService events counted: %s",
+			toStable, toCanary, o.Now().RS[canary].Available, o.Now().RS[canary].Spec, events))
+	if flapping != want || hasFinding(rep, "RD158") != want {
+		t.Errorf("%s: catalogue says #3078 affected=%v; selector switches to canary %d, to stable %d; findings %s", h.version, want, toCanary, toStable, findingIDs(rep))
+	}
+
+	h.waitFor("the canary to be scaled down", 60*time.Second, func() bool { return o.Now().RS[canary].Spec == 0 })
+	scaled := time.Now()
+	time.Sleep(8 * time.Second)
+	ss := o.Samples()
+	allCanary, allStable := selectorSwitches(ss, canary, stable, start, scaled)
+	afterCanary, _ := selectorSwitches(ss, canary, stable, scaled.Add(2*time.Second), time.Now())
+	rep = h.diagnose("app")
+	h.record("known bug #3078: the same abort once the canary is scaled down",
+		fmt.Sprintf("RD158 %v", hasFinding(rep, "RD158")),
+		fmt.Sprintf("scaled down %.0f s after the abort; until then %d switches to the stable, %d to the canary; afterwards %d to the canary, selector %s",
+			scaled.Sub(start).Seconds(), allStable, allCanary, afterCanary, map[bool]string{true: "on the stable", false: "not on the stable"}[o.Now().CanarySvc == stable]))
+	if afterCanary != 0 || hasFinding(rep, "RD158") || o.Now().CanarySvc != stable {
+		t.Errorf("%s: after the scale-down: %d switches to the canary, selector %q, findings %s", h.version, afterCanary, o.Now().CanarySvc, findingIDs(rep))
+	}
+}
+
+// overweight is the first moment after from at which the router gave the
+// stable more weight than its available pods carry (weight × replicas >
+// available × 100), as "weight on available/spec".
+func overweight(ss []sample, stable string, replicas int64, from time.Time) (string, bool) {
+	for _, s := range ss {
+		if s.At.Before(from) || s.CanaryWeight < 0 {
+			continue
+		}
+		sw, rs := 100-s.CanaryWeight, s.RS[stable]
+		if sw*replicas > rs.Available*100 {
+			return fmt.Sprintf("stable weight %d on %d/%d available", sw, rs.Available, rs.Spec), true
+		}
+	}
+	return "", false
+}
+
+// bugStableUnderweight reproduces #3372: dynamicStableScale, paused at
+// setWeight 75 of 4 (the stable scaled down to 1), then a third revision
+// whose pods never turn ready. Its ReplicaSet has no available pod, so the
+// weight for the canary is 0: v1.7.2 writes it at once and the stable's one
+// pod takes all the traffic while three more take 15–20 s to turn ready;
+// from v1.8 the controller checks the stable's availability first and keeps
+// the weight. With abort instead of the third revision (bug-stable-abort)
+// the weight follows the stable's available pods on every version, v1.7.2
+// included: the same state is not the bug. diagnose must report RD156 only
+// where the controller gave the stable more than its pods carry.
+func bugStableUnderweight(t *testing.T, h *harness, abort bool) {
+	slow := `
+      annotations:
+        pod-create.stage.kwok.x-k8s.io/delay: "1s"
+        pod-create.stage.kwok.x-k8s.io/jitter-delay: "2s"
+        pod-ready.stage.kwok.x-k8s.io/delay: "15s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "20s"`
+	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 75}, {pause: {}}]", mode: hostMode, dss: true, podTiming: slow}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.trafficObjects(hostMode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stable := h.healthy(o, 4, 120*time.Second)
+	h.setImage("b")
+	h.waitFor("the pause at setWeight 75 with the stable scaled down to 1", 120*time.Second, func() bool {
+		phase, _, _, idx, _ := h.status()
+		s := o.Now()
+		return phase == "Paused" && idx == 1 && s.CanaryWeight == 75 && s.RS[stable].Spec == 1
+	})
+	h.settled(o, 3*time.Second, 30*time.Second)
+	_, _, second, _, _ := h.status()
+	start := time.Now()
+	what := "a third revision never ready"
+	if abort {
+		what = "abort"
+		h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
+	} else {
+		h.holdUnready("c")
+	}
+	// diagnose once: at the first write that gave the stable more weight
+	// than its pods carry, else 5 s in (the stable still short of pods).
+	var rep *diagnose.Report
+	var seen string
+	for end := start.Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		_, ok := overweight(o.Samples(), stable, 4, start)
+		if rep == nil && (ok || time.Since(start) > 5*time.Second) {
+			rs := o.Now().RS[stable]
+			rep, seen = h.diagnose("app"), fmt.Sprintf("stable %d/%d available, weight %d", rs.Available, rs.Spec, o.Now().CanaryWeight)
+		}
+	}
+	got, under := overweight(o.Samples(), stable, 4, start)
+	now := o.Now()
+	want := h.affects("RD156") && !abort
+	if !under {
+		got = "never more weight than the stable's available pods carry"
+	}
+	h.record("known bug #3372: dynamicStableScale at setWeight 75 of 4 (stable 1 pod), then "+what+"; stable pods ready 15–20 s after creation; 30 s",
+		fmt.Sprintf("RD156 %v (catalogue: version affected %v; diagnosed at %s)", hasFinding(rep, "RD156"), h.affects("RD156"), seen),
+		fmt.Sprintf("%s; canary weights (second revision available/spec) %s; after 30 s stable %d/%d available, weight %d", got, weightTrace(o.Samples(), second), now.RS[stable].Available, now.RS[stable].Spec, now.CanaryWeight))
+	if under != want || hasFinding(rep, "RD156") != want {
+		t.Errorf("%s (%s): want the bug %v; stable overweight=%v (%s, diagnosed at %s); findings %s", h.version, what, want, under, got, seen, findingIDs(rep))
 	}
 }

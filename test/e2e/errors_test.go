@@ -4,9 +4,12 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 )
@@ -68,7 +71,7 @@ spec:
 	})
 	time.Sleep(2 * time.Second) // the policy is read from an informer
 	h.setImage("b")
-	h.checkError("a ValidatingAdmissionPolicy rejects the 50% weight on the VirtualService", "TrafficRoutingError", "RD159", "admission policy")
+	h.checkError("a ValidatingAdmissionPolicy rejects the 50% weight on the VirtualService", "TrafficRoutingError", "RD159", "a ValidatingAdmissionPolicy rejects the controller's write")
 }
 
 // quotaError: a ResourceQuota refuses the canary's ReplicaSet
@@ -88,13 +91,27 @@ func quotaError(t *testing.T, h *harness) {
 
 func (h *harness) checkError(what, reason, id, says string) {
 	h.t.Helper()
+	h.checkErrorMsg(what, reason, "", id, says)
+}
+
+// checkErrorMsg waits for a Warning Event of the reason whose message has
+// msg (or the InvalidSpec condition), then checks that diagnose's finding
+// id says says, and that RD159 is quiet when id is another rule.
+func (h *harness) checkErrorMsg(what, reason, msg, id, says string) {
+	h.t.Helper()
 	var seen string
 	h.waitFor("a "+reason+" Warning event", 60*time.Second, func() bool {
 		if reason == "InvalidSpec" { // a condition, not an event
-			seen, _, _, _, _ = h.status()
-			return seen == "Degraded"
+			seen = h.invalidSpec()
+			return seen != ""
 		}
-		seen = h.kubectl("-n", h.ns, "get", "events", "--field-selector", "type=Warning,reason="+reason, "-o", "jsonpath={.items[*].message}")
+		out := h.kubectl("-n", h.ns, "get", "events", "--field-selector", "type=Warning,reason="+reason, "-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
+		seen = ""
+		for _, m := range strings.Split(strings.TrimSpace(out), "\n") {
+			if m != "" && strings.Contains(m, msg) {
+				seen = strings.TrimSpace(seen + " " + m)
+			}
+		}
 		return seen != ""
 	})
 	rep := h.diagnose("app")
@@ -103,7 +120,13 @@ func (h *harness) checkError(what, reason, id, says string) {
 	for _, m := range got {
 		ok = ok || strings.Contains(m, says)
 	}
-	h.record("controller error: "+what, id+" "+says, fmt.Sprintf("Warning %s %q; %s %d finding(s); findings %s", reason, firstOf(seen, 200), id, len(got), findingIDs(rep)))
+	kind := "Warning"
+	if reason == "InvalidSpec" {
+		kind = "condition"
+	}
+	// A port of the test's own servers changes from run to run.
+	seen = loopbackPort.ReplaceAllString(seen, "127.0.0.1:PORT")
+	h.record("controller error: "+what, id+" "+says, fmt.Sprintf("%s %s %q; %s %d finding(s); findings %s", kind, reason, firstOf(seen, 200), id, len(got), findingIDs(rep)))
 	if !ok {
 		h.t.Errorf("%s: %s does not say %q:\n%s", what, id, says, strings.Join(got, "\n"))
 	}
@@ -112,9 +135,25 @@ func (h *harness) checkError(what, reason, id, says string) {
 	}
 }
 
+var loopbackPort = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+
 func firstOf(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// invalidSpec is the message of the Rollout's InvalidSpec condition, or ""
+// while it has none.
+func (h *harness) invalidSpec() string {
+	u := h.get(gvrRollout, "app")
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]interface{}); m["type"] == "InvalidSpec" && m["status"] == "True" {
+			msg, _ := m["message"].(string)
+			return msg
+		}
+	}
+	return ""
 }

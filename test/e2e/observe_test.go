@@ -44,6 +44,9 @@ type sample struct {
 	// carry ("" without one: every ReplicaSet's pods), watched only by
 	// observeBG.
 	Active, Preview string
+	// CanarySvc is the hash the canary Service's selector carries, watched
+	// only by observeCanarySvc.
+	CanarySvc string
 	// Healthy is the status of the Rollout's Healthy condition ("" while
 	// absent); Progressing is its Progressing condition as "Status/Reason".
 	Healthy     string
@@ -66,6 +69,9 @@ type observer struct {
 	canary func(dest map[string]interface{}) bool
 	// active and preview name the blue-green Services (observeBG).
 	active, preview string
+	// canarySvc names the canary Service whose selector the samples carry
+	// (observeCanarySvc).
+	canarySvc string
 	// router is the router object whose canary weight the samples carry,
 	// for a router other than Istio (observeMode).
 	router *routerWatch
@@ -157,6 +163,8 @@ func (o *observer) apply(prev sample, ev event) sample {
 			s.Active = sel["rollouts-pod-template-hash"]
 		case o.preview:
 			s.Preview = sel["rollouts-pod-template-hash"]
+		case o.canarySvc:
+			s.CanarySvc = sel["rollouts-pod-template-hash"]
 		}
 	case routerGVR(o.router):
 		if u.GetName() == o.router.name {

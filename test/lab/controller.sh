@@ -15,7 +15,9 @@
 # namespace argo-rollouts with its version as image tag and its args, so the
 # plugin's version detection sees what runs and which Rollouts each one owns.
 # LAB_CONTROLLER_ARGS adds flags (the benchmark raises --qps to reconcile its
-# fleet in minutes).
+# fleet in minutes). LAB_CONTROLLER_KUBECONFIG gives the controller another
+# identity than the lab's admin (the e2e's RBAC scenario: a ServiceAccount's
+# token bound to a ClusterRole that lacks a verb).
 # Ports: the default controller uses the metrics/healthz base ports; a controller
 # with an ID uses base + 1 + the index of its version in versions.env (so one
 # controller per version runs side by side; LAB_CONTROLLER_SLOT overrides).
@@ -69,7 +71,7 @@ start)
 		kc apply -f - >/dev/null
 	# POD_NAMESPACE is where the controller reads its ConfigMap, as in-cluster.
 	POD_NAMESPACE=argo-rollouts start "$k" "$BIN/rollouts-controller-$v" \
-		--kubeconfig "$KUBECONFIG_LAB" --leader-elect=false "${flags[@]}" \
+		--kubeconfig "${LAB_CONTROLLER_KUBECONFIG:-$KUBECONFIG_LAB}" --leader-elect=false "${flags[@]}" \
 		--metricsport "$metrics" --healthzPort "$healthz" ${LAB_CONTROLLER_ARGS:-}
 	mkdir -p "$STATE/controllers"
 	echo "${id:--} $v $healthz" >"$STATE/controllers/$k"
