@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -29,6 +30,8 @@ type DiagnoseOptions struct {
 	// Name is the Rollout's name ("" with -f and a single Rollout in it).
 	Name  string
 	Watch bool
+	// history keeps what successive reads of --watch showed.
+	history *diagnose.History
 	// Analysis shows every AnalysisRun metric and measurement in the human
 	// view (-o json and yaml always carry them).
 	Analysis bool
@@ -169,7 +172,7 @@ func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (
 	if err != nil {
 		return nil, failure(err)
 	}
-	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source)
+	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source, o.history)
 }
 
 // diagnosis is a report with the escape plan its findings' "escape now"
@@ -182,7 +185,7 @@ type diagnosis struct {
 
 // diagnoseSnapshot finds the Rollout in a snapshot and diagnoses it with
 // the controller version the flag or the snapshot gives.
-func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source string) (*diagnosis, error) {
+func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source string, hist *diagnose.History) (*diagnosis, error) {
 	ro, err := snap.FindRollout(ns, name)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitError, Err: err}
@@ -201,7 +204,7 @@ func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source str
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitUsage, Err: err}
 	}
-	d := &diagnosis{rep: diagnose.Run(view, cv, diagnose.Options{Source: source})}
+	d := &diagnosis{rep: diagnose.Run(view, cv, diagnose.Options{Source: source, History: hist})}
 	// The way out a finding names comes from the same plan escape prints.
 	d.plan, d.planErr = escape.Build(escape.Input{View: view, Controller: cv})
 	if d.planErr == nil {
@@ -219,6 +222,9 @@ func (o *DiagnoseOptions) watch(ctx context.Context, conn *gather.Connection) er
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	clear, _ := render.UseColor(o.Color, o.streams.Out)
+	// Successive reads show what one cannot: writers of the same fields
+	// taking turns (RD160, RD135 with the count and the window).
+	o.history = diagnose.NewHistory()
 	draw := func() error {
 		d, err := o.report(ctx, conn)
 		if err != nil || ctx.Err() != nil {
@@ -233,6 +239,7 @@ func (o *DiagnoseOptions) watch(ctx context.Context, conn *gather.Connection) er
 		fmt.Fprintf(o.streams.ErrOut, "error: %v (retrying in %s, giving up in %s)\n", err, roundDuration(wait), roundDuration(left))
 	}
 	opt.OnError = func(err error) { fmt.Fprintf(o.streams.ErrOut, "warning: %v\n", err) }
+	opt.OnEvent = func(u *unstructured.Unstructured) { o.history.ObserveEvent(u, time.Now()) }
 	return failure(gather.Watch(ctx, conn.Dynamic, o.Namespace, o.Name, opt, draw))
 }
 

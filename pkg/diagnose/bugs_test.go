@@ -396,6 +396,18 @@ func application(selfHeal bool, ignore []interface{}) *unstructured.Unstructured
 	}}
 }
 
+// helmRelease is a Flux HelmRelease as data (suspended or not).
+func helmRelease(suspend bool) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]interface{}{"name": "checkout", "namespace": "flux-system"},
+		"spec":     map[string]interface{}{"interval": "10m", "suspend": suspend, "chart": map[string]interface{}{"spec": map[string]interface{}{"chart": "checkout"}}},
+		"status":   map[string]interface{}{"conditions": []interface{}{map[string]interface{}{"type": "Ready", "status": "True"}}},
+	}}
+}
+
+var helmLabels = set([]string{"metadata", "labels"}, map[string]interface{}{"helm.toolkit.fluxcd.io/name": "checkout", "helm.toolkit.fluxcd.io/namespace": "flux-system"})
+
 // history gives a ReplicaSet the revisions it served before its current one.
 func history(rs, revs string) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
 	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
@@ -449,6 +461,10 @@ func init() {
 			edit: both(set([]string{"metadata", "labels", "kustomize.toolkit.fluxcd.io/name"}, "shop"), managed(specManager("kustomize-controller", "Apply", "2026-08-11T03:12:30Z", "template"))),
 			objs: allOf(history("checkout-api-5f6c8d7b9a", "3,5"), history("checkout-api-6d8f7c9b5d", "4")), fires: allVersions,
 			says: "flux suspend kustomization shop"},
+		bugCase{name: "template back and forth, Flux's helm-controller", id: "RD160",
+			edit: both(helmLabels, managed(specManager("helm-controller", "Apply", "2026-08-11T03:12:30Z", "template"))),
+			objs: allOf(history("checkout-api-5f6c8d7b9a", "3,5"), history("checkout-api-6d8f7c9b5d", "4"), addObjs(helmRelease(false))), fires: allVersions,
+			says: "HelmRelease flux-system/checkout puts Git's template back after every change made in the cluster: commit the change to Git instead, or make the sync leave the template alone: `flux suspend helmrelease checkout -n flux-system`"},
 		bugCase{name: "one return (an undo)", id: "RD160",
 			edit: managed(specManager("kubectl-argo-rollouts", "Update", "2026-08-11T03:12:30Z", "template")),
 			objs: history("checkout-api-5f6c8d7b9a", "5")},
@@ -468,5 +484,9 @@ func init() {
 			objs: addObjs(application(true, []interface{}{map[string]interface{}{"group": "argoproj.io", "kind": "Rollout", "jsonPointers": []interface{}{"/spec/template"}}})),
 			says: "ignoreDifferences already leaves spec.template alone"},
 		bugCase{name: "no GitOps mark", id: "RD161"},
+		bugCase{name: "Flux HelmRelease, not suspended", id: "RD161", edit: helmLabels, objs: addObjs(helmRelease(false)), fires: allVersions,
+			says: "Flux applies this Rollout (HelmRelease flux-system/checkout, every 10m): a spec change made in the cluster (undo, set image, edit) is reverted at its next reconciliation"},
+		bugCase{name: "Flux HelmRelease, suspended", id: "RD161", edit: helmLabels, objs: addObjs(helmRelease(true)), fires: allVersions,
+			says: "every 10m, suspended): nothing is reverted while it stays suspended"},
 	)
 }

@@ -26,6 +26,9 @@ type Context struct {
 	// uses are the Rollout's analysis blocks with their templates, walked
 	// on first use (analysisUses).
 	uses []analysisUse
+	// churn is the fights the watch's History shows at this read, by
+	// object (nil outside diagnose --watch).
+	churn map[string]*Churn
 }
 
 func (c *Context) obj() string { return "Rollout " + c.ro.Namespace + "/" + c.ro.Name }

@@ -141,6 +141,9 @@ func checkSpecFight(c *Context, r *rules.Rule) []rules.Finding {
 			ws = append(ws, w)
 		}
 	}
+	if ch := c.churn[c.obj()]; ch != nil {
+		return []rules.Finding{specChurn(c, r, ch)}
+	}
 	if f, ok := managersFight(c, r, ws); ok {
 		return []rules.Finding{f}
 	}
@@ -314,4 +317,33 @@ func checkGitOpsOwner(c *Context, r *rules.Rule) []rules.Finding {
 		f.Severity = rules.Warning
 	}
 	return []rules.Finding{f}
+}
+
+// specChurn: the watch saw the Rollout's spec writers alternate between
+// reads (History): the fight live, with the count and the window, before
+// the ReplicaSets' history has three returns.
+func specChurn(c *Context, r *rules.Rule, ch *Churn) rules.Finding {
+	msg := fmt.Sprintf("the Rollout's spec is being fought over: %s, %d spec generations in that time", ch.Says(), ch.Generations)
+	var sync string
+	for _, m := range ch.Managers {
+		if gitopsWriter(m) {
+			sync = m
+		}
+	}
+	if g := c.View.GitOps; sync != "" || g != nil && g.AutoSync {
+		owner := sync
+		if g != nil {
+			owner = g.Mark.Owner()
+			if sync != "" {
+				owner += " (" + sync + ")"
+			}
+		}
+		msg += fmt.Sprintf("; %s puts Git's spec back after every change made in the cluster, and every change restarts or aborts the update: commit the change to Git instead, or make the sync leave the template alone: %s", owner, gitopsFix(c, []string{"template"}))
+	} else {
+		msg += "; find the writers (pipelines, operators, people with kubectl apply or undo) and leave the spec to one"
+	}
+	f := r.NewFinding(msg)
+	f.Evidence = []rules.Evidence{ev(c.obj(), "last spec writer at successive reads", ch.Says())}
+	f.Cites = c.cites("sy.existing-rs-new-revision")
+	return f
 }

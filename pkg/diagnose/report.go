@@ -38,9 +38,12 @@ type Report struct {
 	// AnalysisRuns are the runs of the current revision and the one that
 	// aborted it, metric by metric.
 	AnalysisRuns []AnalysisRunView `json:"analysisRuns,omitempty"`
-	Findings     []rules.Finding   `json:"findings"`
-	Gaps         []snapshot.Gap    `json:"gaps,omitempty"`
-	Model        *model.Analysis   `json:"model,omitempty"`
+	// Churn is the fights diagnose --watch saw over its reads: writers of
+	// the same fields alternating (empty outside --watch).
+	Churn    []*Churn        `json:"churn,omitempty"`
+	Findings []rules.Finding `json:"findings"`
+	Gaps     []snapshot.Gap  `json:"gaps,omitempty"`
+	Model    *model.Analysis `json:"model,omitempty"`
 }
 
 // State is the Rollout's own status, summarised.
@@ -107,6 +110,10 @@ type Options struct {
 	// NoPods skips the pod checks: scan reads no pods or Services, and a
 	// fleet view ranks Rollout state, not template hygiene.
 	NoPods bool
+	// History, when set (diagnose --watch), is given this read and keeps
+	// the reads before it: writers alternating between reads make RD160
+	// (the Rollout) and RD135 (router objects) fire live.
+	History *History
 }
 
 // Run diagnoses one Rollout view. It is pure: same view, same version, same report.
@@ -118,6 +125,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 		objs = v.Workload.Router
 	}
 	ctx.Router = router.Read(v.Rollout, objs, cv.Assumed, router.FlagsOf(v.Controllers))
+	ctx.observeHistory(opt.History)
 	rep := &Report{
 		APIVersion: rules.ReportAPIVersion, Kind: "Diagnosis",
 		Namespace: v.Rollout.Namespace, Name: v.Rollout.Name,
@@ -130,6 +138,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	rep.State = state(v.Rollout, a)
 	rep.Sets = sets(a.Inputs)
 	rep.AnalysisRuns = ctx.runs
+	rep.Churn = ctx.sortedChurn()
 	if a.BlueGreen != nil {
 		rep.Sets = bgSets(a.Inputs)
 	}

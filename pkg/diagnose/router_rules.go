@@ -415,6 +415,10 @@ func checkRouterEditedElsewhere(c *Context, r *rules.Rule) []rules.Finding {
 	var out []rules.Finding
 	st := c.ro.Status.Canary.Weights
 	for _, o := range c.routerObjects() {
+		if ch := c.churn[o.Ref()]; ch != nil {
+			out = append(out, routerChurn(c, r, o, ch))
+			continue
+		}
 		wr := o.Writer
 		if wr == nil || wr.Controller {
 			continue
@@ -440,6 +444,9 @@ func checkRouterEditedElsewhere(c *Context, r *rules.Rule) []rules.Finding {
 		}
 		if strings.Contains(wr.Manager, "argocd") || strings.Contains(wr.Manager, "kustomize-controller") || strings.Contains(wr.Manager, "helm") {
 			msg += "; a GitOps sync puts the weight in Git back on every sync"
+			if GitOpsTool(wr.Manager) != "" {
+				msg += ", and the controller its own on its next pass (promote and abort are fought the same way): stop the sync writing the weights: " + RouterFix(o, wr.Manager, c.fluxSuspend())
+			}
 		}
 		f := r.NewFinding(msg)
 		f.Evidence = []rules.Evidence{ev(o.Ref(), "managedFields (weights)", writerWords(wr))}
@@ -447,6 +454,9 @@ func checkRouterEditedElsewhere(c *Context, r *rules.Rule) []rules.Finding {
 			f.Evidence = append(f.Evidence, ev(o.Ref(), refWhat, ref.UTC().Format(time.RFC3339)))
 		}
 		f.Cites = o.Cites
+		if GitOpsTool(wr.Manager) != "" {
+			f.Cites = append(f.Cites, c.vsRequeue(o)...)
+		}
 		out = append(out, f)
 	}
 	return out

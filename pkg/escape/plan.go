@@ -192,7 +192,7 @@ func Build(in Input) (*Plan, error) {
 		p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,
 			ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
 		buildBlueGreen(in, base, p)
-		p.GitOps = detectGitOps(v)
+		p.GitOps = detectGitOps(v, ver)
 		return p, nil
 	}
 	if ro.Spec.Strategy.Canary == nil {
@@ -275,7 +275,7 @@ func Build(in Input) (*Plan, error) {
 			p.ReasonCites = cite("tr.set-weight-call")
 		}
 	}
-	p.GitOps = detectGitOps(v)
+	p.GitOps = detectGitOps(v, ver)
 	return p, nil
 }
 

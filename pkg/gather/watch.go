@@ -3,14 +3,18 @@ package gather
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // WatchOptions tune Watch.
@@ -43,6 +47,11 @@ type WatchOptions struct {
 	// OnRetry is told about each failed read that will be retried, the
 	// wait before the retry, and how long until Watch gives up.
 	OnRetry func(err error, wait, left time.Duration)
+	// OnEvent, when set, is given every object the Rollout's and the router
+	// objects' watches deliver, as it arrives (from the watches'
+	// goroutines): every resourceVersion, also writes overwritten before
+	// the next call of fn reads.
+	OnEvent func(*unstructured.Unstructured)
 	// OnError is told about a watch that could not be started (each
 	// distinct message once); the others go on, and Resync still calls.
 	OnError func(error)
@@ -139,8 +148,11 @@ type watchSet struct {
 	lastErr   string
 }
 
-// watchKinds are what a watchSet watches.
-var watchKinds = []string{"rollout", "replicasets", "pods"}
+// watchKinds are what a watchSet watches: the router objects are Istio's
+// VirtualServices and nginx's Ingresses the Rollout names, where a GitOps
+// sync and the controller can take turns writing the weights without the
+// Rollout changing (RD135's fight, seen live).
+var watchKinds = []string{"rollout", "replicasets", "pods", "router"}
 
 // ensure starts, in the background, the watches that are not running (not
 // yet, or no longer: each ends on its own when the server's watch timeout
@@ -189,9 +201,14 @@ func (s *watchSet) start(ctx context.Context, opt WatchOptions, namespace, name 
 		s.mu.Lock()
 		s.live[kind] = true
 		s.mu.Unlock()
-		go s.forward(ctx, kind, w, cancel)
+		var onEvent func(*unstructured.Unstructured)
+		if kind == "rollout" || kind == "router" {
+			onEvent = opt.OnEvent
+		}
+		go s.forward(ctx, kind, w, cancel, onEvent)
 	}
 	var lo *metav1.ListOptions
+	var u *unstructured.Unstructured
 	for _, kind := range kinds {
 		switch kind {
 		case "rollout":
@@ -202,13 +219,18 @@ func (s *watchSet) start(ctx context.Context, opt WatchOptions, namespace, name 
 		}
 		if lo == nil {
 			gctx, cancel, _ := startContext(ctx, opt.StartTimeout)
-			u, err := ri.Get(gctx, name, metav1.GetOptions{})
+			var err error
+			u, err = ri.Get(gctx, name, metav1.GetOptions{})
 			cancel()
 			if err != nil {
 				return
 			}
 			// The same selector the gather lists by, matchExpressions included.
 			lo = &metav1.ListOptions{LabelSelector: rolloutSelector(u)}
+		}
+		if kind == "router" {
+			s.watchRouter(dc, u, namespace, startWatch)
+			continue
 		}
 		gvr := GVRReplicaSet
 		if kind == "pods" {
@@ -218,6 +240,64 @@ func (s *watchSet) start(ctx context.Context, opt WatchOptions, namespace, name 
 			return dc.Resource(gvr).Namespace(namespace).Watch(c, *lo)
 		})
 	}
+}
+
+// watchRouter watches the VirtualServices and nginx Ingresses the Rollout
+// u names: one watch per kind, by name when it names one, else the
+// namespace's. A Rollout without them has nothing to watch here.
+func (s *watchSet) watchRouter(dc dynamic.Interface, u *unstructured.Unstructured, namespace string, startWatch func(kind, what string, open func(context.Context) (watch.Interface, error))) {
+	vs, ing := routerNames(u)
+	if len(vs) == 0 && len(ing) == 0 {
+		s.mu.Lock()
+		s.live["router"] = true // nothing to watch
+		s.mu.Unlock()
+		return
+	}
+	open := func(gvr schema.GroupVersionResource, names []string) func(context.Context) (watch.Interface, error) {
+		lo := metav1.ListOptions{}
+		if len(names) == 1 {
+			lo.FieldSelector = "metadata.name=" + names[0]
+		}
+		return func(c context.Context) (watch.Interface, error) {
+			return dc.Resource(gvr).Namespace(namespace).Watch(c, lo)
+		}
+	}
+	// Both kinds count as the one "router" watch: started together, and
+	// either ending restarts both (a duplicate stream only adds a redraw).
+	if len(vs) > 0 {
+		startWatch("router", "the Rollout's VirtualServices", open(GVRVirtualService, vs))
+	}
+	if len(ing) > 0 {
+		startWatch("router", "the Rollout's Ingresses", open(GVRIngress, ing))
+	}
+}
+
+// routerNames are the Istio VirtualServices and nginx Ingresses (stable
+// and canary) a Rollout names.
+func routerNames(u *unstructured.Unstructured) (vs, ing []string) {
+	if u == nil {
+		return nil, nil
+	}
+	tr, _, _ := unstructured.NestedMap(u.Object, "spec", "strategy", "canary", "trafficRouting")
+	if n, _, _ := unstructured.NestedString(tr, "istio", "virtualService", "name"); n != "" {
+		vs = append(vs, strings.Split(n, ".")[0])
+	}
+	list, _, _ := unstructured.NestedSlice(tr, "istio", "virtualServices")
+	for _, x := range list {
+		if m, ok := x.(map[string]interface{}); ok {
+			if n, _ := m["name"].(string); n != "" {
+				vs = append(vs, strings.Split(n, ".")[0])
+			}
+		}
+	}
+	stables, _, _ := unstructured.NestedStringSlice(tr, "nginx", "stableIngresses")
+	if n, _, _ := unstructured.NestedString(tr, "nginx", "stableIngress"); n != "" {
+		stables = append(stables, n)
+	}
+	for _, st := range stables {
+		ing = append(ing, st, snapshot.NginxCanaryIngress(u.GetName(), st))
+	}
+	return vs, ing
 }
 
 // startContext is a context for starting a watch: cancelled after timeout
@@ -244,8 +324,9 @@ func (s *watchSet) failed(onError func(error), err error) {
 }
 
 // forward turns a watch's events into pending-change signals until the
-// watch or ctx ends; the end of the watch is one more change.
-func (s *watchSet) forward(ctx context.Context, kind string, w watch.Interface, cancel context.CancelFunc) {
+// watch or ctx ends; the end of the watch is one more change. onEvent, when
+// set, is given each object added or modified.
+func (s *watchSet) forward(ctx context.Context, kind string, w watch.Interface, cancel context.CancelFunc, onEvent func(*unstructured.Unstructured)) {
 	defer func() {
 		w.Stop()
 		cancel()
@@ -258,9 +339,12 @@ func (s *watchSet) forward(ctx context.Context, kind string, w watch.Interface, 
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-w.ResultChan():
+		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return
+			}
+			if u, isObj := ev.Object.(*unstructured.Unstructured); isObj && onEvent != nil && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+				onEvent(u)
 			}
 			s.signal()
 		}

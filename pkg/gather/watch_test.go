@@ -29,15 +29,24 @@ func TestWatchRedrawsOnChangeAndKeepsMatchExpressions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	selectors := map[string]string{}
+	selectors, fields := map[string]string{}, map[string]string{}
 	dc.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		selectors[a.GetResource().Resource] = a.(k8stesting.WatchActionImpl).GetWatchRestrictions().Labels.String()
+		r := a.(k8stesting.WatchActionImpl).GetWatchRestrictions()
+		selectors[a.GetResource().Resource] = r.Labels.String()
+		fields[a.GetResource().Resource] = r.Fields.String()
 		return false, nil, nil
 	})
+	vsGVR := GVRVirtualService
 	calls := 0
-	err = Watch(ctx, dc, "shop", "checkout-api", WatchOptions{Settle: time.Millisecond}, func() error {
+	var events []string
+	onEvent := func(u *unstructured.Unstructured) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, u.GetKind()+"/"+u.GetAnnotations()["touched"])
+	}
+	err = Watch(ctx, dc, "shop", "checkout-api", WatchOptions{Settle: time.Millisecond, OnEvent: onEvent}, func() error {
 		calls++
 		switch calls {
 		case 1:
@@ -48,7 +57,7 @@ func TestWatchRedrawsOnChangeAndKeepsMatchExpressions(t *testing.T) {
 					mu.Lock()
 					n := len(selectors)
 					mu.Unlock()
-					if n == 3 || ctx.Err() != nil {
+					if n == 4 || ctx.Err() != nil {
 						break
 					}
 					time.Sleep(10 * time.Millisecond)
@@ -58,12 +67,34 @@ func TestWatchRedrawsOnChangeAndKeepsMatchExpressions(t *testing.T) {
 				dc.Tracker().Update(GVRRollout, u, "shop")
 			}()
 		case 2:
+			// A write of the VirtualService alone (a sync re-applying
+			// Git's weights) is a change too.
+			go func() {
+				vs, err := dc.Resource(vsGVR).Namespace("shop").Get(ctx, "checkout-api", metav1.GetOptions{})
+				if err != nil {
+					t.Errorf("the example's VirtualService: %v", err)
+					cancel()
+					return
+				}
+				vs.SetAnnotations(map[string]string{"touched": "yes"})
+				dc.Tracker().Update(vsGVR, vs, "shop")
+			}()
+		case 3:
 			cancel()
 		}
 		return nil
 	})
-	if err != nil || calls != 2 {
-		t.Fatalf("err %v after %d calls: want one call at the start and one after the change", err, calls)
+	if err != nil || calls != 3 {
+		t.Fatalf("err %v after %d calls: want one call at the start, one after the Rollout's change and one after the VirtualService's", err, calls)
+	}
+	mu.Lock()
+	got := strings.Join(events, " ")
+	mu.Unlock()
+	if !strings.Contains(got, "Rollout/yes") || !strings.Contains(got, "VirtualService/yes") {
+		t.Errorf("OnEvent was given %q: want the Rollout's and the VirtualService's writes", got)
+	}
+	if f := fields["virtualservices"]; f != "metadata.name=checkout-api" {
+		t.Errorf("virtualservices watched with field selector %q, want the one the Rollout names", f)
 	}
 	for _, r := range []string{"replicasets", "pods"} {
 		if s := selectors[r]; s == "" || !strings.Contains(s, "track notin (shadow)") {

@@ -38,6 +38,9 @@ func OptionDetail(w io.Writer, p *escape.Plan, o *escape.Option, s Styles) {
 	if p.GitOps != nil && o.Action == escape.Undo {
 		fmt.Fprintf(w, "  %s %s\n", s.Warn.Render("GitOps:"), p.GitOps.Notes[0])
 	}
+	if g := p.GitOps; g != nil && len(g.RouterFought) > 0 && (o.Action == escape.Promote || o.Action == escape.Abort || o.Action == escape.PromoteFull) {
+		fmt.Fprintf(w, "  %s %s\n", s.Warn.Render("GitOps:"), g.Notes[1])
+	}
 }
 
 // ConfirmPrompt asks for the Rollout's name, the typed confirmation.

@@ -81,3 +81,25 @@ func stamp(o *Object, u *unstructured.Unstructured, path ...string) {
 	}
 	o.Writer, o.ControllerWrote = writers(u, path...)
 }
+
+// WeightWriter is the last writer of the weights of a router object as a
+// watch delivers it (diagnose --watch sees every resourceVersion, also the
+// ones the controller overwrites before the next full read): an Istio
+// VirtualService's http routes, an nginx Ingress's canary-weight
+// annotation (whatever its prefix). Nil for other objects, or when
+// managedFields do not say.
+func WeightWriter(u *unstructured.Unstructured) *Writer {
+	switch {
+	case u.GetKind() == "VirtualService" && strings.HasPrefix(u.GetAPIVersion(), "networking.istio.io/"):
+		w, _ := writers(u, fieldPath("spec", "http")...)
+		return w
+	case u.GetKind() == "Ingress":
+		for k := range u.GetAnnotations() {
+			if strings.HasSuffix(k, "/canary-weight") {
+				w, _ := writers(u, fieldPath("metadata", "annotations", k)...)
+				return w
+			}
+		}
+	}
+	return nil
+}

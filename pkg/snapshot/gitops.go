@@ -74,6 +74,7 @@ func MarkOf(metas ...metav1.ObjectMeta) *GitOpsMark {
 type IgnoreRule struct {
 	Group, Kind, Name, Namespace string
 	JSONPointers                 []string
+	JQPathExpressions            []string
 }
 
 // GitOpsOwner is what the owner object (an Argo CD Application, a Flux
@@ -129,6 +130,12 @@ func ReadOwner(mark *GitOpsMark, u *unstructured.Unstructured) *GitOpsOwner {
 					r.JSONPointers = append(r.JSONPointers, s)
 				}
 			}
+			jq, _ := m["jqPathExpressions"].([]interface{})
+			for _, p := range jq {
+				if s, ok := p.(string); ok {
+					r.JQPathExpressions = append(r.JQPathExpressions, s)
+				}
+			}
 			o.Ignore = append(o.Ignore, r)
 		}
 	default: // Flux
@@ -155,6 +162,29 @@ func (o *GitOpsOwner) Ignores(name, ns, pointer string) bool {
 		}
 		for _, p := range r.JSONPointers {
 			if p == pointer || strings.HasPrefix(pointer, p+"/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// IgnoresWeights reports whether the Application's ignoreDifferences cover
+// the traffic weights of a router object (group, kind, name in ns): a jq
+// path expression or JSON pointer that names a weight, or a pointer to the
+// whole spec, its http routes or the annotations (nginx, ALB).
+func (o *GitOpsOwner) IgnoresWeights(group, kind, name, ns string) bool {
+	for _, r := range o.Ignore {
+		if r.Kind != kind || r.Group != group || r.Name != "" && r.Name != name || r.Namespace != "" && r.Namespace != ns {
+			continue
+		}
+		for _, p := range r.JQPathExpressions {
+			if strings.Contains(p, "weight") {
+				return true
+			}
+		}
+		for _, p := range r.JSONPointers {
+			if strings.Contains(p, "weight") || p == "/spec" || p == "/spec/http" || p == "/metadata/annotations" {
 				return true
 			}
 		}

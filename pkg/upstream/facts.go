@@ -49,6 +49,7 @@ const (
 	srcSMI     = `rollout/trafficrouting/smi/smi.go`
 	srcTF      = `rollout/trafficrouting/traefik/traefik.go`
 	srcRec     = `utils/record/record.go`
+	srcISC     = `rollout/trafficrouting/istio/controller.go`
 )
 
 var facts = []Fact{
@@ -1855,6 +1856,13 @@ var facts = []Fact{
 		File:     srcTR,
 		Contains: `EventReason: "TrafficRoutingError"}, err.Error())`,
 		Lines:    Lines{"v1.7.2": 260, "v1.8.2": 292, "v1.8.3": 292, "v1.9.3": 313, "v1.10.2": 313},
+	},
+	{
+		Key:      "is.vs-change-requeues",
+		Claim:    `Every change of a VirtualService (whoever writes it) queues the Rollouts that name it for a new pass, which writes the controller's weight back: a sync that re-applies other weights is answered within a pass.`,
+		File:     srcISC,
+		Contains: `c.EnqueueRolloutFromIstioVirtualService(new)`,
+		Lines:    Lines{"v1.7.2": 93, "v1.8.2": 93, "v1.8.3": 93, "v1.9.3": 93, "v1.10.2": 93},
 	},
 	{
 		Key:      "tr.status-after-write",

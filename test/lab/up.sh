@@ -115,12 +115,14 @@ wait_for "$NODES Ready nodes" 60 bash -c \
 # --- CRDs: the newest built controller's Argo Rollouts CRDs, Istio's
 # VirtualService and DestinationRule (the controller looks for them at start),
 # the SMI and Traefik objects the controller writes for those routers, and
-# Argo CD's Application, stored as data only.
+# Argo CD's Application and Flux's Kustomization and HelmRelease, stored as
+# data only.
 newest="${CONTROLLER_VERSIONS##* }"
 [[ -d $BIN/crds-$newest ]] || die "$BIN/crds-$newest is missing: run make lab-build"
 kc apply --server-side -f "$BIN/crds-$newest" >/dev/null
 kc apply --server-side -f "$LAB/manifests/istio-crds.yaml" >/dev/null
 kc apply --server-side -f "$LAB/manifests/argocd-application-crd.yaml" >/dev/null # read as data: Argo CD does not run here
+kc apply --server-side -f "$LAB/manifests/flux-crds.yaml" >/dev/null               # read as data: Flux does not run here
 kc apply --server-side -f "$LAB/manifests/router-crds.yaml" >/dev/null
 kc create namespace istio-system >/dev/null # where Istio's mesh ConfigMap lives (docs/rbac.yaml names it)
 kc create namespace argo-rollouts >/dev/null # where the controllers' Deployments are
