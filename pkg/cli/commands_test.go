@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,20 +113,60 @@ func TestScanCommand(t *testing.T) {
 
 func TestDiagnoseWatchDrawsUntilCancelled(t *testing.T) {
 	fc := newFakeCluster(t)
-	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	out := &frameWriter{want: "Rollout shop/checkout-api", seen: make(chan struct{})}
+	errOut := &bytes.Buffer{}
 	flags := genericclioptions.NewConfigFlags(true)
 	ns := "shop"
 	flags.Namespace = &ns
 	o := NewDiagnoseOptions(flags, genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut})
 	o.connect = fc.connect
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// Ctrl-C (here a cancel) once the first frame is drawn, however long a
+	// loaded machine takes to draw it; the deadline only stops a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	stdout, stderr, code := executeContext(t, ctx, newDiagnoseCommand(o), out, errOut, []string{"checkout-api", "--watch", "--color", "never"})
-	// Ctrl-C (here the deadline) ends a watch normally; --fail-on does not
-	// apply to a watch.
-	if code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "--- ") || !strings.Contains(stdout, "Rollout shop/checkout-api") || strings.Contains(stdout, "\x1b[") {
-		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
+	go func() {
+		select {
+		case <-out.seen:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cmd := newDiagnoseCommand(o)
+	cmd.SetArgs([]string{"checkout-api", "--watch", "--color", "never"})
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(ctx)
+	stdout, stderr, code := out.String(), errOut.String()+errString(err), Code(err)
+	// A cancelled watch ends normally; --fail-on does not apply to a watch.
+	if ctx.Err() != context.Canceled || code != ExitOK || stderr != "" || !strings.HasPrefix(stdout, "--- ") || !strings.Contains(stdout, "Rollout shop/checkout-api") || strings.Contains(stdout, "\x1b[") {
+		t.Fatalf("ctx %v, exit %d, stderr %q\n%s", ctx.Err(), code, stderr, stdout)
 	}
+}
+
+// frameWriter is an output that says when want has been written.
+type frameWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *frameWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+func (w *frameWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // pods on input with several workloads and no name names them all, as

@@ -157,7 +157,9 @@ func TestWatchRetriesWithBackoffAndGivesUp(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
 				t.Fatalf("err %v, want %q", err, tc.err)
 			}
-			if took < tc.minTime*time.Millisecond || took > 5*time.Second {
+			// The upper bound only catches a retry loop that does not give
+			// up; a loaded machine stretches the 1 s budget's last wait.
+			if took < tc.minTime*time.Millisecond || took > 30*time.Second {
 				t.Errorf("gave up after %s, want about %dms", took, tc.minTime)
 			}
 			if len(waits) > 6 {
