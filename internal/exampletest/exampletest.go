@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -116,4 +117,18 @@ func ViewOf(t testing.TB, s *snapshot.Snapshot) *snapshot.View {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// Docs parses YAML fixtures, one object each, as a test writes them inline.
+func Docs(t testing.TB, docs ...string) []*unstructured.Unstructured {
+	t.Helper()
+	objs := make([]*unstructured.Unstructured, 0, len(docs))
+	for _, d := range docs {
+		m := map[string]interface{}{}
+		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
+			t.Fatalf("fixture: %v\n%s", err, d)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	return objs
 }

@@ -85,14 +85,7 @@ spec: {http: [{name: primary, route: [{destination: {host: app-stable}, weight: 
 // watchRead diagnoses one read of a --watch at time at with history h.
 func watchRead(t *testing.T, ver upstream.Version, at time.Time, h *History, docs []string) *Report {
 	t.Helper()
-	var objs []*unstructured.Unstructured
-	for _, d := range docs {
-		m := map[string]interface{}{}
-		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
-			t.Fatalf("fixture: %v\n%s", err, d)
-		}
-		objs = append(objs, &unstructured.Unstructured{Object: m})
-	}
+	objs := exampletest.Docs(t, docs...)
 	hd := snapshot.Header{TargetKind: snapshot.KindRollout, TargetNamespace: "shop", TargetName: "app", TakenAt: at}
 	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
 	return Run(exampletest.ViewOf(t, snapshot.New(hd, objs)), cv, Options{History: h})

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
-
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules/rulestest"
@@ -110,14 +107,7 @@ spec: {selector: {matchLabels: {app: x}}, template: {spec: {containers: [{name: 
 
 func diagnoseRouter(t *testing.T, ver upstream.Version, docs []string) *Report {
 	t.Helper()
-	var objs []*unstructured.Unstructured
-	for _, d := range docs {
-		m := map[string]interface{}{}
-		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
-			t.Fatalf("fixture: %v\n%s", err, d)
-		}
-		objs = append(objs, &unstructured.Unstructured{Object: m})
-	}
+	objs := exampletest.Docs(t, docs...)
 	h := snapshot.Header{TargetKind: snapshot.KindRollout, TargetNamespace: "shop", TargetName: "app", TakenAt: routerNow}
 	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
 	return Run(exampletest.ViewOf(t, snapshot.New(h, objs)), cv, Options{})

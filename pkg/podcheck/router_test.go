@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
-
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -34,14 +32,7 @@ status:
 	}
 	canary := `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: app-web-canary, namespace: shop, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app, uid: u1, controller: true}], annotations: {nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-weight: "30"}}, spec: {rules: [{http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: app-canary, port: {number: 80}}}}]}}]}}`
 	run := func(docs []string) *Report {
-		var objs []*unstructured.Unstructured
-		for _, d := range docs {
-			m := map[string]interface{}{}
-			if err := yaml.Unmarshal([]byte(d), &m); err != nil {
-				t.Fatal(err)
-			}
-			objs = append(objs, &unstructured.Unstructured{Object: m})
-		}
+		objs := exampletest.Docs(t, docs...)
 		s := snapshot.New(snapshot.Header{TargetKind: snapshot.KindRollout, TakenAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, objs)
 		w, err := s.FindWorkload(snapshot.KindRollout, "shop", "app")
 		if err != nil {

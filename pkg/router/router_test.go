@@ -7,9 +7,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
@@ -58,14 +58,7 @@ func read(t *testing.T, v upstream.Version, flags Flags, docs ...string) *State 
 
 func readSnap(t *testing.T, v upstream.Version, flags Flags, h snapshot.Header, docs ...string) *State {
 	t.Helper()
-	var objs []*unstructured.Unstructured
-	for _, d := range docs {
-		m := map[string]interface{}{}
-		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
-			t.Fatalf("fixture: %v\n%s", err, d)
-		}
-		objs = append(objs, &unstructured.Unstructured{Object: m})
-	}
+	objs := exampletest.Docs(t, docs...)
 	s := snapshot.New(h, objs)
 	ro, err := s.FindRollout("shop", "app")
 	if err != nil {
