@@ -638,10 +638,10 @@ func bugPromoteFullOverweight(t *testing.T, h *harness) {
 	rep := h.diagnose("app")
 	want := h.affects("RD157")
 	held := st == stable && now.RS[canary].Spec == 2
-	h.record(fmt.Sprintf("known bug #4424: promote --full at setCanaryScale 2 of spec.replicas 1 with dynamicStableScale, webhook enforcing Istio's weight rule, after %.0f s", time.Since(start).Seconds()),
+	h.record("known bug #4424: promote --full at setCanaryScale 2 of spec.replicas 1 with dynamicStableScale, webhook enforcing Istio's weight rule",
 		fmt.Sprintf("RD157 %v (catalogue: affected %v), RD159 %v", hasFinding(rep, "RD157"), want, hasFinding(rep, "RD159")),
-		fmt.Sprintf("%d denials by the webhook; weight %d; canary %d/%d available, stable %d/%d; phase %s, step %d, promoteFull %v, stable ReplicaSet unchanged %v",
-			wh.denied()-before, now.CanaryWeight, now.RS[canary].Available, now.RS[canary].Spec, now.RS[stable].Available, now.RS[stable].Spec, phase, idx, h.promoteFull(), st == stable))
+		fmt.Sprintf("after %.0f s: %d denials by the webhook, the last of weights %s; weight in the VirtualService %d; canary %d/%d available, stable %d/%d; phase %s, step %d, promoteFull %v, stable ReplicaSet unchanged %v",
+			time.Since(start).Seconds(), wh.denied()-before, wh.last(), now.CanaryWeight, now.RS[canary].Available, now.RS[canary].Spec, now.RS[stable].Available, now.RS[stable].Spec, phase, idx, h.promoteFull(), st == stable))
 	if held != want || hasFinding(rep, "RD157") != want || !hasFinding(rep, "RD159") {
 		t.Errorf("%s: catalogue says #4424 affected=%v; promotion held=%v (canary spec %d, stable RS %s); findings %s", h.version, want, held, now.RS[canary].Spec, st, findingIDs(rep))
 	}

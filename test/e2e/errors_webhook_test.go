@@ -122,6 +122,16 @@ type webhook struct {
 	check func(ns string, vs *virtualService) string
 	mu    sync.Mutex
 	deny  int // requests denied
+	// lastDenied is the destinations and weights of the last denied
+	// VirtualService, route by route.
+	lastDenied string
+}
+
+// last is the destinations and weights of the last VirtualService denied.
+func (w *webhook) last() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastDenied
 }
 
 func (w *webhook) denied() int {
@@ -218,8 +228,15 @@ func (w *webhook) serve(rw http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !resp.Allowed {
+		var dests []string
+		for _, h := range vs.Spec.HTTP {
+			for _, d := range h.Route {
+				dests = append(dests, fmt.Sprintf("%s%s %d", d.Destination.Host, map[bool]string{true: "/" + d.Destination.Subset}[d.Destination.Subset != ""], d.Weight))
+			}
+		}
 		w.mu.Lock()
 		w.deny++
+		w.lastDenied = strings.Join(dests, ", ")
 		w.mu.Unlock()
 	}
 	review.Response = resp
