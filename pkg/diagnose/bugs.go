@@ -471,10 +471,14 @@ func matchPromoteFullOverweight(c *Context) *BugMatch {
 		return nil
 	}
 	w := in.MaxWeight * in.New.Available / in.Replicas
+	stable := fmt.Sprintf("so the stable's weight is %d", in.MaxWeight-w)
+	if tr := c.ro.Spec.Strategy.Canary.TrafficRouting; tr != nil && tr.Istio != nil && !upstream.At("is.stable-weight-floor", c.Version.Assumed).Absent {
+		stable = fmt.Sprintf("and the Istio router writes the stable's %d as 0, a total of %d", in.MaxWeight-w, w)
+	}
 	return &BugMatch{
 		State: fmt.Sprintf("full promotion with dynamicStableScale and canary %s at %d available for spec.replicas %d", in.New.Name, in.New.Available, in.Replicas),
-		Effect: fmt.Sprintf("the full-promotion weight is %d × %d / %d = %d, above the maximum %d, so the stable's weight is %d: a router that rejects it (Istio does) fails every pass before the canary is scaled down",
-			in.MaxWeight, in.New.Available, in.Replicas, w, in.MaxWeight, in.MaxWeight-w),
+		Effect: fmt.Sprintf("the full-promotion weight is %d × %d / %d = %d, above the maximum %d, %s: a router that rejects it (Istio does) fails every pass before the canary is scaled down",
+			in.MaxWeight, in.New.Available, in.Replicas, w, in.MaxWeight, stable),
 		Do:       fmt.Sprintf("raise spec.replicas to %d (in Git, if Git owns the Rollout) so the weight comes to %d, then set it back after the promotion; or scale %s down to %d", in.New.Available, in.MaxWeight, in.New.Name, in.Replicas),
 		Evidence: []rules.Evidence{ev(c.obj(), "status.promoteFull", true), ev(c.obj(), "spec.replicas", in.Replicas), rsEvidence(in.New)},
 		Severity: rules.Critical,

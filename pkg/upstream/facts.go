@@ -798,6 +798,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 75, "v1.8.2": 75, "v1.8.3": 85, "v1.9.3": 85, "v1.10.2": 85},
 	},
 	{
+		Key:      "is.stable-weight-floor",
+		Claim:    `The Istio router writes a negative stable weight as 0 (the canary's weight is written as computed).`,
+		File:     srcIS,
+		Contains: `if stableWeight < 0 {`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": absent, "v1.9.3": 224, "v1.10.2": 224},
+	},
+	{
 		Key:      "cx.halt-user-paused",
 		Claim:    `While spec.paused is true the controller does not scale the canary or stable ReplicaSets, also after an abort.`,
 		File:     srcCX,
