@@ -581,9 +581,12 @@ func bugCrashLoop(t *testing.T, h *harness) {
 	}
 }
 
-// istioWeights is the rule Istio's validation applies to an HTTP route's
-// destinations: each weight a percentage, 0 to 100, and with more than one
-// destination a total of 100. Its messages are Istio's.
+// istioWeights is what Istio's validating webhook checks of an HTTP route's
+// destinations' weights, as its validation source (pkg/config/validation,
+// validateHTTPRouteDestinations) reads: each weight a percentage, 0 to 100
+// ("percentage N is not in range 0..100"), and with more than one
+// destination a total of 100 ("total destination weight N != 100"). It
+// checks nothing else of the VirtualService: only the weights are #4424's.
 func istioWeights(_ string, vs *virtualService) string {
 	for _, h := range vs.Spec.HTTP {
 		total := 0
