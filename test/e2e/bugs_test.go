@@ -478,18 +478,21 @@ func bugStableUnderweight(t *testing.T, h *harness, abort bool) {
 	}
 }
 
-// crashLoop moves the Rollout to image with pods whose container crash-loops:
-// the lab's kwok stages (test/lab/stages) crash each new pod's container
-// readyFor after it turns ready (unready, restartCount + 1, lastState
-// terminated, CrashLoopBackOff) and start it again backOff later, for as
-// long as the pod lives.
-func (h *harness) crashLoop(image, readyFor, backOff string) {
+// crashLoop moves the Rollout to image with pods whose container crash-loops,
+// and sets spec.minReadySeconds to minReady in the same write (the stable's
+// pods have been ready longer, so they stay available): the lab's kwok
+// stages (test/lab/stages) crash each new pod's container readyFor after it
+// turns ready (unready, restartCount + 1, lastState terminated,
+// CrashLoopBackOff) and start it again backOff later, for as long as the pod
+// lives.
+func (h *harness) crashLoop(image string, minReady int, readyFor, backOff string) {
 	const a = "/spec/template/metadata/annotations/crash-loop.stage.rolloutdoctor.dev~1"
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "json", "-p", fmt.Sprintf(`[
+{"op":"add","path":"/spec/minReadySeconds","value":%d},
 {"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.example/app:%s"},
 {"op":"add","path":"%senabled","value":"true"},
 {"op":"add","path":"%sready-for","value":%q},
-{"op":"add","path":"%sback-off","value":%q}]`, image, a, a, readyFor, a, backOff))
+{"op":"add","path":"%sback-off","value":%q}]`, minReady, image, a, a, readyFor, a, backOff))
 }
 
 // progressing is the Rollout's Progressing condition: reason and
@@ -515,8 +518,9 @@ func (h *harness) podRestarts(hash string) string {
 
 // bugCrashLoop reproduces #3765: the canary's pod crash-loops as the kubelet
 // reports it (ready 4 s, then CrashLoopBackOff 4 s, again and again) under
-// minReadySeconds 10, so it never becomes available and the setWeight step
-// never completes; progressDeadlineSeconds is 15. Every time the container
+// minReadySeconds 10 (set with the update), so it never becomes available
+// and the setWeight step never completes; progressDeadlineSeconds is 15.
+// Every time the container
 // comes back the Rollout's ready count rises, which the controller counts as
 // progress, so the deadline keeps being restarted and never fires. diagnose
 // must report RD152 on the affected versions. Then the container stops
@@ -524,12 +528,12 @@ func (h *harness) podRestarts(hash string) string {
 // the same deadline fires, which shows it is evaluated and that only the
 // restarts held it.
 func bugCrashLoop(t *testing.T, h *harness) {
-	spec := rolloutSpec{replicas: 2, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode, progressDeadline: 15, minReady: 10}
+	spec := rolloutSpec{replicas: 2, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode, progressDeadline: 15}
 	o := h.observe(isCanaryDest(hostMode))
 	h.apply(h.trafficObjects(hostMode))
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 2, 90*time.Second)
-	h.crashLoop("b", "4s", "4s")
+	h.crashLoop("b", 10, "4s", "4s")
 	var canary string
 	h.waitFor("the canary's first restart", 60*time.Second, func() bool {
 		_, st, cur, _, _ := h.status()

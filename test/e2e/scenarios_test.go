@@ -64,8 +64,6 @@ type rolloutSpec struct {
 	progressDeadline int
 	// abortDelay is abortScaleDownDelaySeconds (0: 5 s).
 	abortDelay int
-	// minReady is spec.minReadySeconds (0: unset).
-	minReady int
 }
 
 // rolloutYAML is the scenario's Rollout, labelled with the instance-id of
@@ -113,9 +111,6 @@ func (h *harness) rolloutYAML(s rolloutSpec, image string) string {
 	deadline := ""
 	if s.progressDeadline > 0 {
 		deadline = fmt.Sprintf("\n  progressDeadlineSeconds: %d", s.progressDeadline)
-	}
-	if s.minReady > 0 {
-		deadline += fmt.Sprintf("\n  minReadySeconds: %d", s.minReady)
 	}
 	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Rollout
