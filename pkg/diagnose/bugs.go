@@ -192,7 +192,7 @@ func knownBugs() []Bug {
 		{Rule: "RD151", Issue: 4128, Name: "abort ignored behind the subset-only gate",
 			Buggy: []upstream.Key{"is.subset-only-error", "rc.traffic-error-returns"}, Fixed: []upstream.Key{"is.abort-exempt"}, Lab: "reproduced (e2e bug-subset-unready): the same canary aborted; not acted on after 20 s on v1.8.2, RolloutAborted on every other version", Match: matchAbortBehindGate},
 		{Rule: "RD152", Issue: 3765, Name: "crash-looping pods keep restarting the progress deadline",
-			Buggy: []upstream.Key{"co.readiness-is-progress"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4769)", Lab: "not reproducible here: kwok pods never crash, so no container restarts and comes back ready", Match: matchCrashLoopDeadline},
+			Buggy: []upstream.Key{"co.readiness-is-progress"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4769)", Lab: "reproduced (e2e bug-crash-loop): a canary of 1 of 2 whose container crash-loops through the lab's kwok stages (ready 4 s, then CrashLoopBackOff with restartCount + 1 and lastState terminated, 4 s, again), minReadySeconds 10 set with the update so it is never available, progressDeadlineSeconds 15: after 45 s never ProgressDeadlineExceeded on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2, the Progressing condition's lastUpdateTime renewed 5–6 times, once each time readyReplicas rose (restartCount 6). The same pod then kept down: ProgressDeadlineExceeded 13–15 s later on every version. No fixed version to compare", Match: matchCrashLoopDeadline},
 		{Rule: "RD153", Issue: 4461, Name: "promote --full clears an abort on every pass",
 			Buggy: []upstream.Key{"rc.every-pass-remove-abort"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4462)", Lab: "reproduced (e2e bug-promote-full-abort): a canary of 4 held unready, `promote --full` then `abort` twice with the official plugin (v1.10.2): on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2 the controller wrote each abort away within 0.2–0.8 s, never RolloutAborted, promoteFull kept; the one pass that saw an abort put a scale-down deadline on the canary, which still had its 4 pods 8 s later. Clearing status.promoteFull, then abort: RolloutAborted within 1.5 s on every version. No fixed version to compare", Match: matchAbortDuringPromoteFull},
 		{Rule: "RD154", Issue: 3756, Name: "abort of a paused Rollout does not scale anything",
@@ -203,7 +203,7 @@ func knownBugs() []Bug {
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
-			Buggy: []upstream.Key{"tr.promote-full-dss-cap"}, Lab: "not reproducible here: the lab has Istio CRDs but no Istio validating webhook, so the weight above 100 is written rather than rejected", Match: matchPromoteFullOverweight},
+			Buggy: []upstream.Key{"tr.promote-full-dss-cap"}, Lab: "reproduced (e2e bug-promote-full-overweight), as in the issue: spec.replicas 1, dynamicStableScale, setCanaryScale 2 then a pause, `promote --full` with the official plugin, Istio host mode, and a validating webhook of the test's enforcing Istio's weight rule (each weight 0–100, a route's total 100): on v1.7.2, v1.8.2 and v1.8.3 the controller wrote canary 200 and stable -100, on v1.9.3 and v1.10.2 canary 200 and stable 0; denied 14–15 times in 21 s (TrafficRoutingError), the VirtualService kept at 0, the canary at 2 and the stable at 1, the Rollout still Paused at step 1 with promoteFull set. spec.replicas raised to 2: weight 100 and Healthy on the new revision within 6–13 s on every version. No fixed version to compare", Match: matchPromoteFullOverweight},
 		{Rule: "RD158", Issue: 3078, Name: "canary Service selector flips after an abort",
 			Buggy: []upstream.Key{"tr.abort-canary-svc-to-stable", "sv.canary-svc-target"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4442)", Lab: "reproduced (e2e bug-canary-svc-flap): nginx, aborted at setWeight 50 of 4 with abortScaleDownDelaySeconds 30: the canary Service selector went to the stable and back to the canary 7–34 times in the first 10 s and 46–114 times until the canary was scaled down 30–32 s after the abort on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2 (load average about 20; 402 with two versions alone), and never afterwards; the Rollout's events showed only 4–6 SwitchService. No fixed version to compare", Match: matchCanaryServiceFlap},
 	}
@@ -471,10 +471,14 @@ func matchPromoteFullOverweight(c *Context) *BugMatch {
 		return nil
 	}
 	w := in.MaxWeight * in.New.Available / in.Replicas
+	stable := fmt.Sprintf("so the stable's weight is %d", in.MaxWeight-w)
+	if tr := c.ro.Spec.Strategy.Canary.TrafficRouting; tr != nil && tr.Istio != nil && !upstream.At("is.stable-weight-floor", c.Version.Assumed).Absent {
+		stable = fmt.Sprintf("and the Istio router writes the stable's %d as 0, a total of %d", in.MaxWeight-w, w)
+	}
 	return &BugMatch{
 		State: fmt.Sprintf("full promotion with dynamicStableScale and canary %s at %d available for spec.replicas %d", in.New.Name, in.New.Available, in.Replicas),
-		Effect: fmt.Sprintf("the full-promotion weight is %d × %d / %d = %d, above the maximum %d, so the stable's weight is %d: a router that rejects it (Istio does) fails every pass before the canary is scaled down",
-			in.MaxWeight, in.New.Available, in.Replicas, w, in.MaxWeight, in.MaxWeight-w),
+		Effect: fmt.Sprintf("the full-promotion weight is %d × %d / %d = %d, above the maximum %d, %s: a router that rejects it (Istio does) fails every pass before the canary is scaled down",
+			in.MaxWeight, in.New.Available, in.Replicas, w, in.MaxWeight, stable),
 		Do:       fmt.Sprintf("raise spec.replicas to %d (in Git, if Git owns the Rollout) so the weight comes to %d, then set it back after the promotion; or scale %s down to %d", in.New.Available, in.MaxWeight, in.New.Name, in.Replicas),
 		Evidence: []rules.Evidence{ev(c.obj(), "status.promoteFull", true), ev(c.obj(), "spec.replicas", in.Replicas), rsEvidence(in.New)},
 		Severity: rules.Critical,

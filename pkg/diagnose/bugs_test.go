@@ -200,6 +200,28 @@ func TestKnownBugsPerVersion(t *testing.T) {
 	}
 }
 
+// TestRD157StableWeightPerVersion: the Istio router floors the negative
+// stable weight at 0 from v1.9 (the lab's webhook saw stable -100 on v1.7.2,
+// v1.8.2, v1.8.3 and 0 on v1.9.3, v1.10.2 beside canary 200).
+func TestRD157StableWeightPerVersion(t *testing.T) {
+	c := bugCase{edit: both(noWindow, set([]string{"status", "promoteFull"}, true), set(canaryField("dynamicStableScale"), true)),
+		objs: rsStatus("checkout-api-5f6c8d7b9a", 25, 25)}
+	for v, want := range map[upstream.Version]string{
+		"v1.7.2": "so the stable's weight is -25", "v1.8.3": "so the stable's weight is -25",
+		"v1.9.3": "writes the stable's -25 as 0, a total of 125", "v1.10.2": "writes the stable's -25 as 0, a total of 125",
+	} {
+		msgs := ""
+		for _, f := range diagnoseBugCase(t, v, c).Findings {
+			if f.ID == "RD157" {
+				msgs += f.Message
+			}
+		}
+		if !strings.Contains(msgs, want) {
+			t.Errorf("RD157 on %s says %q, want a part %q", v, msgs, want)
+		}
+	}
+}
+
 // TestRD112DefersToTheBugThatHoldsTheAbort: on v1.8.2 an abort held by the
 // subset-only gate is not blamed on the informer write-back (the nudge the
 // write-back needs would not help).

@@ -792,6 +792,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 57, "v1.8.2": 57, "v1.8.3": 67, "v1.9.3": 67, "v1.10.2": 67},
 	},
 	{
+		Key:      "rc.scale-after-traffic",
+		Claim:    `The canary pass sizes the canary and stable ReplicaSets only after the traffic routing succeeded: while the router rejects the weight, neither is scaled.`,
+		File:     srcRC,
+		Contains: `noScalingOccurred, err := c.reconcileCanaryReplicaSets()`,
+		Lines:    Lines{"v1.7.2": 75, "v1.8.2": 75, "v1.8.3": 85, "v1.9.3": 85, "v1.10.2": 85},
+	},
+	{
+		Key:      "is.stable-weight-floor",
+		Claim:    `The Istio router writes a negative stable weight as 0 (the canary's weight is written as computed).`,
+		File:     srcIS,
+		Contains: `if stableWeight < 0 {`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": absent, "v1.9.3": 224, "v1.10.2": 224},
+	},
+	{
 		Key:      "cx.halt-user-paused",
 		Claim:    `While spec.paused is true the controller does not scale the canary or stable ReplicaSets, also after an abort.`,
 		File:     srcCX,

@@ -25,6 +25,8 @@ func init() {
 		scenario{"bug-canary-svc-flap", bugCanarySvcFlap},
 		scenario{"bug-stable-underweight", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, false) }},
 		scenario{"bug-stable-abort", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, true) }},
+		scenario{"bug-crash-loop", bugCrashLoop},
+		scenario{"bug-promote-full-overweight", bugPromoteFullOverweight},
 	)
 }
 
@@ -449,5 +451,203 @@ func bugStableUnderweight(t *testing.T, h *harness, abort bool) {
 		fmt.Sprintf("%s; canary weights (second revision available/spec) %s; after 30 s stable %d/%d available, weight %d", got, weightTrace(o.Samples(), second), now.RS[stable].Available, now.RS[stable].Spec, now.CanaryWeight))
 	if under != want || hasFinding(rep, "RD156") != want {
 		t.Errorf("%s (%s): want the bug %v; stable overweight=%v (%s, diagnosed at %s); findings %s", h.version, what, want, under, got, seen, findingIDs(rep))
+	}
+}
+
+// crashLoop moves the Rollout to image with pods whose container crash-loops,
+// and sets spec.minReadySeconds to minReady in the same write (the stable's
+// pods have been ready longer, so they stay available): the lab's kwok
+// stages (test/lab/stages) crash each new pod's container readyFor after it
+// turns ready (unready, restartCount + 1, lastState terminated,
+// CrashLoopBackOff) and start it again backOff later, for as long as the pod
+// lives.
+func (h *harness) crashLoop(image string, minReady int, readyFor, backOff string) {
+	const a = "/spec/template/metadata/annotations/crash-loop.stage.rolloutdoctor.dev~1"
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "json", "-p", fmt.Sprintf(`[
+{"op":"add","path":"/spec/minReadySeconds","value":%d},
+{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.example/app:%s"},
+{"op":"add","path":"%senabled","value":"true"},
+{"op":"add","path":"%sready-for","value":%q},
+{"op":"add","path":"%sback-off","value":%q}]`, minReady, image, a, a, readyFor, a, backOff))
+}
+
+// progressing is the Rollout's Progressing condition: reason and
+// lastUpdateTime; and status.readyReplicas.
+func (h *harness) progressing() (reason, updated string, ready int64) {
+	u := h.get(gvrRollout, "app")
+	ready, _, _ = unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]interface{}); m["type"] == "Progressing" {
+			reason, _ = m["reason"].(string)
+			updated, _ = m["lastUpdateTime"].(string)
+		}
+	}
+	return
+}
+
+// podRestarts is the restartCount of each pod of the pod-template-hash.
+func (h *harness) podRestarts(hash string) string {
+	return strings.TrimSpace(h.kubectl("-n", h.ns, "get", "pods", "-l", "rollouts-pod-template-hash="+hash,
+		"-o", `jsonpath={range .items[*]}{.status.containerStatuses[0].restartCount}{" "}{end}`))
+}
+
+// bugCrashLoop reproduces #3765: the canary's pod crash-loops as the kubelet
+// reports it (ready 4 s, then CrashLoopBackOff 4 s, again and again) under
+// minReadySeconds 10 (set with the update), so it never becomes available
+// and the setWeight step never completes; progressDeadlineSeconds is 15.
+// Every time the container
+// comes back the Rollout's ready count rises, which the controller counts as
+// progress, so the deadline keeps being restarted and never fires. diagnose
+// must report RD152 on the affected versions. Then the container stops
+// coming back (the pod's back-off made an hour): with nothing ready rising,
+// the same deadline fires, which shows it is evaluated and that only the
+// restarts held it.
+func bugCrashLoop(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 2, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode, progressDeadline: 15}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.trafficObjects(hostMode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	h.healthy(o, 2, 90*time.Second)
+	h.crashLoop("b", 10, "4s", "4s")
+	var canary string
+	h.waitFor("the canary's first restart", 60*time.Second, func() bool {
+		_, st, cur, _, _ := h.status()
+		canary = cur
+		r := h.podRestarts(cur)
+		return cur != st && r != "" && r != "0"
+	})
+	// Three times the deadline, reading the condition every second.
+	exceeded, renewals, rises := false, 0, 0
+	var last string
+	var lastReady int64 = -1
+	for end := time.Now().Add(45 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+		reason, updated, ready := h.progressing()
+		exceeded = exceeded || reason == "ProgressDeadlineExceeded"
+		if last != "" && updated != last {
+			renewals++
+		}
+		if lastReady >= 0 && ready > lastReady {
+			rises++
+		}
+		last, lastReady = updated, ready
+	}
+	now := o.Now()
+	reason, _, _ := h.progressing()
+	restarts := h.podRestarts(canary)
+	rep := h.diagnose("app")
+	want := h.affects("RD152")
+	h.record("known bug #3765: canary pod crash-looping (ready 4 s, CrashLoopBackOff 4 s), minReadySeconds 10, progressDeadlineSeconds 15, for 45 s",
+		fmt.Sprintf("RD152 %v (catalogue: affected %v)", hasFinding(rep, "RD152"), want),
+		fmt.Sprintf("ProgressDeadlineExceeded ever: %v; Progressing reason %s, lastUpdateTime renewed %d times as readyReplicas rose %d times; canary %d/%d available, restartCount %s, weight %d",
+			exceeded, reason, renewals, rises, now.RS[canary].Available, now.RS[canary].Spec, restarts, now.CanaryWeight))
+	if exceeded == want || hasFinding(rep, "RD152") != want {
+		t.Errorf("%s: catalogue says #3765 affected=%v; deadline exceeded=%v (renewed %d times); findings %s", h.version, want, exceeded, renewals, findingIDs(rep))
+	}
+
+	// The container stops coming back: after its current crash it waits an
+	// hour, so the ready count stops rising and the deadline must fire.
+	h.kubectl("-n", h.ns, "annotate", "pods", "-l", "rollouts-pod-template-hash="+canary, "--overwrite",
+		"crash-loop.stage.rolloutdoctor.dev/back-off=3600s")
+	start := time.Now()
+	h.waitFor("ProgressDeadlineExceeded once the pod stays down", 60*time.Second, func() bool {
+		r, _, _ := h.progressing()
+		return r == "ProgressDeadlineExceeded"
+	})
+	h.record("known bug #3765: the same pod stays down (back-off an hour)", "ProgressDeadlineExceeded",
+		fmt.Sprintf("ProgressDeadlineExceeded %.0f s later", time.Since(start).Seconds()))
+	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD152") {
+		t.Errorf("RD152 still reported once the deadline fired: %s", ids)
+	}
+}
+
+// istioWeights is what Istio's validating webhook checks of an HTTP route's
+// destinations' weights, as its validation source (pkg/config/validation,
+// validateHTTPRouteDestinations) reads: each weight a percentage, 0 to 100
+// ("percentage N is not in range 0..100"), and with more than one
+// destination a total of 100 ("total destination weight N != 100"). It
+// checks nothing else of the VirtualService: only the weights are #4424's.
+func istioWeights(_ string, vs *virtualService) string {
+	for _, h := range vs.Spec.HTTP {
+		total := 0
+		for _, d := range h.Route {
+			if d.Weight < 0 || d.Weight > 100 {
+				return fmt.Sprintf("configuration is invalid: percentage %d is not in range 0..100", d.Weight)
+			}
+			total += d.Weight
+		}
+		if len(h.Route) > 1 && total != 100 {
+			return fmt.Sprintf("configuration is invalid: total destination weight %d != 100", total)
+		}
+	}
+	return ""
+}
+
+// bugPromoteFullOverweight reproduces #4424 as the issue gives it: spec.replicas
+// 1, dynamicStableScale, a setCanaryScale of 2 replicas and a pause, then
+// `kubectl argo rollouts promote --full`. The full promotion's weight is
+// 100 × 2 available / 1 replica = 200 (the stable's -100), which a validating
+// webhook enforcing Istio's weight rule (a server of the test's, named as
+// Istio's) rejects. What the controller does then is measured per version;
+// diagnose must report RD157 on the affected versions and RD159 for the
+// Event. Then RD157's remedy: spec.replicas raised to the canary's 2, so the
+// weight is 100 and the promotion completes.
+func bugPromoteFullOverweight(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 1, steps: "[{setCanaryScale: {replicas: 2}}, {pause: {}}]", mode: hostMode, dss: true}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.trafficObjects(hostMode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stable := h.healthy(o, 1, 90*time.Second)
+	wh := h.webhookServer(istioWeights)
+	h.registerWebhook(wh, `{"spec":{"http":[{"name":"primary","route":[{"destination":{"host":"app-stable"},"weight":-100},{"destination":{"host":"app-canary"},"weight":200}]}]}}`)
+	h.setImage("b")
+	var canary string
+	h.waitFor("the pause with 2 canary pods available", 90*time.Second, func() bool {
+		phase, st, cur, idx, _ := h.status()
+		canary = cur
+		return phase == "Paused" && idx == 1 && cur != st && o.Now().RS[cur].Available == 2
+	})
+	before := wh.denied()
+	h.officialPlugin("promote", "app", "--full")
+	start := time.Now()
+	h.waitFor("status.promoteFull", 20*time.Second, h.promoteFull)
+	h.checkErrorMsg("an admission webhook with Istio's weight rule rejects the full promotion's weight", "TrafficRoutingError", "", "RD159",
+		"an admission webhook rejects the controller's write ("+webhookName+")")
+	// Twice the controller's 10 s work-queue backoff: time for it to go on
+	// some other way if it does.
+	time.Sleep(20 * time.Second)
+	now := o.Now()
+	phase, st, _, idx, _ := h.status()
+	rep := h.diagnose("app")
+	want := h.affects("RD157")
+	held := st == stable && now.RS[canary].Spec == 2
+	h.record("known bug #4424: promote --full at setCanaryScale 2 of spec.replicas 1 with dynamicStableScale, webhook enforcing Istio's weight rule",
+		fmt.Sprintf("RD157 %v (catalogue: affected %v), RD159 %v", hasFinding(rep, "RD157"), want, hasFinding(rep, "RD159")),
+		fmt.Sprintf("after %.0f s: %d denials by the webhook, the last of weights %s; weight in the VirtualService %d; canary %d/%d available, stable %d/%d; phase %s, step %d, promoteFull %v, stable ReplicaSet unchanged %v",
+			time.Since(start).Seconds(), wh.denied()-before, wh.last(), now.CanaryWeight, now.RS[canary].Available, now.RS[canary].Spec, now.RS[stable].Available, now.RS[stable].Spec, phase, idx, h.promoteFull(), st == stable))
+	if held != want || hasFinding(rep, "RD157") != want || !hasFinding(rep, "RD159") {
+		t.Errorf("%s: catalogue says #4424 affected=%v; promotion held=%v (canary spec %d, stable RS %s); findings %s", h.version, want, held, now.RS[canary].Spec, st, findingIDs(rep))
+	}
+
+	// RD157's remedy: spec.replicas to the canary's available count.
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"replicas":2}}`)
+	start = time.Now()
+	h.waitFor("the promotion to complete after spec.replicas 2", 60*time.Second, func() bool {
+		phase, st, cur, _, _ := h.status()
+		return phase == "Healthy" && st == cur && st == canary
+	})
+	top := int64(-1)
+	for _, s := range o.Samples() {
+		if !s.At.Before(start) {
+			top = max(top, s.CanaryWeight)
+		}
+	}
+	h.record("known bug #4424: the way out RD157 gives — spec.replicas raised to 2", "canary weight 100, then the promotion completes",
+		fmt.Sprintf("highest canary weight written %d; Healthy on the new revision %.0f s later", top, time.Since(start).Seconds()))
+	if top != 100 {
+		t.Errorf("%s: after spec.replicas 2 the highest canary weight written was %d, want 100", h.version, top)
+	}
+	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD157") {
+		t.Errorf("RD157 still reported once the promotion completed: %s", ids)
 	}
 }

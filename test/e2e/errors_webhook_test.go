@@ -48,31 +48,10 @@ func webhookError(t *testing.T, h *harness) {
 	h.apply(h.rolloutYAML(spec, "a"))
 	h.healthy(o, 2, 90*time.Second)
 
-	wh := h.webhookServer()
-	cfg := "e2e-webhook-" + h.ns
-	h.kubectlIn(fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: %[1]s}
-webhooks:
-- name: %[2]s
-  clientConfig: {url: "%[3]s/validate", caBundle: %[4]s}
-  rules: [{apiGroups: [networking.istio.io], apiVersions: ["*"], operations: [UPDATE], resources: [virtualservices]}]
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[5]s}}
-  failurePolicy: Fail
-  sideEffects: None
-  admissionReviewVersions: [v1]
-  timeoutSeconds: 5
-`, cfg, webhookName, wh.url, base64.StdEncoding.EncodeToString(wh.caPEM), h.ns), "apply", "-f", "-")
-	// Registered after the server's Cleanup, so it runs first: the
-	// configuration goes before the server it points at.
-	t.Cleanup(func() { h.kubectl("delete", "validatingwebhookconfiguration", cfg, "--ignore-not-found") })
-	// The API server reads webhook configurations from an informer: a
-	// server-side dry run of a split is denied once it calls the webhook.
-	split := `{"spec":{"http":[{"name":"primary","route":[{"destination":{"host":"app-stable"},"weight":90},{"destination":{"host":"app-canary"},"weight":10}]}]}}`
-	h.waitFor("the API server calling the webhook", 30*time.Second, func() bool {
-		out, err := h.kubectlErr("-n", h.ns, "patch", "virtualservice", "app", "--type=merge", "--dry-run=server", "-p", split)
-		return err != nil && strings.Contains(out, `admission webhook "`+webhookName+`" denied the request`)
-	})
+	wh := h.webhookServer(noSplits)
+	// A server-side dry run of a split is denied once the API server calls
+	// the webhook.
+	h.registerWebhook(wh, `{"spec":{"http":[{"name":"primary","route":[{"destination":{"host":"app-stable"},"weight":90},{"destination":{"host":"app-canary"},"weight":10}]}]}}`)
 	before := wh.denied()
 
 	h.setImage("b")
@@ -101,14 +80,58 @@ func (h *harness) kubectlErr(args ...string) (string, error) {
 	return string(out), err
 }
 
+// registerWebhook registers wh as validating updates of VirtualServices in
+// the scenario's namespace (failurePolicy Fail) under Istio's webhook name,
+// removes the configuration when the test ends, and waits until the API
+// server calls it: until a server-side dry run of the merge patch denied,
+// which wh must deny, is denied by it.
+func (h *harness) registerWebhook(wh *webhook, denied string) {
+	h.t.Helper()
+	cfg := "e2e-webhook-" + h.ns
+	h.kubectlIn(fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: %[1]s}
+webhooks:
+- name: %[2]s
+  clientConfig: {url: "%[3]s/validate", caBundle: %[4]s}
+  rules: [{apiGroups: [networking.istio.io], apiVersions: ["*"], operations: [UPDATE], resources: [virtualservices]}]
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[5]s}}
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  timeoutSeconds: 5
+`, cfg, webhookName, wh.url, base64.StdEncoding.EncodeToString(wh.caPEM), h.ns), "apply", "-f", "-")
+	// Registered after the server's Cleanup, so it runs first: the
+	// configuration goes before the server it points at.
+	h.t.Cleanup(func() { h.kubectl("delete", "validatingwebhookconfiguration", cfg, "--ignore-not-found") })
+	// The API server reads webhook configurations from an informer.
+	h.waitFor("the API server calling the webhook", 30*time.Second, func() bool {
+		out, err := h.kubectlErr("-n", h.ns, "patch", "virtualservice", "app", "--type=merge", "--dry-run=server", "-p", denied)
+		return err != nil && strings.Contains(out, `admission webhook "`+webhookName+`" denied the request`)
+	})
+}
+
 // webhook is a validating admission webhook served over HTTPS on 127.0.0.1
 // with a certificate of its own CA.
 type webhook struct {
 	url   string
 	caPEM []byte
 	stop  func() // closes the server and its connections
+	// check is the webhook's rule: the reason it denies the VirtualService
+	// of a request in namespace ns, or "" to allow it.
+	check func(ns string, vs *virtualService) string
 	mu    sync.Mutex
 	deny  int // requests denied
+	// lastDenied is the destinations and weights of the last denied
+	// VirtualService, route by route.
+	lastDenied string
+}
+
+// last is the destinations and weights of the last VirtualService denied.
+func (w *webhook) last() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastDenied
 }
 
 func (w *webhook) denied() int {
@@ -117,8 +140,8 @@ func (w *webhook) denied() int {
 	return w.deny
 }
 
-// webhookServer starts the webhook; it stops with the test.
-func (h *harness) webhookServer() *webhook {
+// webhookServer starts the webhook with its rule; it stops with the test.
+func (h *harness) webhookServer(check func(ns string, vs *virtualService) string) *webhook {
 	h.t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -148,7 +171,7 @@ func (h *harness) webhookServer() *webhook {
 	if err != nil {
 		h.t.Fatalf("webhook server: %v", err)
 	}
-	w := &webhook{url: "https://" + ln.Addr().String(), caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
+	w := &webhook{check: check, url: "https://" + ln.Addr().String(), caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
 	srv := &http.Server{Handler: http.HandlerFunc(w.serve), ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}}
 	go srv.ServeTLS(ln, "", "")
@@ -157,9 +180,39 @@ func (h *harness) webhookServer() *webhook {
 	return w
 }
 
-// serve denies an update of a VirtualService that splits traffic (a
-// destination weight other than 0 and 100), in the words Istio's webhook
-// uses for a configuration it rejects; it allows everything else.
+// virtualService is what the webhooks read of a VirtualService.
+type virtualService struct {
+	Spec struct {
+		HTTP []struct {
+			Name  string `json:"name"`
+			Route []struct {
+				Destination struct {
+					Host   string `json:"host"`
+					Subset string `json:"subset"`
+				} `json:"destination"`
+				Weight int `json:"weight"`
+			} `json:"route"`
+		} `json:"http"`
+	} `json:"spec"`
+}
+
+// noSplits denies a VirtualService that splits traffic (a destination
+// weight other than 0 and 100), in the words Istio's webhook uses for a
+// configuration it rejects.
+func noSplits(ns string, vs *virtualService) string {
+	for _, h := range vs.Spec.HTTP {
+		for _, d := range h.Route {
+			if d.Weight != 0 && d.Weight != 100 {
+				return fmt.Sprintf("configuration is invalid: http route %q: weight %d to %s: traffic splits are not allowed in namespace %s",
+					h.Name, d.Weight, d.Destination.Host, ns)
+			}
+		}
+	}
+	return ""
+}
+
+// serve answers an AdmissionReview: denied (403, the check's message) when
+// the object is a VirtualService the check rejects, allowed otherwise.
 func (w *webhook) serve(rw http.ResponseWriter, r *http.Request) {
 	var review admissionv1.AdmissionReview
 	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
@@ -167,36 +220,23 @@ func (w *webhook) serve(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
-	var vs struct {
-		Spec struct {
-			HTTP []struct {
-				Name  string `json:"name"`
-				Route []struct {
-					Destination struct {
-						Host string `json:"host"`
-					} `json:"destination"`
-					Weight int `json:"weight"`
-				} `json:"route"`
-			} `json:"http"`
-		} `json:"spec"`
-	}
+	var vs virtualService
 	if err := json.Unmarshal(review.Request.Object.Raw, &vs); err == nil {
-	routes:
-		for _, h := range vs.Spec.HTTP {
-			for _, d := range h.Route {
-				if d.Weight != 0 && d.Weight != 100 {
-					resp.Allowed = false
-					resp.Result = &metav1.Status{Code: http.StatusForbidden, Message: fmt.Sprintf(
-						"configuration is invalid: http route %q: weight %d to %s: traffic splits are not allowed in namespace %s",
-						h.Name, d.Weight, d.Destination.Host, review.Request.Namespace)}
-					break routes
-				}
-			}
+		if msg := w.check(review.Request.Namespace, &vs); msg != "" {
+			resp.Allowed = false
+			resp.Result = &metav1.Status{Code: http.StatusForbidden, Message: msg}
 		}
 	}
 	if !resp.Allowed {
+		var dests []string
+		for _, h := range vs.Spec.HTTP {
+			for _, d := range h.Route {
+				dests = append(dests, fmt.Sprintf("%s%s %d", d.Destination.Host, map[bool]string{true: "/" + d.Destination.Subset}[d.Destination.Subset != ""], d.Weight))
+			}
+		}
 		w.mu.Lock()
 		w.deny++
+		w.lastDenied = strings.Join(dests, ", ")
 		w.mu.Unlock()
 	}
 	review.Response = resp

@@ -100,6 +100,9 @@ start kube-scheduler "$BIN/kube-scheduler-$KUBERNETES_VERSION" \
 # after upstream's "general" delays (1 s + up to 5 s jitter each).
 stages=()
 for s in "$BIN/kwok-stages-$KWOK_VERSION"/*.yaml; do stages+=(-c "$s"); done
+# The lab's own stages (test/lab/stages): they select only pods annotated for
+# them (a crash loop for the RD152 scenario), so no other pod changes.
+for s in "$LAB"/stages/*.yaml; do stages+=(-c "$s"); done
 start kwok "$BIN/kwok-$KWOK_VERSION" --kubeconfig "$KUBECONFIG_LAB" "${stages[@]}" \
 	--manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
 	--node-ip 127.0.0.1 --cidr 10.244.0.0/16 --node-lease-duration-seconds 40
