@@ -38,7 +38,7 @@ func (s *syncBuffer) String() string {
 
 func (s *syncBuffer) waitFor(t *testing.T, what string) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !strings.Contains(s.String(), what); {
+	for end := time.Now().Add(time.Minute); !strings.Contains(s.String(), what); {
 		if time.Now().After(end) {
 			t.Fatalf("the record never held %q:\n%s", what, s.String())
 		}
@@ -58,7 +58,7 @@ func pod(name string) *unstructured.Unstructured {
 func TestRecordWritesAReadableRecord(t *testing.T) {
 	dc := fakeClient(t, append(exampleObjects(t), runtime.Object(pod("p1")))...)
 	out := &syncBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	done := make(chan *RecordResult, 1)
 	go func() {
