@@ -152,7 +152,7 @@ func TestRecordResumesAndReportsTheGapAfterAnExpiredWatch(t *testing.T) {
 	})
 	watches := func() int { mu.Lock(); defer mu.Unlock(); return podWatches }
 	out := &syncBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var notices []string
 	var nmu sync.Mutex
@@ -245,7 +245,7 @@ func TestRecordForbiddenStreamAndMissingRollout(t *testing.T) {
 func TestRecordEndsWhenTheRolloutIsDeleted(t *testing.T) {
 	dc := fakeClient(t, exampleObjects(t)...)
 	out := &syncBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	watching := make(chan struct{})
 	var once sync.Once
@@ -311,7 +311,7 @@ func TestRecordGapAfterAnExpiredWatchInTheStream(t *testing.T) {
 		return true, w, nil
 	})
 	out := &syncBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
