@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,6 +114,15 @@ func (o *ScanOptions) multi() bool { return o.AllContexts || len(o.Contexts) > 0
 
 // Run reads the fleet, ranks it and prints one row per Rollout.
 func (o *ScanOptions) Run(ctx context.Context) error {
+	// The binary collects garbage at GOGC 50 for a diagnose's peak memory
+	// (cmd/kubectl-rolloutdoctor). A scan's garbage is thousands of
+	// Rollouts' decoding and diagnoses, from several clusters at once, and
+	// what counts is how soon the table is there: at the default growth it
+	// took a tenth less CPU over three clusters of 1,000 Rollouts. GOGC,
+	// when set, still decides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
 	if o.multi() {
 		return o.runClusters(ctx)
 	}
