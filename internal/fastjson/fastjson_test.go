@@ -37,3 +37,29 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseSensitive pins what both decoders do with a list the API server
+// sends.
+func TestCaseSensitive(t *testing.T) {
+	for _, tc := range []struct {
+		in, name, image string
+		err             bool
+	}{
+		{in: `{"name":"a","replicas":3,"spec":{"image":"i"}}`, name: "a", image: "i"},
+		{in: `{"Name":"a","name":"b","spec":{}}`, name: "b"},
+		{in: `{"name":"a","future":{"x":[1,2]},"spec":{}}`, name: "a"},
+		{in: `{"name":"a","name":"b","spec":{}}`, name: "b"},
+		{in: `{"name":"a","replicas":5000000000}`, err: true},
+		{in: `{"name":"a","replicas":"3"}`, err: true},
+		{in: `{"name":"a",`, err: true},
+	} {
+		var o obj
+		err := CaseSensitive([]byte(tc.in), &o)
+		if (err != nil) != tc.err {
+			t.Errorf("CaseSensitive(%s): err %v", tc.in, err)
+		}
+		if err == nil && (o.Name != tc.name || o.Spec.Image != tc.image) {
+			t.Errorf("CaseSensitive(%s) decoded %+v", tc.in, o)
+		}
+	}
+}

@@ -12,3 +12,10 @@ func Clean(data []byte, v any) bool {
 	strict, err := sigsjson.UnmarshalStrict(data, v, sigsjson.DisallowDuplicateFields)
 	return err == nil && len(strict) == 0
 }
+
+// CaseSensitive decodes data into v as the API server reads JSON: field
+// names matched case-sensitively, unknown fields ignored, a repeated key's
+// last value kept, a number that overflows its field an error.
+func CaseSensitive(data []byte, v any) error {
+	return sigsjson.UnmarshalCaseSensitivePreserveInts(data, v)
+}

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	sigsjson "sigs.k8s.io/json"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/fastjson"
 	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -217,7 +217,7 @@ func readRollouts(ctx context.Context, dc dynamic.Interface, kube *Typed, ns str
 		l := &v1alpha1.RolloutList{}
 		// Case-sensitive, as the API server decodes; numbers that overflow
 		// their field are an error, as snapshot.TypedRollout makes them.
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, l); err != nil {
+		if err := fastjson.CaseSensitive(body, l); err != nil {
 			return nil, fmt.Errorf("decoding the Rollout list: %w", err)
 		}
 		return l, nil

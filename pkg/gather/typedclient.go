@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/fastjson"
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	sigsjson "sigs.k8s.io/json"
 )
 
 // Typed reads the lists that grow with a Rollout's or a fleet's size
@@ -68,7 +68,7 @@ func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, 
 			Metadata metav1.ListMeta `json:"metadata"`
 			Items    []T             `json:"items"`
 		}
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &l); err != nil {
+		if err := fastjson.CaseSensitive(body, &l); err != nil {
 			return nil, "", fmt.Errorf("decoding %s: %w", path, err)
 		}
 		for i := range l.Items {
