@@ -34,6 +34,9 @@ type DiagnoseOptions struct {
 	Analysis bool
 	// At is the moment of a record (-f) to diagnose ("" its end).
 	At string
+	// ControllerLogs is when the controller's log is read: auto (when the
+	// Rollout needs explaining), always or never.
+	ControllerLogs string
 }
 
 // NewDiagnoseOptions makes the diagnose command's options with their
@@ -43,6 +46,7 @@ func NewDiagnoseOptions(flags *genericclioptions.ConfigFlags, streams genericioo
 	// An incident tool's exit code separates "something is on fire" from
 	// hygiene: warnings (a missing PDB, no preStop) are on most Rollouts.
 	o.FailOn = "critical"
+	o.ControllerLogs = "auto"
 	return o
 }
 
@@ -66,6 +70,7 @@ func newDiagnoseCommand(o *DiagnoseOptions) *cobra.Command {
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "re-diagnose on every change of the Rollout, its ReplicaSets and pods, until Ctrl-C")
 	addAtFlag(cmd, &o.At)
+	cmd.Flags().StringVar(&o.ControllerLogs, "controller-logs", o.ControllerLogs, "read the log of the controller pods that reconcile the Rollout (get on pods/log in their namespace; one bounded request per pod: the newest lines of the current revision, at most 1h and 2 MiB): auto (only when there is something to explain: aborted, progress deadline, InvalidSpec, a controller Warning event, a step stuck for 10 minutes; never during --watch), always, or never")
 	cmd.Flags().BoolVar(&o.Analysis, "analysis", false, "show every metric of every AnalysisRun with every measurement it keeps (default: the worst metric whole, the newest measurements)")
 	return cmd
 }
@@ -109,6 +114,11 @@ func (o *DiagnoseOptions) Validate() error {
 	}
 	if o.Watch && o.Filename != "" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("--watch needs a cluster, not -f")}
+	}
+	switch o.ControllerLogs {
+	case "auto", "always", "never":
+	default:
+		return usageErrorf("--controller-logs %q: use auto, always or never", o.ControllerLogs)
 	}
 	return validateAt(o.At, o.Filename)
 }
@@ -165,11 +175,44 @@ func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (
 		opt.Namespace, opt.Name = o.Namespace, o.Name
 		snap, err = gather.Rollout(ctx, conn.Dynamic, opt)
 		source = "cluster " + opt.Context
+		if err == nil {
+			o.readControllerLog(ctx, conn, snap)
+		}
 	}
 	if err != nil {
 		return nil, failure(err)
 	}
 	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source)
+}
+
+// readControllerLog adds the controller's log about the Rollout to the
+// snapshot's header when --controller-logs asks for it: always, or in auto
+// mode when the Rollout needs explaining (never while watching: a redraw
+// on every change would read the log each time). A log that cannot be read
+// is a line in the report, never a failure.
+func (o *DiagnoseOptions) readControllerLog(ctx context.Context, conn *gather.Connection, snap *snapshot.Snapshot) {
+	if o.ControllerLogs == "never" || o.ControllerLogs == "auto" && o.Watch {
+		return
+	}
+	ro, err := snap.FindRollout(o.Namespace, o.Name)
+	if err != nil {
+		return
+	}
+	view, err := snap.View(ro)
+	if err != nil {
+		return
+	}
+	want, why := diagnose.WantsControllerLog(view)
+	if o.ControllerLogs == "always" {
+		want, why = true, "--controller-logs=always"
+	}
+	if !want {
+		return
+	}
+	snap.Header.ControllerLog = gather.ControllerLog(ctx, conn.Options.Kube, gather.LogRequest{
+		Namespace: ro.Namespace, Name: ro.Name, Controllers: view.Controllers,
+		Since: diagnose.RevisionStart(view), Now: view.Now, Reason: why,
+	})
 }
 
 // diagnosis is a report with the escape plan its findings' "escape now"

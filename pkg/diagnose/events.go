@@ -20,8 +20,10 @@ import (
 // in rollout/sync.go, ReconciliationError in rollout/stepplugin.go; the
 // messages carry the API server's or the router's error).
 type eventClass struct {
-	key   string
-	match func(e *corev1.Event) bool
+	key string
+	// match reads an Event's reason and message, or a log line's message
+	// (reason ""): the controller's log carries the same errors.
+	match func(e errText) bool
 	// what says what the events mean and fix what to do; both may use the
 	// details the class's match found (see classify).
 	what, fix string
@@ -39,7 +41,11 @@ var (
 	quotaRE  = regexp.MustCompile(`exceeded quota: ([^,]+)`)
 )
 
-func msgHas(e *corev1.Event, subs ...string) bool {
+// errText is an error as the controller reports it: an Event's reason and
+// message, or a log line's message with no reason.
+type errText struct{ Reason, Message string }
+
+func msgHas(e errText, subs ...string) bool {
 	m := strings.ToLower(e.Message)
 	for _, s := range subs {
 		if !strings.Contains(m, strings.ToLower(s)) {
@@ -49,7 +55,7 @@ func msgHas(e *corev1.Event, subs ...string) bool {
 	return true
 }
 
-func reasonIs(e *corev1.Event, rs ...string) bool {
+func reasonIs(e errText, rs ...string) bool {
 	for _, r := range rs {
 		if e.Reason == r {
 			return true
@@ -66,58 +72,66 @@ var eventClasses = []eventClass{
 	// A quota and an admission policy answer "is forbidden" too: they come
 	// before RBAC, which needs the API server's "User … cannot …".
 	{key: "quota", critical: true,
-		match: func(e *corev1.Event) bool { return msgHas(e, "exceeded quota") },
+		match: func(e errText) bool { return msgHas(e, "exceeded quota") },
 		what:  "a ResourceQuota in the namespace refuses what the controller creates",
 		fix:   "raise the quota the message names (count/replicasets.apps, pods, or the cpu/memory requests: a canary needs room for its pods beside the stable's) or free room; the controller retries by itself"},
 	{key: "webhook", critical: true,
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") || policyRE.MatchString(e.Message)
 		},
 		what: "an admission webhook or admission policy rejects the controller's write",
 		fix:  "read the webhook's or policy's reason in the message: Istio's rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157), a policy engine or a ValidatingAdmissionPolicy may reject the weights, labels or annotations the controller writes; fix the object or the policy, not the Rollout"},
 	{key: "rbac", critical: true,
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return forbiddenRE.MatchString(e.Message) || msgHas(e, "cannot", "resource", "forbidden")
 		},
 		what: "the API server denies the controller's own ServiceAccount a request it needs",
 		fix:  "grant it in the controller's ClusterRole (or Role with --namespaced) and the controller retries by itself"},
 	{key: "conflict",
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return msgHas(e, "the object has been modified") || msgHas(e, "operation cannot be fulfilled")
 		},
 		what: "the controller's writes conflict with another writer of the same object and are retried",
 		fix:  "find who else writes it: a GitOps sync or another controller (see the GitOps findings), or a second Argo Rollouts controller without its own --instance-id; a few are normal, a steady stream is a fight"},
 	{key: "plugin", critical: true,
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return reasonIs(e, "ReconciliationError", "StepPluginTransition") && msgHas(e, "plugin") ||
 				msgHas(e, "failed to get traffic router plugin") || msgHas(e, "via plugin") || msgHas(e, "plugin", "not found") || msgHas(e, "failed to download file")
 		},
 		what: "a traffic-router or step plugin fails: it did not start, could not be downloaded, or returned an error",
 		fix:  "check the plugin's name and location in the argo-rollouts-config ConfigMap against the Rollout's plugin name, that the controller can fetch it (sha256, network, the file in the image), and the controller's log; a plugin that fails to start is retried on every pass"},
 	{key: "args",
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return msgHas(e, "was not resolved") || msgHas(e, "args.", "not") && msgHas(e, "resolve")
 		},
 		what: "an analysis argument has no value: the template names an argument the Rollout does not give",
 		fix:  "give the argument in the Rollout's analysis args (value, or valueFrom a field or secret), or a default in the template"},
+	{key: "invalid",
+		match: func(e errText) bool { return msgHas(e, "Invalid value:") || msgHas(e, "The Rollout", "is invalid") },
+		what:  "the controller's validation rejects the Rollout's spec and does not reconcile it (RD113 quotes its InvalidSpec condition)",
+		fix:   "correct the field the message names; the controller reconciles the Rollout again once the spec passes"},
 	{key: "notfound", critical: true,
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return reasonIs(e, "VirtualServiceNotFound", "DestinationRuleNotFound", "VirtualRouterNotFound", "VirtualNodeNotFound", "LoadBalancerNotFound", "TrafficSplitNotCreated")
 		},
 		what: "the traffic object the Rollout names does not exist (or could not be created)",
 		fix:  "create it, or correct its name in spec.strategy.canary.trafficRouting; nothing shifts traffic until it exists"},
 	{key: "verify",
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return reasonIs(e, "WeightVerifyError", "TargetGroupVerifyError", "TargetGroupUnverified")
 		},
 		what: "the controller could not confirm at the load balancer that the weight it set is in effect, and holds the step until it can",
 		fix:  "check the AWS Load Balancer Controller and the controller's AWS credentials; the message names the target group"},
+	{key: "dr-switch",
+		match: func(e errText) bool { return msgHas(e, "delaying destination rule switch") },
+		what:  "Istio subset routing: the controller holds the DestinationRule switch (and the weight) until every ReplicaSet with replicas is fully available",
+		fix:   "make the ReplicaSet the message names fully available (its pods, its quota), or scale it to 0; until then no weight changes (see RD108 and RD150)"},
 	{key: "router",
-		match: func(e *corev1.Event) bool { return reasonIs(e, "TrafficRoutingError") },
+		match: func(e errText) bool { return reasonIs(e, "TrafficRoutingError") },
 		what:  "the traffic router rejected or failed the weight change, so that pass ended before the status was written",
 		fix:   "read the router's error in the message; the controller retries every pass, and until it succeeds no weight changes and, in a canary, the progress deadline is not evaluated"},
 	{key: "replicaset",
-		match: func(e *corev1.Event) bool { return reasonIs(e, "ReplicaSetCreateError", "ReplicaSetUpdateError") },
+		match: func(e errText) bool { return reasonIs(e, "ReplicaSetCreateError", "ReplicaSetUpdateError") },
 		what:  "the controller could not create or update a ReplicaSet",
 		fix:   "read the cause in the message: a ResourceQuota or LimitRange, an admission policy, or the controller's RBAC"},
 }
@@ -141,7 +155,7 @@ func classifyEvents(evs []*corev1.Event) []*eventGroup {
 		}
 		for i := range eventClasses {
 			cl := &eventClasses[i]
-			if !cl.match(e) {
+			if !cl.match(errText{e.Reason, e.Message}) {
 				continue
 			}
 			g := byKey[cl.key]
@@ -232,8 +246,10 @@ var eventLab = map[string]string{
 	"conflict":   "not reproduced: needs another writer racing the controller on the same object inside one pass; table tests",
 	"plugin":     "not reproduced: the lab has no plugin binaries; table tests",
 	"args":       "not reproduced: not tried in the lab; table tests",
+	"invalid":    "logged, not an Event: a Service or VirtualService the Rollout names is missing (e2e controller-log: the controller's `rollout syncHandler error: … not found` lines, RD162)",
 	"notfound":   "not reproduced as an Event: a VirtualService missing when the Rollout is reconciled is an InvalidSpec condition, no Warning Event (e2e controller-errors: RD113 reports the condition on every version); VirtualServiceNotFound comes only from the Istio router's own lookup (header and mirror routes) after validation passed",
 	"verify":     "not reproducible here: AWS Load Balancer Controller target groups only",
+	"dr-switch":  "not reproduced: the lab's Istio scenarios use host routing; table tests use the controller's message",
 	"router":     "not reproduced apart: the lab's router errors (the policy above) carry a more specific cause",
 	"replicaset": "not reproduced apart: the lab's ReplicaSet error (the quota above) carries a more specific cause",
 }
