@@ -43,7 +43,7 @@ type Report struct {
 	// ControllerLog is the controller's log about the Rollout, when it was
 	// read (--controller-logs).
 	ControllerLog *ControllerLogView `json:"controllerLog,omitempty"`
-	Model        *model.Analysis   `json:"model,omitempty"`
+	Model         *model.Analysis    `json:"model,omitempty"`
 }
 
 // State is the Rollout's own status, summarised.

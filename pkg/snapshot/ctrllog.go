@@ -78,7 +78,7 @@ func ParseControllerLog(data []byte, namespace, rollout string) (lines []LogLine
 		} else {
 			fields = textFields(string(raw))
 		}
-		if fields == nil || fields["level"] == "" || fields["msg"] == "" && fields["time"] == "" {
+		if _, ok := fields["msg"]; !ok || fields["level"] == "" {
 			continue
 		}
 		if format == "" {
