@@ -82,8 +82,8 @@ start)
 	running "$k" || die "rollouts-controller $v${id:+ ($id)} exited (log: $STATE/logs/$k.log)"
 	# kwok serves the Deployment pod's log from the controller's: a Logs object
 	# named after the pod (`kubectl logs -n argo-rollouts deploy/NAME`).
-	wait_for "the pod of Deployment $name" 60 bash -c \
-		"[[ -n \$(kubectl --kubeconfig '$KUBECONFIG_LAB' -n argo-rollouts get pods -l app.kubernetes.io/instance=$name -o name) ]]"
+	wait_for "a running pod of Deployment $name" 60 bash -c \
+		"[[ -n \$(kubectl --kubeconfig '$KUBECONFIG_LAB' -n argo-rollouts get pods -l app.kubernetes.io/instance=$name --field-selector status.phase=Running -o name) ]]"
 	for pod in $(kc -n argo-rollouts get pods -l "app.kubernetes.io/instance=$name" -o jsonpath='{.items[*].metadata.name}'); do
 		printf 'apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Logs\nmetadata: {name: %s, namespace: argo-rollouts}\nspec:\n  logs:\n  - containers: [argo-rollouts]\n    logsFile: %s\n    follow: true\n' \
 			"$pod" "$STATE/logs/$k.cri"
