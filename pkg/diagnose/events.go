@@ -241,12 +241,12 @@ func firstLine(s string, n int) string {
 // TestEveryEventClassHasALabLine).
 var eventLab = map[string]string{
 	"quota":      "reproduced (e2e controller-errors-quota): a ResourceQuota of one ReplicaSet refuses the canary's: ReplicaSetCreateError `… is forbidden: exceeded quota: rs, …` on every version; RD159 names the quota, not RBAC",
-	"webhook":    "reproduced for an in-tree admission policy (e2e controller-errors): a ValidatingAdmissionPolicy denies the 50% weight on the VirtualService: TrafficRoutingError `… is forbidden: ValidatingAdmissionPolicy '…' with binding '…' denied request: …` on every version. An admission webhook (Istio's validation.istio.io) is not: the lab runs no webhook server; table tests use Istio's message",
+	"webhook":    "reproduced for an in-tree admission policy (e2e controller-errors): a ValidatingAdmissionPolicy denies the 50% weight on the VirtualService: TrafficRoutingError `… is forbidden: ValidatingAdmissionPolicy '…' with binding '…' denied request: …` on every version. The same denial is in the controller's log, one `rollout syncHandler error: …` line per retry (e2e controller-log, RD162: 16–20 lines on every version while the Rollout retries, read through pods/log). An admission webhook (Istio's validation.istio.io) is not: the lab runs no webhook server; table tests use Istio's message",
 	"rbac":       "not reproduced: the lab's controllers run with the lab's admin credentials; a denied controller would need its own restricted identity. Table tests use the API server's `User \"…\" cannot VERB resource \"…\"` message",
 	"conflict":   "not reproduced: needs another writer racing the controller on the same object inside one pass; table tests",
 	"plugin":     "not reproduced: the lab has no plugin binaries; table tests",
 	"args":       "not reproduced: not tried in the lab; table tests",
-	"invalid":    "logged, not an Event: a Service or VirtualService the Rollout names is missing (e2e controller-log: the controller's `rollout syncHandler error: … not found` lines, RD162)",
+	"invalid":    "logged, not an Event (e2e controller-log, RD162): the VirtualService the Rollout names is missing; the controller's `The Rollout \"app\" is invalid: … Invalid value: … not found` error lines, read through pods/log, 2 on v1.7.2 and 22–33 on v1.8.2–v1.10.2 within about 20 s, each count between what `kubectl logs` showed just before and just after",
 	"notfound":   "not reproduced as an Event: a VirtualService missing when the Rollout is reconciled is an InvalidSpec condition, no Warning Event (e2e controller-errors: RD113 reports the condition on every version); VirtualServiceNotFound comes only from the Istio router's own lookup (header and mirror routes) after validation passed",
 	"verify":     "not reproducible here: AWS Load Balancer Controller target groups only",
 	"dr-switch":  "not reproduced: the lab's Istio scenarios use host routing; table tests use the controller's message",

@@ -71,9 +71,19 @@ func writeFidelity(path string, merge bool) error {
 		if err != nil {
 			return err
 		}
+		// The catalogue's sections are written anew at the end: keeping
+		// them as scenario sections would repeat them among those.
+		generated := map[string]bool{}
+		for _, p := range strings.Split(diagnose.BugsMarkdown(), "\n## ")[1:] {
+			title, _, _ := strings.Cut(p, "\n")
+			generated[title] = true
+		}
 		parts := strings.Split(string(old), "\n## ")
 		for _, p := range parts[1:] {
 			title, _, _ := strings.Cut(p, "\n")
+			if generated[title] {
+				continue
+			}
 			sections[title] = "\n## " + strings.TrimRight(p, "\n") + "\n"
 		}
 	}
