@@ -209,6 +209,11 @@ func (o *DiagnoseOptions) readControllerLog(ctx context.Context, conn *gather.Co
 	if !want {
 		return
 	}
+	if len(view.Controllers) == 0 && o.ControllerVersion != "" {
+		snap.Header.ControllerLog = &snapshot.ControllerLog{Reason: why,
+			Gap: "--controller-version skips reading the controller Deployment, so its pods are not known: diagnose without it to read the log"}
+		return
+	}
 	snap.Header.ControllerLog = gather.ControllerLog(ctx, conn.Options.Kube, gather.LogRequest{
 		Namespace: ro.Namespace, Name: ro.Name, Controllers: view.Controllers,
 		Since: diagnose.RevisionStart(view), Now: view.Now, Reason: why,
