@@ -11,6 +11,7 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // ControllerLogView is the controller's log about the Rollout as the report
@@ -143,10 +144,28 @@ func checkControllerLog(c *Context, r *rules.Rule) []rules.Finding {
 		if len(lv.Sources) > 0 {
 			pod = lv.Sources[0].Namespace + "/" + lv.Sources[0].Pod
 		}
+		f.Cites = c.cites(logFacts(g.key, g.last.Msg)...)
 		f.Evidence = []rules.Evidence{ev("log of pod "+pod, "msg", firstLine(g.last.Msg, 200)), ev("log of pod "+pod, "time", g.last.Last.UTC().Format(time.RFC3339))}
 		out = append(out, f)
 	}
 	return out
+}
+
+// logFacts are the controller lines that log a message of the class: the
+// line for an error that ended the pass, the InvalidSpec line, Istio's
+// DestinationRule switch; and the fields that tie it to the Rollout.
+func logFacts(class, msg string) []upstream.Key {
+	var keys []upstream.Key
+	if strings.HasPrefix(msg, syncErrorPrefix) {
+		keys = append(keys, "log.sync-error")
+	}
+	switch {
+	case class == "invalid" && strings.Contains(msg, " is invalid: "):
+		keys = append(keys, "ct.log-invalid-spec")
+	case class == "dr-switch":
+		keys = append(keys, "is.delay-dr-switch-log")
+	}
+	return append(keys, "log.rollout-fields")
 }
 
 // logDetail is detail() for a log message.

@@ -61,6 +61,26 @@ func TestControllerLogLines(t *testing.T) {
 			if len(got) != 1 || !strings.Contains(got[0].Message, c.says) || got[0].Severity != c.sev {
 				t.Fatalf("RD162 %+v\nwant one saying %q at %v", got, c.says, c.sev)
 			}
+			// The finding cites the controller line that logs the message.
+			want := map[string]bool{"log.rollout-fields": true}
+			if strings.HasPrefix(c.msg, syncErrorPrefix) {
+				want["log.sync-error"] = true
+			}
+			if c.class == "invalid" {
+				want["ct.log-invalid-spec"] = true
+			}
+			if c.class == "dr-switch" {
+				want["is.delay-dr-switch-log"] = true
+			}
+			for _, ci := range got[0].Cites {
+				if ci.Absent || ci.Line == 0 {
+					t.Errorf("cites %s absent from v1.10.2", ci.Key)
+				}
+				delete(want, string(ci.Key))
+			}
+			if len(want) > 0 {
+				t.Errorf("RD162 does not cite %v: %+v", want, got[0].Cites)
+			}
 			if e := r.ControllerLog.Errors; len(e) != 1 || e[0].Class != c.class || e[0].Count != 1 {
 				t.Errorf("log view errors %+v, want class %s", e, c.class)
 			}

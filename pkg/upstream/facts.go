@@ -2235,4 +2235,11 @@ var facts = []Fact{
 		Contains: `r.log.Infof("delaying destination rule switch: ReplicaSet %s not fully available"`,
 		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": 333, "v1.9.3": 381, "v1.10.2": 381},
 	},
+	{
+		Key:      "ct.log-invalid-spec",
+		Claim:    `On every pass that finds the spec invalid the controller logs the InvalidSpec message ("The Rollout \"NAME\" is invalid: …") at level error.`,
+		File:     srcCT,
+		Contains: `c.log.Error(errorMessage)`,
+		Lines:    Lines{"v1.7.2": 566, "v1.8.2": 606, "v1.8.3": 606, "v1.9.3": 630, "v1.10.2": 628},
+	},
 }
