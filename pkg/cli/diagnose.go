@@ -115,10 +115,8 @@ func (o *DiagnoseOptions) Validate() error {
 	if o.Watch && o.Filename != "" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("--watch needs a cluster, not -f")}
 	}
-	switch o.ControllerLogs {
-	case "auto", "always", "never":
-	default:
-		return usageErrorf("--controller-logs %q: use auto, always or never", o.ControllerLogs)
+	if err := validateControllerLogs(o.ControllerLogs); err != nil {
+		return err
 	}
 	return validateAt(o.At, o.Filename)
 }
@@ -185,16 +183,33 @@ func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (
 	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source)
 }
 
-// readControllerLog adds the controller's log about the Rollout to the
-// snapshot's header when --controller-logs asks for it: always, or in auto
-// mode when the Rollout needs explaining (never while watching: a redraw
-// on every change would read the log each time). A log that cannot be read
-// is a line in the report, never a failure.
+func validateControllerLogs(mode string) error {
+	switch mode {
+	case "auto", "always", "never":
+		return nil
+	}
+	return usageErrorf("--controller-logs %q: use auto, always or never", mode)
+}
+
+// readControllerLog adds the controller's log to the snapshot as
+// --controller-logs asks, except that auto never reads it while watching:
+// a redraw on every change would read the log each time.
 func (o *DiagnoseOptions) readControllerLog(ctx context.Context, conn *gather.Connection, snap *snapshot.Snapshot) {
-	if o.ControllerLogs == "never" || o.ControllerLogs == "auto" && o.Watch {
+	if o.ControllerLogs == "auto" && o.Watch {
 		return
 	}
-	ro, err := snap.FindRollout(o.Namespace, o.Name)
+	addControllerLog(ctx, conn, snap, o.Namespace, o.Name, o.ControllerLogs, o.ControllerVersion)
+}
+
+// addControllerLog adds the controller's log about the Rollout to the
+// snapshot's header when mode asks for it: always, or auto when the
+// Rollout needs explaining (diagnose.WantsControllerLog). A log that cannot
+// be read is a line in the report, never a failure.
+func addControllerLog(ctx context.Context, conn *gather.Connection, snap *snapshot.Snapshot, ns, name, mode, versionFlag string) {
+	if mode == "never" || conn == nil {
+		return
+	}
+	ro, err := snap.FindRollout(ns, name)
 	if err != nil {
 		return
 	}
@@ -203,13 +218,13 @@ func (o *DiagnoseOptions) readControllerLog(ctx context.Context, conn *gather.Co
 		return
 	}
 	want, why := diagnose.WantsControllerLog(view)
-	if o.ControllerLogs == "always" {
+	if mode == "always" {
 		want, why = true, "--controller-logs=always"
 	}
 	if !want {
 		return
 	}
-	if len(view.Controllers) == 0 && o.ControllerVersion != "" {
+	if len(view.Controllers) == 0 && versionFlag != "" {
 		snap.Header.ControllerLog = &snapshot.ControllerLog{Reason: why,
 			Gap: "--controller-version skips reading the controller Deployment, so its pods are not known: diagnose without it to read the log"}
 		return

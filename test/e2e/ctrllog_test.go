@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -77,6 +78,28 @@ spec:
 		return h.kubectl("-n", h.ns, "get", "events", "--field-selector", "type=Warning,reason=TrafficRoutingError", "-o", "name") != ""
 	})
 	h.checkLog("a ValidatingAdmissionPolicy rejects the 50% weight on the VirtualService", "webhook", "ValidatingAdmissionPolicy", "(ValidatingAdmissionPolicy "+policy+")")
+
+	// A snapshot keeps what was read of the log: diagnose -f of it says
+	// what diagnose said.
+	file := t.TempDir() + "/snap.json"
+	snapCmd := exec.Command(plugin, "snapshot", "app", "-n", h.ns, "--kubeconfig", kubeconfig)
+	snapOut, err := snapCmd.Output()
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	if err := os.WriteFile(file, snapOut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	offline, _ := h.runCode("diagnose", "-f", file, "-o", "json")
+	var rep diagnose.Report
+	if err := json.Unmarshal([]byte(offline), &rep); err != nil {
+		t.Fatalf("diagnose -f of the snapshot: %v\n%s", err, offline)
+	}
+	kept := rep.ControllerLog != nil && len(rep.ControllerLog.Errors) > 0 && rep.ControllerLog.Errors[0].Class == "webhook" && len(messages(&rep, "RD162")) > 0
+	h.record("controller log: kept in a snapshot", "diagnose -f of the snapshot has the log's section and RD162", fmt.Sprintf("kept: %v", kept))
+	if !kept {
+		t.Errorf("the snapshot lost the controller log: %+v", rep.ControllerLog)
+	}
 
 	// Without pods/log: docs/rbac.yaml's reader role minus that rule.
 	role := "rd-nolog-" + h.ns
