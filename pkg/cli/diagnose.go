@@ -173,14 +173,20 @@ func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (
 		opt.Namespace, opt.Name = o.Namespace, o.Name
 		snap, err = gather.Rollout(ctx, conn.Dynamic, opt)
 		source = "cluster " + opt.Context
-		if err == nil {
-			o.readControllerLog(ctx, conn, snap)
-		}
 	}
 	if err != nil {
 		return nil, failure(err)
 	}
-	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source)
+	view, err := rolloutView(snap, o.Namespace, o.Name)
+	if err != nil {
+		return nil, err
+	}
+	if conn != nil && !(o.ControllerLogs == "auto" && o.Watch) {
+		// auto never reads it while watching: a redraw on every change
+		// would read the log each time.
+		addControllerLog(ctx, conn, snap, view, o.ControllerLogs, o.ControllerVersion)
+	}
+	return diagnoseView(view, o.ControllerVersion, source)
 }
 
 func validateControllerLogs(mode string) error {
@@ -191,32 +197,16 @@ func validateControllerLogs(mode string) error {
 	return usageErrorf("--controller-logs %q: use auto, always or never", mode)
 }
 
-// readControllerLog adds the controller's log to the snapshot as
-// --controller-logs asks, except that auto never reads it while watching:
-// a redraw on every change would read the log each time.
-func (o *DiagnoseOptions) readControllerLog(ctx context.Context, conn *gather.Connection, snap *snapshot.Snapshot) {
-	if o.ControllerLogs == "auto" && o.Watch {
-		return
-	}
-	addControllerLog(ctx, conn, snap, o.Namespace, o.Name, o.ControllerLogs, o.ControllerVersion)
-}
-
 // addControllerLog adds the controller's log about the Rollout to the
-// snapshot's header when mode asks for it: always, or auto when the
-// Rollout needs explaining (diagnose.WantsControllerLog). A log that cannot
-// be read is a line in the report, never a failure.
-func addControllerLog(ctx context.Context, conn *gather.Connection, snap *snapshot.Snapshot, ns, name, mode, versionFlag string) {
+// snapshot's header, and to the view of it, when mode asks for it: always,
+// or auto when the Rollout needs explaining (diagnose.WantsControllerLog,
+// which reads only the view: a healthy Rollout costs no request more). A
+// log that cannot be read is a line in the report, never a failure.
+func addControllerLog(ctx context.Context, conn *gather.Connection, snap *snapshot.Snapshot, view *snapshot.View, mode, versionFlag string) {
 	if mode == "never" || conn == nil {
 		return
 	}
-	ro, err := snap.FindRollout(ns, name)
-	if err != nil {
-		return
-	}
-	view, err := snap.View(ro)
-	if err != nil {
-		return
-	}
+	ro := view.Rollout
 	want, why := diagnose.WantsControllerLog(view)
 	if mode == "always" {
 		want, why = true, "--controller-logs=always"
@@ -224,15 +214,17 @@ func addControllerLog(ctx context.Context, conn *gather.Connection, snap *snapsh
 	if !want {
 		return
 	}
+	var l *snapshot.ControllerLog
 	if len(view.Controllers) == 0 && versionFlag != "" {
-		snap.Header.ControllerLog = &snapshot.ControllerLog{Reason: why,
+		l = &snapshot.ControllerLog{Reason: why,
 			Gap: "--controller-version skips reading the controller Deployment, so its pods are not known: diagnose without it to read the log"}
-		return
+	} else {
+		l = gather.ControllerLog(ctx, conn.Options.Kube, gather.LogRequest{
+			Namespace: ro.Namespace, Name: ro.Name, Controllers: view.Controllers,
+			Since: diagnose.RevisionStart(view), Now: view.Now, Reason: why,
+		})
 	}
-	snap.Header.ControllerLog = gather.ControllerLog(ctx, conn.Options.Kube, gather.LogRequest{
-		Namespace: ro.Namespace, Name: ro.Name, Controllers: view.Controllers,
-		Since: diagnose.RevisionStart(view), Now: view.Now, Reason: why,
-	})
+	snap.Header.ControllerLog, view.Header.ControllerLog = l, l
 }
 
 // diagnosis is a report with the escape plan its findings' "escape now"
@@ -243,9 +235,8 @@ type diagnosis struct {
 	planErr error
 }
 
-// diagnoseSnapshot finds the Rollout in a snapshot and diagnoses it with
-// the controller version the flag or the snapshot gives.
-func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source string) (*diagnosis, error) {
+// rolloutView finds the Rollout in a snapshot and views it.
+func rolloutView(snap *snapshot.Snapshot, ns, name string) (*snapshot.View, error) {
 	ro, err := snap.FindRollout(ns, name)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitError, Err: err}
@@ -254,8 +245,13 @@ func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source str
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading the snapshot: %w", err)}
 	}
+	return view, nil
+}
+
+// diagnoseView diagnoses a Rollout's view.
+func diagnoseView(view *snapshot.View, versionFlag, source string) (*diagnosis, error) {
 	gap := ""
-	for _, g := range snap.Header.Gaps {
+	for _, g := range view.Header.Gaps {
 		if g.Resource == "deployments.apps" {
 			gap = g.String()
 		}

@@ -91,8 +91,10 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if snap.Header.TargetKind == snapshot.KindRollout {
-		addControllerLog(ctx, conn, snap, o.Namespace, o.Name, o.ControllerLogs, o.ControllerVersion)
+	if snap.Header.TargetKind == snapshot.KindRollout && o.ControllerLogs != "never" {
+		if view, err := rolloutView(snap, o.Namespace, o.Name); err == nil {
+			addControllerLog(ctx, conn, snap, view, o.ControllerLogs, o.ControllerVersion)
+		}
 	}
 	for _, g := range snap.Header.Gaps {
 		fmt.Fprintf(o.streams.ErrOut, "warning: could not read %s\n", g.String())
