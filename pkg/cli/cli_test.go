@@ -177,23 +177,24 @@ func TestGoldenHuman(t *testing.T) {
 		args []string
 		code int // findings are exit 1; lint's broken.yaml makes it 2
 	}{
-		"diagnose-example":       {[]string{"diagnose", "-f", example, "--color", "never"}, ExitFindings},
-		"escape-example":         {[]string{"escape", "-f", example, "--color", "never"}, ExitOK},
-		"diagnose-analysis":      {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "--color", "never"}, ExitFindings},
-		"diagnose-analysis-full": {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "--color", "never", "--analysis"}, ExitFindings},
-		"diagnose-bluegreen":     {[]string{"diagnose", "-f", exampletest.Path(exampletest.BlueGreen), "--color", "never"}, ExitOK},
-		"escape-bluegreen":       {[]string{"escape", "-f", exampletest.Path(exampletest.BlueGreen), "--color", "never"}, ExitOK},
-		"diagnose-card":          {[]string{"diagnose", "-f", example, "-o", "markdown"}, ExitFindings},
-		"escape-card":            {[]string{"escape", "-f", example, "-o", "markdown"}, ExitOK},
-		"diagnose-card-analysis": {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "-o", "markdown"}, ExitFindings},
-		"escape-card-bluegreen":  {[]string{"escape", "-f", exampletest.Path(exampletest.BlueGreen), "-o", "markdown"}, ExitOK},
-		"timeline-record":        {[]string{"timeline", "-f", exampletest.Path(exampletest.IncidentRecord), "--color", "never"}, ExitOK},
-		"timeline-history":       {[]string{"timeline", "-f", "../timeline/testdata/history.json", "--color", "never"}, ExitOK},
-		"lint-human":             {lintArgs, ExitError},
-		"lint-json":              {append(append([]string{}, lintArgs...), "-o", "json"), ExitError},
-		"lint-sarif":             {append(append([]string{}, lintArgs...), "-o", "sarif"), ExitError},
-		"pods-example":           {[]string{"pods", "deployment/web", "-f", exampletest.Path(exampletest.PodsWeb), "--p99", "40s", "--lb-interval", "2s", "--lb-fall", "2", "--color", "never"}, ExitFindings},
-		"pods-rollout":           {[]string{"pods", "-f", example, "--color", "never"}, ExitOK}, // warnings only: hygiene, not an exit 1
+		"diagnose-example":        {[]string{"diagnose", "-f", example, "--color", "never"}, ExitFindings},
+		"escape-example":          {[]string{"escape", "-f", example, "--color", "never"}, ExitOK},
+		"diagnose-analysis":       {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "--color", "never"}, ExitFindings},
+		"diagnose-analysis-full":  {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "--color", "never", "--analysis"}, ExitFindings},
+		"diagnose-controller-log": {[]string{"diagnose", "-f", "testdata/incident-controller-log.yaml", "--color", "never"}, ExitFindings},
+		"diagnose-bluegreen":      {[]string{"diagnose", "-f", exampletest.Path(exampletest.BlueGreen), "--color", "never"}, ExitOK},
+		"escape-bluegreen":        {[]string{"escape", "-f", exampletest.Path(exampletest.BlueGreen), "--color", "never"}, ExitOK},
+		"diagnose-card":           {[]string{"diagnose", "-f", example, "-o", "markdown"}, ExitFindings},
+		"escape-card":             {[]string{"escape", "-f", example, "-o", "markdown"}, ExitOK},
+		"diagnose-card-analysis":  {[]string{"diagnose", "-f", exampletest.Path(exampletest.AnalysisAbort), "-o", "markdown"}, ExitFindings},
+		"escape-card-bluegreen":   {[]string{"escape", "-f", exampletest.Path(exampletest.BlueGreen), "-o", "markdown"}, ExitOK},
+		"timeline-record":         {[]string{"timeline", "-f", exampletest.Path(exampletest.IncidentRecord), "--color", "never"}, ExitOK},
+		"timeline-history":        {[]string{"timeline", "-f", "../timeline/testdata/history.json", "--color", "never"}, ExitOK},
+		"lint-human":              {lintArgs, ExitError},
+		"lint-json":               {append(append([]string{}, lintArgs...), "-o", "json"), ExitError},
+		"lint-sarif":              {append(append([]string{}, lintArgs...), "-o", "sarif"), ExitError},
+		"pods-example":            {[]string{"pods", "deployment/web", "-f", exampletest.Path(exampletest.PodsWeb), "--p99", "40s", "--lb-interval", "2s", "--lb-fall", "2", "--color", "never"}, ExitFindings},
+		"pods-rollout":            {[]string{"pods", "-f", example, "--color", "never"}, ExitOK}, // warnings only: hygiene, not an exit 1
 	} {
 		out, errOut, code := runCLI(t, "", tc.args...)
 		if code != tc.code {

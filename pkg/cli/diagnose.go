@@ -37,6 +37,9 @@ type DiagnoseOptions struct {
 	Analysis bool
 	// At is the moment of a record (-f) to diagnose ("" its end).
 	At string
+	// ControllerLogs is when the controller's log is read: auto (when the
+	// Rollout needs explaining), always or never.
+	ControllerLogs string
 }
 
 // NewDiagnoseOptions makes the diagnose command's options with their
@@ -46,6 +49,7 @@ func NewDiagnoseOptions(flags *genericclioptions.ConfigFlags, streams genericioo
 	// An incident tool's exit code separates "something is on fire" from
 	// hygiene: warnings (a missing PDB, no preStop) are on most Rollouts.
 	o.FailOn = "critical"
+	o.ControllerLogs = "auto"
 	return o
 }
 
@@ -69,6 +73,7 @@ func newDiagnoseCommand(o *DiagnoseOptions) *cobra.Command {
 	o.addControllerFlags(cmd, usageControllerVersion, true)
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "re-diagnose on every change of the Rollout, its ReplicaSets and pods, until Ctrl-C")
 	addAtFlag(cmd, &o.At)
+	cmd.Flags().StringVar(&o.ControllerLogs, "controller-logs", o.ControllerLogs, "read the log of the controller pods that reconcile the Rollout (get on pods/log in their namespace; one bounded request per pod: the newest lines of the current revision, at most 1h and 2 MiB): auto (only when there is something to explain: aborted, progress deadline, InvalidSpec, a controller Warning event, a step stuck for 10 minutes; never during --watch), always, or never")
 	cmd.Flags().BoolVar(&o.Analysis, "analysis", false, "show every metric of every AnalysisRun with every measurement it keeps (default: the worst metric whole, the newest measurements)")
 	return cmd
 }
@@ -112,6 +117,9 @@ func (o *DiagnoseOptions) Validate() error {
 	}
 	if o.Watch && o.Filename != "" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("--watch needs a cluster, not -f")}
+	}
+	if err := validateControllerLogs(o.ControllerLogs); err != nil {
+		return err
 	}
 	return validateAt(o.At, o.Filename)
 }
@@ -172,7 +180,54 @@ func (o *DiagnoseOptions) report(ctx context.Context, conn *gather.Connection) (
 	if err != nil {
 		return nil, failure(err)
 	}
-	return diagnoseSnapshot(snap, o.Namespace, o.Name, o.ControllerVersion, source, o.history)
+	view, err := rolloutView(snap, o.Namespace, o.Name)
+	if err != nil {
+		return nil, err
+	}
+	if conn != nil && !(o.ControllerLogs == "auto" && o.Watch) {
+		// auto never reads it while watching: a redraw on every change
+		// would read the log each time.
+		addControllerLog(ctx, conn, snap, view, o.ControllerLogs, o.ControllerVersion)
+	}
+	return diagnoseView(view, o.ControllerVersion, source, o.history)
+}
+
+func validateControllerLogs(mode string) error {
+	switch mode {
+	case "auto", "always", "never":
+		return nil
+	}
+	return usageErrorf("--controller-logs %q: use auto, always or never", mode)
+}
+
+// addControllerLog adds the controller's log about the Rollout to the
+// snapshot's header, and to the view of it, when mode asks for it: always,
+// or auto when the Rollout needs explaining (diagnose.WantsControllerLog,
+// which reads only the view: a healthy Rollout costs no request more). A
+// log that cannot be read is a line in the report, never a failure.
+func addControllerLog(ctx context.Context, conn *gather.Connection, snap *snapshot.Snapshot, view *snapshot.View, mode, versionFlag string) {
+	if mode == "never" || conn == nil {
+		return
+	}
+	ro := view.Rollout
+	want, why := diagnose.WantsControllerLog(view)
+	if mode == "always" {
+		want, why = true, "--controller-logs=always"
+	}
+	if !want {
+		return
+	}
+	var l *snapshot.ControllerLog
+	if len(view.Controllers) == 0 && versionFlag != "" {
+		l = &snapshot.ControllerLog{Reason: why,
+			Gap: "--controller-version skips reading the controller Deployment, so its pods are not known: diagnose without it to read the log"}
+	} else {
+		l = gather.ControllerLog(ctx, conn.Options.Kube, gather.LogRequest{
+			Namespace: ro.Namespace, Name: ro.Name, Controllers: view.Controllers,
+			Since: diagnose.RevisionStart(view), Now: view.Now, Reason: why,
+		})
+	}
+	snap.Header.ControllerLog, view.Header.ControllerLog = l, l
 }
 
 // diagnosis is a report with the escape plan its findings' "escape now"
@@ -183,9 +238,8 @@ type diagnosis struct {
 	planErr error
 }
 
-// diagnoseSnapshot finds the Rollout in a snapshot and diagnoses it with
-// the controller version the flag or the snapshot gives.
-func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source string, hist *diagnose.History) (*diagnosis, error) {
+// rolloutView finds the Rollout in a snapshot and views it.
+func rolloutView(snap *snapshot.Snapshot, ns, name string) (*snapshot.View, error) {
 	ro, err := snap.FindRollout(ns, name)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitError, Err: err}
@@ -194,8 +248,14 @@ func diagnoseSnapshot(snap *snapshot.Snapshot, ns, name, versionFlag, source str
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading the snapshot: %w", err)}
 	}
+	return view, nil
+}
+
+// diagnoseView diagnoses a Rollout's view (with what a --watch saw before,
+// hist, when there is one).
+func diagnoseView(view *snapshot.View, versionFlag, source string, hist *diagnose.History) (*diagnosis, error) {
 	gap := ""
-	for _, g := range snap.Header.Gaps {
+	for _, g := range view.Header.Gaps {
 		if g.Resource == "deployments.apps" {
 			gap = g.String()
 		}

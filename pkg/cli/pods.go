@@ -125,23 +125,24 @@ func (o *PodsOptions) snapshot(ctx context.Context) (*snapshot.Snapshot, string,
 	if o.Filename != "" {
 		return o.readFile()
 	}
-	return workloadSnapshot(ctx, &o.CommonOptions, o.Kind, o.Name)
+	snap, source, _, err := workloadSnapshot(ctx, &o.CommonOptions, o.Kind, o.Name)
+	return snap, source, err
 }
 
 // workloadSnapshot reads a Rollout's or Deployment's world from the
 // cluster (pods and snapshot share it).
-func workloadSnapshot(ctx context.Context, o *CommonOptions, kind, name string) (*snapshot.Snapshot, string, error) {
+func workloadSnapshot(ctx context.Context, o *CommonOptions, kind, name string) (*snapshot.Snapshot, string, *gather.Connection, error) {
 	conn, err := o.cluster()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	opt := conn.Options
 	opt.Namespace, opt.Name = o.Namespace, name
 	snap, err := gather.Workload(ctx, conn.Dynamic, kind, opt)
 	if err != nil {
-		return nil, "", failure(err)
+		return nil, "", nil, failure(err)
 	}
-	return snap, "cluster " + opt.Context, nil
+	return snap, "cluster " + opt.Context, conn, nil
 }
 
 // podsReport finds the workload in a snapshot and checks its pods.

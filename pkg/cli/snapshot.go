@@ -21,11 +21,14 @@ type SnapshotOptions struct {
 	Name string
 	// Format is json (the default) or yaml.
 	Format string
+	// ControllerLogs is as for diagnose: the controller's log goes into
+	// the header, so that diagnose -f says what diagnose said.
+	ControllerLogs string
 }
 
 // NewSnapshotOptions makes the snapshot command's options.
 func NewSnapshotOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *SnapshotOptions {
-	return &SnapshotOptions{CommonOptions: newCommon(flags, streams), Format: "json"}
+	return &SnapshotOptions{CommonOptions: newCommon(flags, streams), Format: "json", ControllerLogs: "auto"}
 }
 
 func newSnapshotCommand(o *SnapshotOptions) *cobra.Command {
@@ -47,6 +50,7 @@ about three times faster than the same snapshot in YAML. -o yaml writes YAML.`,
 	}
 	cmd.Flags().StringVar(&o.ControllerNamespace, "controller-namespace", o.ControllerNamespace, usageControllerNamespace)
 	cmd.Flags().StringVarP(&o.Format, "output", "o", o.Format, "json or yaml")
+	cmd.Flags().StringVar(&o.ControllerLogs, "controller-logs", o.ControllerLogs, "for a Rollout, keep what diagnose reads of the controller's log in the snapshot: auto (when the Rollout needs explaining), always or never")
 	return cmd
 }
 
@@ -74,7 +78,7 @@ func (o *SnapshotOptions) Validate() error {
 	if o.Name == "" {
 		return &ExitCodeError{Code: ExitUsage, Err: errors.New("name a Rollout or Deployment (kubectl rolloutdoctor snapshot NAME or snapshot deployment/NAME)")}
 	}
-	return nil
+	return validateControllerLogs(o.ControllerLogs)
 }
 
 // Run reads the workload's world and writes it to stdout; what could not
@@ -83,9 +87,14 @@ func (o *SnapshotOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	snap, _, err := workloadSnapshot(ctx, &o.CommonOptions, o.Kind, o.Name)
+	snap, _, conn, err := workloadSnapshot(ctx, &o.CommonOptions, o.Kind, o.Name)
 	if err != nil {
 		return err
+	}
+	if snap.Header.TargetKind == snapshot.KindRollout && o.ControllerLogs != "never" {
+		if view, err := rolloutView(snap, o.Namespace, o.Name); err == nil {
+			addControllerLog(ctx, conn, snap, view, o.ControllerLogs, o.ControllerVersion)
+		}
 	}
 	for _, g := range snap.Header.Gaps {
 		fmt.Fprintf(o.streams.ErrOut, "warning: could not read %s\n", g.String())

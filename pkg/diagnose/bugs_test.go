@@ -27,7 +27,8 @@ type bugCase struct {
 	edit  func(*unstructured.Unstructured)                                // on the Rollout
 	objs  func([]*unstructured.Unstructured) []*unstructured.Unstructured // on the other objects
 	fires []upstream.Version
-	says  string // a part of the message on the first firing version
+	says  string                  // a part of the message on the first firing version
+	log   *snapshot.ControllerLog // the controller's log read for the Rollout
 }
 
 var (
@@ -144,10 +145,22 @@ var bugCases = []bugCase{
 
 	{name: "a Warning event", id: "RD159", objs: addObjs(warning("w", "VirtualServiceNotFound", "VirtualService `x` not found", 1, "")), fires: allVersions},
 	{name: "Normal events only", id: "RD159"},
+	{name: "the controller logs a policy denial of the VirtualService", id: "RD162", log: ctrlLog(
+		logLine("2026-08-11T03:12:30Z", "error", syncErrorPrefix+eventMsg("policy")), logLine("2026-08-11T03:12:35Z", "error", syncErrorPrefix+eventMsg("policy"))),
+		fires: allVersions, says: "(ValidatingAdmissionPolicy no-split): the controller's log has 2 error line(s) about this Rollout (1 distinct)"},
+	{name: "the controller's log has only info lines", id: "RD162", log: ctrlLog(logLine("2026-08-11T03:12:30Z", "info", "Reconciliation completed"))},
+	{name: "the controller's log could not be read", id: "RD162", log: &snapshot.ControllerLog{Gap: "pods \"x\" is forbidden; grant get on pods/log in namespace argo-rollouts"}},
 	{name: "abort not acted on", id: "RD112", edit: both(noWindow, aborted), fires: allVersions, says: "the controller has not acted on the abort yet"},
 }
 
 func diagnoseBugCase(t *testing.T, ver upstream.Version, c bugCase) *Report {
+	t.Helper()
+	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
+	return Run(bugView(t, c), cv, Options{})
+}
+
+// bugView is the example incident's view with the case's edits.
+func bugView(t *testing.T, c bugCase) *snapshot.View {
 	t.Helper()
 	objs, hdr := exampletest.Decode(t, exampletest.Incident)
 	for _, o := range objs {
@@ -158,8 +171,10 @@ func diagnoseBugCase(t *testing.T, ver upstream.Version, c bugCase) *Report {
 	if c.objs != nil {
 		objs = c.objs(objs)
 	}
-	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
-	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
+	if c.log != nil {
+		hdr.ControllerLog = c.log
+	}
+	return exampletest.ViewOf(t, snapshot.New(*hdr, objs))
 }
 
 // TestKnownBugsPerVersion runs every row on every modeled version: the
@@ -373,8 +388,8 @@ func TestControllerErrorEvents(t *testing.T) {
 		}
 	}
 	r := diagnoseBugCase(t, "v1.9.3", bugCase{objs: addObjs(
-		warning("a", "TrafficRoutingError", eventCases[2].msg, 1, "2026-08-11T03:10:00Z"),
-		warning("b", "TrafficRoutingError", eventCases[0].msg, 1, ""))})
+		warning("a", "TrafficRoutingError", eventMsg("conflict"), 1, "2026-08-11T03:10:00Z"),
+		warning("b", "TrafficRoutingError", eventMsg("rbac"), 1, ""))})
 	var ids []string
 	for _, f := range r.Findings {
 		if f.ID == "RD159" {

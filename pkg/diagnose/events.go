@@ -20,8 +20,10 @@ import (
 // in rollout/sync.go, ReconciliationError in rollout/stepplugin.go; the
 // messages carry the API server's or the router's error).
 type eventClass struct {
-	key   string
-	match func(e *corev1.Event) bool
+	key string
+	// match reads an Event's reason and message, or a log line's message
+	// (reason ""): the controller's log carries the same errors.
+	match func(e errText) bool
 	// what says what the events mean and fix what to do; both may use the
 	// details the class's match found (see classify).
 	what, fix string
@@ -42,7 +44,11 @@ var (
 	quotaRE  = regexp.MustCompile(`exceeded quota: ([^,]+)`)
 )
 
-func msgHas(e *corev1.Event, subs ...string) bool {
+// errText is an error as the controller reports it: an Event's reason and
+// message, or a log line's message with no reason.
+type errText struct{ Reason, Message string }
+
+func msgHas(e errText, subs ...string) bool {
 	m := strings.ToLower(e.Message)
 	for _, s := range subs {
 		if !strings.Contains(m, strings.ToLower(s)) {
@@ -52,7 +58,7 @@ func msgHas(e *corev1.Event, subs ...string) bool {
 	return true
 }
 
-func reasonIs(e *corev1.Event, rs ...string) bool {
+func reasonIs(e errText, rs ...string) bool {
 	for _, r := range rs {
 		if e.Reason == r {
 			return true
@@ -72,58 +78,66 @@ var eventClasses = []eventClass{
 	// it as its InvalidSpec condition (RD113) or as an AnalysisRun in Error
 	// (RD124), never in a Warning Event of its own (see argsLab).
 	{key: "quota", critical: true,
-		match: func(e *corev1.Event) bool { return msgHas(e, "exceeded quota") },
+		match: func(e errText) bool { return msgHas(e, "exceeded quota") },
 		what:  "a ResourceQuota in the namespace refuses what the controller creates",
 		fix:   "raise the quota the message names (count/replicasets.apps, pods, or the cpu/memory requests: a canary needs room for its pods beside the stable's) or free room; the controller retries by itself"},
 	{key: "webhook", critical: true,
-		match: func(e *corev1.Event) bool { return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") },
+		match: func(e errText) bool { return webhookRE.MatchString(e.Message) || msgHas(e, "admission webhook") },
 		what:  "an admission webhook rejects the controller's write",
 		fix:   "read the webhook's reason in the message: Istio's validation.istio.io rejects a VirtualService whose destination weights are invalid (a total of 0, or a weight outside 0–100: see RD157); a policy webhook (OPA Gatekeeper, Kyverno) may reject the weights, labels or annotations the controller writes. Fix the object or the webhook's rule (`kubectl get validatingwebhookconfigurations` lists who holds that webhook), not the Rollout; the controller retries every pass"},
 	{key: "webhook-unreachable", critical: true,
-		match: func(e *corev1.Event) bool { return webhookCallRE.MatchString(e.Message) },
+		match: func(e errText) bool { return webhookCallRE.MatchString(e.Message) },
 		what:  "the API server cannot call an admission webhook that must answer (failurePolicy Fail), so it refuses the controller's write",
 		fix:   "the webhook's server is down or unreachable (Istio's validation.istio.io is served by istiod): bring it back, or, knowing what the webhook guards, set its failurePolicy to Ignore (`kubectl get validatingwebhookconfigurations` lists who holds it); every write it intercepts fails meanwhile, not only this Rollout's, and the controller retries every pass"},
 	{key: "policy", critical: true,
-		match: func(e *corev1.Event) bool { return policyRE.MatchString(e.Message) },
+		match: func(e errText) bool { return policyRE.MatchString(e.Message) },
 		what:  "a ValidatingAdmissionPolicy rejects the controller's write",
 		fix:   "read the policy's message: change the policy's validation or its binding's matchResources so that the controller's writes pass (`kubectl get validatingadmissionpolicybinding NAME -o yaml`), or the object it rejects, not the Rollout; the controller retries every pass"},
 	{key: "rbac", critical: true,
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return forbiddenRE.MatchString(e.Message) || msgHas(e, "cannot", "resource", "forbidden")
 		},
 		what: "the API server denies the controller's own ServiceAccount a request it needs",
 		fix:  "grant it in the controller's ClusterRole (or Role with --namespaced) and the controller retries by itself"},
 	{key: "conflict",
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return msgHas(e, "the object has been modified") || msgHas(e, "operation cannot be fulfilled")
 		},
 		what: "the controller's writes conflict with another writer of the same object and are retried",
 		fix:  "find who else writes it: a GitOps sync or another controller (see the GitOps findings), or a second Argo Rollouts controller without its own --instance-id; a few are normal, a steady stream is a fight"},
 	{key: "plugin", critical: true,
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return reasonIs(e, "ReconciliationError", "StepPluginTransition") && msgHas(e, "plugin") ||
 				msgHas(e, "failed to get traffic router plugin") || msgHas(e, "via plugin") || msgHas(e, "plugin", "not found") || msgHas(e, "failed to download file")
 		},
 		what: "a traffic-router or step plugin fails: it did not start, could not be downloaded, or returned an error",
 		fix:  "check the plugin's name and location in the argo-rollouts-config ConfigMap against the Rollout's plugin name, that the controller can fetch it (sha256, network, the file in the image), and the controller's log; a plugin that fails to start is retried on every pass"},
+	{key: "invalid",
+		match: func(e errText) bool { return msgHas(e, "Invalid value:") || msgHas(e, "The Rollout", "is invalid") },
+		what:  "the controller's validation rejects the Rollout's spec and does not reconcile it (RD113 quotes its InvalidSpec condition)",
+		fix:   "correct the field the message names; the controller reconciles the Rollout again once the spec passes"},
 	{key: "notfound", critical: true,
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return reasonIs(e, "VirtualServiceNotFound", "DestinationRuleNotFound", "VirtualRouterNotFound", "VirtualNodeNotFound", "LoadBalancerNotFound", "TrafficSplitNotCreated")
 		},
 		what: "the traffic object the Rollout names does not exist (or could not be created)",
 		fix:  "create it, or correct its name in spec.strategy.canary.trafficRouting; nothing shifts traffic until it exists"},
 	{key: "verify",
-		match: func(e *corev1.Event) bool {
+		match: func(e errText) bool {
 			return reasonIs(e, "WeightVerifyError", "TargetGroupVerifyError", "TargetGroupUnverified")
 		},
 		what: "the controller could not confirm at the load balancer that the weight it set is in effect, and holds the step until it can",
 		fix:  "check the AWS Load Balancer Controller and the controller's AWS credentials; the message names the target group"},
+	{key: "dr-switch",
+		match: func(e errText) bool { return msgHas(e, "delaying destination rule switch") },
+		what:  "Istio subset routing: the controller holds the DestinationRule switch (and the weight) until every ReplicaSet with replicas is fully available",
+		fix:   "make the ReplicaSet the message names fully available (its pods, its quota), or scale it to 0; until then no weight changes (see RD108 and RD150)"},
 	{key: "router",
-		match: func(e *corev1.Event) bool { return reasonIs(e, "TrafficRoutingError") },
+		match: func(e errText) bool { return reasonIs(e, "TrafficRoutingError") },
 		what:  "the traffic router rejected or failed the weight change, so that pass ended before the status was written",
 		fix:   "read the router's error in the message; the controller retries every pass, and until it succeeds no weight changes and, in a canary, the progress deadline is not evaluated"},
 	{key: "replicaset",
-		match: func(e *corev1.Event) bool { return reasonIs(e, "ReplicaSetCreateError", "ReplicaSetUpdateError") },
+		match: func(e errText) bool { return reasonIs(e, "ReplicaSetCreateError", "ReplicaSetUpdateError") },
 		what:  "the controller could not create or update a ReplicaSet",
 		fix:   "read the cause in the message: a ResourceQuota or LimitRange, an admission policy, or the controller's RBAC"},
 }
@@ -147,7 +161,7 @@ func classifyEvents(evs []*corev1.Event) []*eventGroup {
 		}
 		for i := range eventClasses {
 			cl := &eventClasses[i]
-			if !cl.match(e) {
+			if !cl.match(errText{e.Reason, e.Message}) {
 				continue
 			}
 			g := byKey[cl.key]
@@ -248,6 +262,8 @@ var eventLab = map[string]string{
 	"verify":              "not reproducible here: AWS Load Balancer Controller target groups only",
 	"router":              "not reproduced apart: the lab's router errors (the webhook, the policy and the RBAC denial above) carry a more specific cause",
 	"replicaset":          "not reproduced apart: the lab's ReplicaSet error (the quota above) carries a more specific cause",
+	"invalid":             "logged, not an Event (e2e controller-log, RD162): the VirtualService the Rollout names is missing; the controller's `The Rollout \"app\" is invalid: … Invalid value: … not found` error lines, read through pods/log, 2 on v1.7.2 and 16–33 on v1.8.2–v1.10.2 in two runs, within about 20 s, each count between what `kubectl logs` showed just before and just after",
+	"dr-switch":           "not reproduced: the lab's Istio scenarios use host routing; table tests use the controller's message",
 }
 
 // labVersions are the versions the lab reproduced the classes on.

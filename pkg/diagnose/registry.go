@@ -55,6 +55,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD159": checkControllerErrors,
 	"RD160": checkSpecFight,
 	"RD161": checkGitOpsOwner,
+	"RD162": checkControllerLog,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

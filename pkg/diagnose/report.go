@@ -43,7 +43,10 @@ type Report struct {
 	Churn    []*Churn        `json:"churn,omitempty"`
 	Findings []rules.Finding `json:"findings"`
 	Gaps     []snapshot.Gap  `json:"gaps,omitempty"`
-	Model    *model.Analysis `json:"model,omitempty"`
+	// ControllerLog is the controller's log about the Rollout, when it was
+	// read (--controller-logs).
+	ControllerLog *ControllerLogView `json:"controllerLog,omitempty"`
+	Model         *model.Analysis    `json:"model,omitempty"`
 }
 
 // State is the Rollout's own status, summarised.
@@ -130,7 +133,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 		APIVersion: rules.ReportAPIVersion, Kind: "Diagnosis",
 		Namespace: v.Rollout.Namespace, Name: v.Rollout.Name,
 		TakenAt: v.Now, TimeInferred: v.NowInferred, Source: opt.Source, Controller: cv,
-		Gaps: v.Header.Gaps, Model: &a,
+		Gaps: v.Header.Gaps, Model: &a, ControllerLog: controllerLogView(v.Header.ControllerLog),
 	}
 	if !cv.Known() || !cv.Exact {
 		rep.VersionDifferences = model.Differences(v, cv.Assumed)

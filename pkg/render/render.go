@@ -136,6 +136,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles, opt HumanOptions) error 
 			fmt.Fprintf(&b, "  %s\n", d)
 		}
 	}
+	humanControllerLog(&b, rep, s)
 	humanFindings(&b, rep, s)
 	fmt.Fprintf(&b, "\n%s\n", s.Dim.Render("kubectl rolloutdoctor explain <ID> for the long form of a finding"))
 	_, err := io.WriteString(w, b.String())

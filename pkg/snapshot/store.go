@@ -78,6 +78,9 @@ type Header struct {
 	Server          string    `json:"server,omitempty"`
 	ToolVersion     string    `json:"toolVersion,omitempty"`
 	Gaps            []Gap     `json:"gaps,omitempty"`
+	// ControllerLog is what was read of the controller's log for the target
+	// (diagnose --controller-logs); nil when it was not read.
+	ControllerLog *ControllerLog `json:"controllerLog,omitempty"`
 	// Offline is true when the objects came from a file without a header:
 	// nothing is known about what was not captured.
 	Offline bool `json:"-"`

@@ -50,6 +50,8 @@ const (
 	srcTF      = `rollout/trafficrouting/traefik/traefik.go`
 	srcRec     = `utils/record/record.go`
 	srcISC     = `rollout/trafficrouting/istio/controller.go`
+	srcUCtl    = `utils/controller/controller.go`
+	srcMain    = `cmd/rollouts-controller/main.go`
 )
 
 var facts = []Fact{
@@ -2226,5 +2228,40 @@ var facts = []Fact{
 		File:     srcRec,
 		Contains: `eventBroadcaster := record.NewBroadcaster()`,
 		Lines:    Lines{"v1.7.2": 91, "v1.8.2": 92, "v1.8.3": 92, "v1.9.3": 92, "v1.10.2": 92},
+	},
+	{
+		Key:      "log.sync-error",
+		Claim:    `Every error that ends a pass over a Rollout is logged at level error as "rollout syncHandler error: <the error>", and the Rollout is queued again with backoff: the log keeps each retry, where the Events are rate-limited.`,
+		File:     srcUCtl,
+		Contains: `logCtx.Errorf("%s syncHandler error: %v", objType, err)`,
+		Lines:    Lines{"v1.7.2": 160, "v1.8.2": 160, "v1.8.3": 160, "v1.9.3": 160, "v1.10.2": 173},
+	},
+	{
+		Key:      "log.rollout-fields",
+		Claim:    `The controller's log lines about a Rollout carry its name in the field "rollout" and its namespace in "namespace".`,
+		File:     srcUCtl,
+		Contains: `logCtx := log.WithField(objType, name).WithField(logutil.NamespaceKey, namespace)`,
+		Lines:    Lines{"v1.7.2": 144, "v1.8.2": 144, "v1.8.3": 144, "v1.9.3": 144, "v1.10.2": 152},
+	},
+	{
+		Key:      "log.json-format",
+		Claim:    `The controller logs through logrus: key=value text lines by default, one JSON object per line with --logformat json.`,
+		File:     srcMain,
+		Contains: `formatType = &log.JSONFormatter{}`,
+		Lines:    Lines{"v1.7.2": 346, "v1.8.2": 355, "v1.8.3": 355, "v1.9.3": 376, "v1.10.2": 391},
+	},
+	{
+		Key:      "is.delay-dr-switch-log",
+		Claim:    `With Istio subset routing the controller logs "delaying destination rule switch" while a ReplicaSet with replicas is not fully available, and returns the same error, which ends the pass.`,
+		File:     srcIS,
+		Contains: `r.log.Infof("delaying destination rule switch: ReplicaSet %s not fully available"`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": 333, "v1.9.3": 381, "v1.10.2": 381},
+	},
+	{
+		Key:      "ct.log-invalid-spec",
+		Claim:    `On every pass that finds the spec invalid the controller logs the InvalidSpec message ("The Rollout \"NAME\" is invalid: …") at level error.`,
+		File:     srcCT,
+		Contains: `c.log.Error(errorMessage)`,
+		Lines:    Lines{"v1.7.2": 566, "v1.8.2": 606, "v1.8.3": 606, "v1.9.3": 630, "v1.10.2": 628},
 	},
 }

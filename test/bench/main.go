@@ -199,7 +199,7 @@ func (c *config) labScript(script string, args ...string) *exec.Cmd {
 	port := func(name string, offset int) string { return fmt.Sprintf("%s=%d", name, c.portBase+offset) }
 	cmd.Env = append(os.Environ(), "LAB_STATE="+c.stateDir,
 		port("LAB_ETCD_PORT", 2379), port("LAB_ETCD_PEER_PORT", 2380), port("LAB_APISERVER_PORT", 6443),
-		port("LAB_KCM_PORT", 10257), port("LAB_SCHEDULER_PORT", 10259),
+		port("LAB_KCM_PORT", 10257), port("LAB_SCHEDULER_PORT", 10259), port("LAB_KUBELET_PORT", 10250),
 		port("LAB_CONTROLLER_METRICS_PORT", 8090), port("LAB_CONTROLLER_HEALTHZ_PORT", 8080))
 	return cmd
 }

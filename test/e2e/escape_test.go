@@ -314,7 +314,18 @@ func guidedInTmux(t *testing.T, h *harness) {
 // It also checks that shell completion offers the namespace's Rollouts.
 func rbacReadOnly(t *testing.T, h *harness) {
 	o := h.abortedRollout()
-	h.kubectlIn("", "apply", "-f", root+"/docs/rbac.yaml")
+	// Every version's scenario applies it at once: a create that loses the
+	// race answers AlreadyExists, and the next apply updates.
+	for i := 0; ; i++ {
+		out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "apply", "-f", root+"/docs/rbac.yaml").CombinedOutput()
+		if err == nil {
+			break
+		}
+		if i == 4 {
+			t.Fatalf("kubectl apply -f docs/rbac.yaml: %v\n%s", err, out)
+		}
+		time.Sleep(time.Second)
+	}
 	user := "reader-" + h.ns
 	h.kubectl("create", "clusterrolebinding", "rd-"+h.ns, "--clusterrole", "rolloutdoctor-reader", "--user", user)
 	t.Cleanup(func() {
@@ -323,7 +334,8 @@ func rbacReadOnly(t *testing.T, h *harness) {
 
 	out := h.run("diagnose", "app", "-o", "json", "--as", user)
 	var rep struct {
-		Gaps []struct{ Resource, Reason string } `json:"gaps"`
+		Gaps          []struct{ Resource, Reason string } `json:"gaps"`
+		ControllerLog *struct{ Gap string }               `json:"controllerLog"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("diagnose as %s: %v\n%s", user, err, out)
@@ -332,6 +344,11 @@ func rbacReadOnly(t *testing.T, h *harness) {
 		if g.Reason == "Forbidden" {
 			t.Errorf("diagnose as %s: %s is forbidden with the read-only ClusterRole", user, g.Resource)
 		}
+	}
+	// The Rollout is aborted: diagnose reads the controller's log, which
+	// the role allows (pods/log).
+	if rep.ControllerLog == nil || rep.ControllerLog.Gap != "" {
+		t.Errorf("diagnose as %s of an aborted Rollout: controller log %+v, want it read", user, rep.ControllerLog)
 	}
 	podsOut, code := h.runCode("pods", "app", "-o", "json", "--as", user)
 	if code > 1 || strings.Contains(podsOut, `"reason": "Forbidden"`) || !strings.Contains(podsOut, `"kind": "PodCheck"`) {

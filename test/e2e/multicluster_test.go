@@ -31,7 +31,7 @@ func (l extraLab) cmd(script string) *exec.Cmd {
 	port := func(name string, off int) string { return fmt.Sprintf("%s=%d", name, portBase+l.offset+off) }
 	cmd.Env = append(os.Environ(), "LAB_STATE="+l.state, "LAB_CONTROLLER="+l.version, "LAB_NODES=2",
 		port("LAB_ETCD_PORT", 2379), port("LAB_ETCD_PEER_PORT", 2380), port("LAB_APISERVER_PORT", 6443),
-		port("LAB_KCM_PORT", 10257), port("LAB_SCHEDULER_PORT", 10259),
+		port("LAB_KCM_PORT", 10257), port("LAB_SCHEDULER_PORT", 10259), port("LAB_KUBELET_PORT", 10250),
 		port("LAB_CONTROLLER_METRICS_PORT", 8090), port("LAB_CONTROLLER_HEALTHZ_PORT", 8080))
 	return cmd
 }

@@ -77,13 +77,15 @@ build_kube() {
 
 build_kwok() {
 	local out="$BIN/kwok-$KWOK_VERSION"
-	[[ -x $out && -d $BIN/kwok-stages-$KWOK_VERSION ]] && return
+	[[ -x $out && -d $BIN/kwok-stages-$KWOK_VERSION && -d $BIN/kwok-crds-$KWOK_VERSION ]] && return
 	log "kwok $KWOK_VERSION"
 	local w="$BUILD/kwok-$KWOK_VERSION" src
-	wrapper "$w" kwok
-	(cd "$w" && go get "sigs.k8s.io/kwok@$KWOK_VERSION" >/dev/null 2>&1 &&
-		go build -trimpath -ldflags=-s\ -w -o "$out.tmp" sigs.k8s.io/kwok/cmd/kwok)
-	mv "$out.tmp" "$out"
+	if [[ ! -x $out ]]; then
+		wrapper "$w" kwok
+		(cd "$w" && go get "sigs.k8s.io/kwok@$KWOK_VERSION" >/dev/null 2>&1 &&
+			go build -trimpath -ldflags=-s\ -w -o "$out.tmp" sigs.k8s.io/kwok/cmd/kwok)
+		mv "$out.tmp" "$out"
+	fi
 	# kwok has no stages built in: keep upstream's next to the binary. The
 	# "general" pod stages delay each pod's start and readiness by 1 s plus up to
 	# 5 s of jitter (tunable per pod by annotation), so ramps take real time.
@@ -94,7 +96,15 @@ build_kwok() {
 		"$src"/kustomize/stage/pod/general/pod-*.yaml \
 		"$BIN/kwok-stages-$KWOK_VERSION.tmp/"
 	chmod -R u+w "$BIN/kwok-stages-$KWOK_VERSION.tmp"
+	rm -rf "$BIN/kwok-stages-$KWOK_VERSION"
 	mv "$BIN/kwok-stages-$KWOK_VERSION.tmp" "$BIN/kwok-stages-$KWOK_VERSION"
+	# kwok's Logs CRD: each controller's Deployment pod gets a Logs object that
+	# points its container at the controller's log, so the API server's
+	# pods/log (served by kwok as the pod's "kubelet") returns it.
+	rm -rf "$BIN/kwok-crds-$KWOK_VERSION.tmp" && mkdir -p "$BIN/kwok-crds-$KWOK_VERSION.tmp"
+	cp "$src/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" "$BIN/kwok-crds-$KWOK_VERSION.tmp/"
+	chmod -R u+w "$BIN/kwok-crds-$KWOK_VERSION.tmp"
+	mv "$BIN/kwok-crds-$KWOK_VERSION.tmp" "$BIN/kwok-crds-$KWOK_VERSION"
 }
 
 # build_controller VERSION builds the rollouts controller from a copy of the

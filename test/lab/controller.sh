@@ -43,6 +43,7 @@ stop_controller() { # ID [delete]
 	local k
 	k="$(key "${1:-}")"
 	stop "$k"
+	stop "$k-cri"
 	rm -f "$STATE/controllers/$k"
 	if [[ -n ${2:-} ]] && running kube-apiserver; then
 		local name=argo-rollouts
@@ -61,6 +62,7 @@ start)
 	((s < 10)) || die "port slot $s: the metrics and healthz ranges hold 10 controllers"
 	metrics=$((CONTROLLER_METRICS_PORT + s)) healthz=$((CONTROLLER_HEALTHZ_PORT + s))
 	stop "$k"
+	stop "$k-cri"
 	# Something else answering on the port would pass the health check below.
 	curl -s -o /dev/null "http://127.0.0.1:$healthz/healthz" && die "port $healthz is in use (another controller?)"
 	name=argo-rollouts args='[]' flags=()
@@ -73,10 +75,22 @@ start)
 	POD_NAMESPACE=argo-rollouts start "$k" "$BIN/rollouts-controller-$v" \
 		--kubeconfig "${LAB_CONTROLLER_KUBECONFIG:-$KUBECONFIG_LAB}" --leader-elect=false "${flags[@]}" \
 		--metricsport "$metrics" --healthzPort "$healthz" ${LAB_CONTROLLER_ARGS:-}
+	# Its log as a container runtime writes it, for pods/log of its Deployment's pod.
+	: >"$STATE/logs/$k.cri"
+	start "$k-cri" "$LAB/crilog.pl" "$STATE/logs/$k.log" "$STATE/logs/$k.cri"
 	mkdir -p "$STATE/controllers"
 	echo "${id:--} $v $healthz" >"$STATE/controllers/$k"
 	wait_for "rollouts-controller $v${id:+ ($id)} healthz" 60 curl -sf "http://127.0.0.1:$healthz/healthz"
 	running "$k" || die "rollouts-controller $v${id:+ ($id)} exited (log: $STATE/logs/$k.log)"
+	# kwok serves the Deployment pod's log from the controller's: a Logs object
+	# named after the pod (`kubectl logs -n argo-rollouts deploy/NAME`).
+	wait_for "a running pod of Deployment $name" 60 bash -c \
+		"[[ -n \$(kubectl --kubeconfig '$KUBECONFIG_LAB' -n argo-rollouts get pods -l app.kubernetes.io/instance=$name --field-selector status.phase=Running -o name) ]]"
+	for pod in $(kc -n argo-rollouts get pods -l "app.kubernetes.io/instance=$name" -o jsonpath='{.items[*].metadata.name}'); do
+		printf 'apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Logs\nmetadata: {name: %s, namespace: argo-rollouts}\nspec:\n  logs:\n  - containers: [argo-rollouts]\n    logsFile: %s\n    follow: true\n' \
+			"$pod" "$STATE/logs/$k.cri"
+		echo ---
+	done | kc apply -f - >/dev/null
 	log "Argo Rollouts controller $v${id:+ --instance-id=$id} running (log: $STATE/logs/$k.log)"
 	;;
 stop)

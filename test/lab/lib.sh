@@ -15,6 +15,8 @@ KCM_PORT="${LAB_KCM_PORT:-20257}"
 SCHEDULER_PORT="${LAB_SCHEDULER_PORT:-20259}"
 CONTROLLER_METRICS_PORT="${LAB_CONTROLLER_METRICS_PORT:-18090}"
 CONTROLLER_HEALTHZ_PORT="${LAB_CONTROLLER_HEALTHZ_PORT:-18080}"
+# kwok's server: the nodes' "kubelet" (HTTPS) that serves pods/log for the API server.
+KUBELET_PORT="${LAB_KUBELET_PORT:-20250}"
 
 log() { printf 'lab: %s\n' "$*" >&2; }
 die() { printf 'lab: %s\n' "$*" >&2; exit 1; }

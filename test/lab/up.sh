@@ -45,6 +45,7 @@ cert() { # name subject [sans]
 cert apiserver /CN=kube-apiserver "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc"
 cert admin "/O=system:masters/CN=lab-admin"
 cert front-proxy /CN=front-proxy-client
+cert kubelet /CN=lab-kubelet "IP:127.0.0.1" # kwok's server, the nodes' kubelet endpoint
 ossl genrsa -out "$pki/sa.key" 2048
 ossl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
 
@@ -74,7 +75,8 @@ start kube-apiserver "$BIN/kube-apiserver-$KUBERNETES_VERSION" \
 	--proxy-client-cert-file "$pki/front-proxy.crt" --proxy-client-key-file "$pki/front-proxy.key" \
 	--service-account-issuer https://kubernetes.default.svc.cluster.local \
 	--service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-	--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC --allow-privileged
+	--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC --allow-privileged \
+	--kubelet-preferred-address-types InternalIP --kubelet-certificate-authority "$pki/ca.crt"
 wait_for "kube-apiserver /readyz" 90 kc get --raw /readyz
 
 # Client rate limits off, as kwokctl does for simulated clusters: at their
@@ -98,6 +100,13 @@ start kube-scheduler "$BIN/kube-scheduler-$KUBERNETES_VERSION" \
 # --- kwok: fake nodes that heartbeat through Leases (40 s, like the kubelet; without
 # them the node lifecycle controller marks the nodes NotReady); pods start and turn Ready
 # after upstream's "general" delays (1 s + up to 5 s jitter each).
+# kwok also serves as the nodes' kubelet on 127.0.0.1:$KUBELET_PORT (HTTPS, the lab CA's
+# certificate; each node's status names that port): pods/log of a pod that a
+# kwok Logs object maps to a file is that file (controller.sh maps each
+# controller Deployment's pod to its controller's log).
+[[ -d $BIN/kwok-crds-$KWOK_VERSION ]] || die "$BIN/kwok-crds-$KWOK_VERSION is missing: run make lab-build"
+kc apply --server-side -f "$BIN/kwok-crds-$KWOK_VERSION" >/dev/null
+kc wait --for condition=Established --timeout 60s crd logs.kwok.x-k8s.io >/dev/null
 stages=()
 for s in "$BIN/kwok-stages-$KWOK_VERSION"/*.yaml; do stages+=(-c "$s"); done
 # The lab's own stages (test/lab/stages): they select only pods annotated for
@@ -105,7 +114,9 @@ for s in "$BIN/kwok-stages-$KWOK_VERSION"/*.yaml; do stages+=(-c "$s"); done
 for s in "$LAB"/stages/*.yaml; do stages+=(-c "$s"); done
 start kwok "$BIN/kwok-$KWOK_VERSION" --kubeconfig "$KUBECONFIG_LAB" "${stages[@]}" \
 	--manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-	--node-ip 127.0.0.1 --cidr 10.244.0.0/16 --node-lease-duration-seconds 40
+	--node-ip 127.0.0.1 --cidr 10.244.0.0/16 --node-lease-duration-seconds 40 \
+	--node-port "$KUBELET_PORT" --server-address "127.0.0.1:$KUBELET_PORT" --enable-crds Logs \
+	--tls-cert-file "$pki/kubelet.crt" --tls-private-key-file "$pki/kubelet.key"
 
 wait_for "the default ServiceAccount" 60 kc get serviceaccount default -n default
 for i in $(seq 1 "$NODES"); do
