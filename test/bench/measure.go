@@ -417,7 +417,9 @@ func (res *results) markdown(c *config) string {
 		fmt.Fprintf(&b, "| %s | %.2f s, %.2f s CPU, %.0f MiB | %.2f s, %.2f s CPU, %.0f MiB | %s | %s |\n", r.c.name,
 			rw, median(r.rd, cpuS), median(r.rd, rssMiB), ow, median(r.official, cpuS), median(r.official, rssMiB), ratio, reqs)
 	}
-	b.WriteString("\nWhere rolloutdoctor's CPU goes (cumulative share of the profile, `go tool pprof -top -cum`; profiles in " + c.profiles + "/):\n\n")
+	// The directory is the run's own (-profiles), not something a reader of
+	// the docs can open: say where a run puts them.
+	b.WriteString("\nWhere rolloutdoctor's CPU goes (cumulative share of the profile, `go tool pprof -top -cum`; a run writes each case's CPU and heap profiles to its `-profiles` directory):\n\n")
 	for _, r := range res.cases {
 		fmt.Fprintf(&b, "- %s: %s\n", r.c.name, strings.Join(r.profileTop, "; "))
 	}
