@@ -77,7 +77,7 @@ spec:
 	h.waitFor("the TrafficRoutingError Warning event", 60*time.Second, func() bool {
 		return h.kubectl("-n", h.ns, "get", "events", "--field-selector", "type=Warning,reason=TrafficRoutingError", "-o", "name") != ""
 	})
-	h.checkLog("a ValidatingAdmissionPolicy rejects the 50% weight on the VirtualService", "webhook", "ValidatingAdmissionPolicy", "(ValidatingAdmissionPolicy "+policy+")")
+	h.checkLog("a ValidatingAdmissionPolicy rejects the 50% weight on the VirtualService", "policy", "ValidatingAdmissionPolicy", "(ValidatingAdmissionPolicy "+policy+")")
 
 	// A snapshot keeps what was read of the log: diagnose -f of it says
 	// what diagnose said.
@@ -95,7 +95,7 @@ spec:
 	if err := json.Unmarshal([]byte(offline), &rep); err != nil {
 		t.Fatalf("diagnose -f of the snapshot: %v\n%s", err, offline)
 	}
-	kept := rep.ControllerLog != nil && len(rep.ControllerLog.Errors) > 0 && rep.ControllerLog.Errors[0].Class == "webhook" && len(messages(&rep, "RD162")) > 0
+	kept := rep.ControllerLog != nil && len(rep.ControllerLog.Errors) > 0 && rep.ControllerLog.Errors[0].Class == "policy" && len(messages(&rep, "RD162")) > 0
 	h.record("controller log: kept in a snapshot", "diagnose -f of the snapshot has the log's section and RD162", fmt.Sprintf("kept: %v", kept))
 	if !kept {
 		t.Errorf("the snapshot lost the controller log: %+v", rep.ControllerLog)

@@ -97,6 +97,19 @@ func (h *harness) checkError(what, reason, id, says string) {
 // checkErrorMsg waits for a Warning Event of the reason whose message has
 // msg (or the InvalidSpec condition), then checks that diagnose's finding
 // id says says, and that RD159 is quiet when id is another rule.
+// warningSeen polls the namespace's Warning Events for one of reason whose
+// message contains msg, for up to timeout, without failing the test.
+func (h *harness) warningSeen(reason, msg string, timeout time.Duration) bool {
+	h.t.Helper()
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(time.Second) {
+		out := h.kubectl("-n", h.ns, "get", "events", "--field-selector", "type=Warning,reason="+reason, "-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
+		if strings.Contains(out, msg) {
+			return true
+		}
+	}
+	return false
+}
+
 func (h *harness) checkErrorMsg(what, reason, msg, id, says string) {
 	h.t.Helper()
 	var seen string

@@ -69,8 +69,16 @@ func webhookError(t *testing.T, h *harness) {
 	// The webhook's server goes away, its configuration stays: the API
 	// server cannot call it and, failurePolicy Fail, refuses the write.
 	wh.stop()
-	h.checkErrorMsg("the webhook's server stops answering (failurePolicy Fail)", "TrafficRoutingError", "failed calling webhook", "RD159",
-		"the API server cannot call an admission webhook that must answer (failurePolicy Fail), so it refuses the controller's write ("+webhookName+")")
+	// client-go's event recorder rate-limits the Events of one object, and
+	// by now the Rollout has had its denials' and its update's: in the
+	// lab v1.7.2–v1.8.3 often had no Event left for this error within a
+	// minute. The controller's log has every retry (RD162).
+	if h.warningSeen("TrafficRoutingError", "failed calling webhook", 60*time.Second) {
+		h.checkErrorMsg("the webhook's server stops answering (failurePolicy Fail)", "TrafficRoutingError", "failed calling webhook", "RD159",
+			"the API server cannot call an admission webhook that must answer (failurePolicy Fail), so it refuses the controller's write ("+webhookName+")")
+		return
+	}
+	h.checkLog("the webhook's server stops answering (failurePolicy Fail), no Event left for it", "webhook-unreachable", "failed calling webhook", "("+webhookName+")")
 }
 
 // kubectlErr runs kubectl and returns its output and error without failing
