@@ -1,6 +1,11 @@
 package fastjson
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 type obj struct {
 	Name     string `json:"name"`
@@ -10,9 +15,18 @@ type obj struct {
 	} `json:"spec"`
 }
 
-// TestClean pins what both decoders (json/v2 and sigs.k8s.io/json; make
-// test runs this file with each) do with what a snapshot could hold.
+// TestClean pins what every decoder the toolchain builds (json/v2 and
+// sigs.k8s.io/json) does with what a snapshot could hold.
 func TestClean(t *testing.T) {
+	if len(decoders) < 2 {
+		t.Log("only sigs.k8s.io/json: this toolchain has no json/v2")
+	}
+	for name, d := range decoders {
+		t.Run(name, func(t *testing.T) { testClean(t, d.clean) })
+	}
+}
+
+func testClean(t *testing.T, clean func([]byte, any) bool) {
 	for _, tc := range []struct {
 		in          string
 		clean       bool
@@ -28,7 +42,7 @@ func TestClean(t *testing.T) {
 		{in: `{"name":"a",`, clean: false},
 	} {
 		var o obj
-		got := Clean([]byte(tc.in), &o)
+		got := clean([]byte(tc.in), &o)
 		if got != tc.clean {
 			t.Errorf("Clean(%s) = %v, want %v", tc.in, got, tc.clean)
 		}
@@ -38,9 +52,15 @@ func TestClean(t *testing.T) {
 	}
 }
 
-// TestCaseSensitive pins what both decoders do with a list the API server
-// sends.
+// TestCaseSensitive pins what every decoder does with a list the API
+// server sends.
 func TestCaseSensitive(t *testing.T) {
+	for name, d := range decoders {
+		t.Run(name, func(t *testing.T) { testCaseSensitive(t, d.caseSensitive) })
+	}
+}
+
+func testCaseSensitive(t *testing.T, caseSensitive func([]byte, any) error) {
 	for _, tc := range []struct {
 		in, name, image string
 		err             bool
@@ -54,12 +74,49 @@ func TestCaseSensitive(t *testing.T) {
 		{in: `{"name":"a",`, err: true},
 	} {
 		var o obj
-		err := CaseSensitive([]byte(tc.in), &o)
+		err := caseSensitive([]byte(tc.in), &o)
 		if (err != nil) != tc.err {
 			t.Errorf("CaseSensitive(%s): err %v", tc.in, err)
 		}
 		if err == nil && (o.Name != tc.name || o.Spec.Image != tc.image) {
 			t.Errorf("CaseSensitive(%s) decoded %+v", tc.in, o)
+		}
+	}
+}
+
+// TestDecodersAgreeOnAPod: a pod as the API server returns it, with the
+// field types the API decodes specially (quantities, int-or-strings, times,
+// raw managedFields), decodes to the same pod with every decoder.
+func TestDecodersAgreeOnAPod(t *testing.T) {
+	const pod = `{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "p", "namespace": "a", "creationTimestamp": "2026-08-11T03:10:00Z", "labels": {"app": "x"},
+  "managedFields": [{"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": "2026-08-11T03:10:00Z",
+   "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:conditions": {}}}}]},
+ "spec": {"nodeName": "n1", "terminationGracePeriodSeconds": 45,
+  "containers": [{"name": "app", "image": "i", "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}},
+   "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 5},
+   "livenessProbe": {"tcpSocket": {"port": 8080}}, "lifecycle": {"preStop": {"sleep": {"seconds": 20}}}}]},
+ "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-08-11T03:10:09Z"}],
+  "containerStatuses": [{"name": "app", "ready": true, "restartCount": 2, "image": "i", "imageID": "",
+   "state": {"running": {"startedAt": "2026-08-11T03:10:04Z"}},
+   "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": "2026-08-11T03:09:00Z", "finishedAt": "2026-08-11T03:10:03Z"}}}]}}`
+	var want string
+	for name, d := range decoders {
+		var p corev1.Pod
+		if !d.clean([]byte(pod), &p) {
+			t.Fatalf("%s: the pod does not decode", name)
+		}
+		if q := p.Spec.Containers[0].Resources.Requests.Cpu(); q.MilliValue() != 250 || p.Spec.Containers[0].ReadinessProbe.HTTPGet.Port.StrVal != "http" {
+			t.Fatalf("%s: decoded %+v", name, p.Spec.Containers[0])
+		}
+		got, err := json.Marshal(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			want = string(got)
+		} else if string(got) != want {
+			t.Fatalf("%s decodes the pod otherwise:\n%s\n%s", name, got, want)
 		}
 	}
 }

@@ -1,0 +1,29 @@
+package fastjson
+
+import sigsjson "sigs.k8s.io/json"
+
+// decoder is one implementation of the package's two decodings.
+type decoder struct {
+	clean         func(data []byte, v any) bool
+	caseSensitive func(data []byte, v any) error
+}
+
+// sigs is sigs.k8s.io/json, which every toolchain builds.
+var sigs = decoder{
+	clean: func(data []byte, v any) bool {
+		strict, err := sigsjson.UnmarshalStrict(data, v, sigsjson.DisallowDuplicateFields)
+		return err == nil && len(strict) == 0
+	},
+	caseSensitive: sigsjson.UnmarshalCaseSensitivePreserveInts,
+}
+
+// Clean decodes one JSON value into v and reports whether it decoded
+// cleanly: field names matched case-sensitively, no key repeated (a caller
+// decodes such input another way, which decides what it means). Unknown
+// fields are ignored, as a protobuf read ignores them.
+func Clean(data []byte, v any) bool { return best.clean(data, v) }
+
+// CaseSensitive decodes data into v as the API server reads JSON: field
+// names matched case-sensitively, unknown fields ignored, a repeated key's
+// last value kept, a number that overflows its field an error.
+func CaseSensitive(data []byte, v any) error { return best.caseSensitive(data, v) }
