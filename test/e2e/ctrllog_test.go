@@ -46,30 +46,7 @@ func controllerLog(t *testing.T, h *harness) {
 
 	h.apply("apiVersion: networking.istio.io" + traffic[1])
 	h.healthy(o, 2, 90*time.Second)
-	policy := "no-split-log-" + h.ns
-	h.kubectlIn(fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: %[1]s}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules: [{apiGroups: [networking.istio.io], apiVersions: ["*"], operations: [UPDATE], resources: [virtualservices]}]
-  validations:
-  - expression: "object.spec.http.all(h, h.route.all(r, !has(r.weight) || r.weight == 0 || r.weight == 100))"
-    message: traffic splits are not allowed in this namespace
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: %[1]s}
-spec:
-  policyName: %[1]s
-  validationActions: [Deny]
-  matchResources: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[2]s}}}
-`, policy, h.ns), "apply", "-f", "-")
-	t.Cleanup(func() {
-		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", policy, "--ignore-not-found").Run()
-	})
-	time.Sleep(2 * time.Second) // the policy is read from an informer
+	policy := h.denySplits("no-split-log-" + h.ns)
 	h.setImage("b")
 	h.waitFor("two denied weight changes in the controller's log", 90*time.Second, func() bool {
 		return h.ctrlLogCount("error", "ValidatingAdmissionPolicy") >= 2

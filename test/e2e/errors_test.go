@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -46,30 +47,7 @@ func controllerErrors(t *testing.T, h *harness) {
 	h.apply("apiVersion: networking.istio.io" + traffic[1])
 	h.healthy(o, 2, 90*time.Second)
 
-	policy := "no-split-" + h.ns
-	h.kubectlIn(fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: %[1]s}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules: [{apiGroups: [networking.istio.io], apiVersions: ["*"], operations: [UPDATE], resources: [virtualservices]}]
-  validations:
-  - expression: "object.spec.http.all(h, h.route.all(r, !has(r.weight) || r.weight == 0 || r.weight == 100))"
-    message: traffic splits are not allowed in this namespace
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: %[1]s}
-spec:
-  policyName: %[1]s
-  validationActions: [Deny]
-  matchResources: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[2]s}}}
-`, policy, h.ns), "apply", "-f", "-")
-	t.Cleanup(func() {
-		h.kubectl("delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", policy, "--ignore-not-found")
-	})
-	time.Sleep(2 * time.Second) // the policy is read from an informer
+	h.denySplits("no-split-" + h.ns)
 	h.setImage("b")
 	h.checkError("a ValidatingAdmissionPolicy rejects the 50% weight on the VirtualService", "TrafficRoutingError", "RD159", "a ValidatingAdmissionPolicy rejects the controller's write")
 }
@@ -169,4 +147,35 @@ func (h *harness) invalidSpec() string {
 		}
 	}
 	return ""
+}
+
+// denySplits makes the API server refuse any VirtualService weight other
+// than 0 and 100 in the scenario's namespace, by a ValidatingAdmissionPolicy
+// named name (removed when the test ends), and returns name.
+func (h *harness) denySplits(name string) string {
+	h.t.Helper()
+	h.kubectlIn(fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: %[1]s}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{apiGroups: [networking.istio.io], apiVersions: ["*"], operations: [UPDATE], resources: [virtualservices]}]
+  validations:
+  - expression: "object.spec.http.all(h, h.route.all(r, !has(r.weight) || r.weight == 0 || r.weight == 100))"
+    message: traffic splits are not allowed in this namespace
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: %[1]s}
+spec:
+  policyName: %[1]s
+  validationActions: [Deny]
+  matchResources: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[2]s}}}
+`, name, h.ns), "apply", "-f", "-")
+	h.t.Cleanup(func() {
+		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", name, "--ignore-not-found").Run()
+	})
+	time.Sleep(2 * time.Second) // the policy is read from an informer
+	return name
 }
