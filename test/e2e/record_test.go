@@ -194,13 +194,23 @@ func (h *harness) checkRecording(name string, r *recording, o *observer, hashA s
 	w, exposed := tl.Worst()
 	replay := "no moment with the weight on too few pods"
 	if exposed {
-		c, _ := w.Count(w.Canary)
+		// --at T replays every change recorded at T: where several share
+		// the instant (a change is never replayed before the one recorded
+		// ahead of it, so it may take that one's time), the last of them is
+		// the state it shows.
+		at := w
+		for _, p := range tl.Series {
+			if p.At.Equal(w.At) && p.Weight != nil {
+				at = p
+			}
+		}
+		c, _ := at.Count(w.Canary)
 		var rep diagnose.Report
 		rout := h.stdout("diagnose", "-f", r.path, "--at", w.At.Format(time.RFC3339Nano), "-o", "json")
 		if err := json.Unmarshal(rout, &rep); err != nil {
 			h.t.Fatalf("diagnose --at: %v\n%s", err, rout)
 		}
-		want := fmt.Sprintf("%d%% of traffic on %d of 20 pods", *w.Weight, c.Available)
+		want := fmt.Sprintf("%d%% of traffic on %d of 20 pods", *at.Weight, c.Available)
 		rd101 := ""
 		for _, f := range rep.Findings {
 			if f.ID == "RD101" {
