@@ -125,17 +125,12 @@ func TestWatchSeesRouterFight(t *testing.T) {
 			}
 			// The last read: argocd-controller wrote last (A B A B A: 4 turns).
 			msg := msgOf(last, "RD135")
-			for _, want := range []string{
+			saysAll(t, "RD135", msg,
 				"VirtualService shop/app's weights (spec.http[primary].route) are being fought over: argocd-controller and rollouts-controller took turns 4 times in 20s",
 				"canary weight at the full reads 0 → 20 → 0 → 20 → 0",
 				"it sends canary 0 now, the status says 20",
 				"promote and abort are fought the same way",
-				"spec.ignoreDifferences: [{group: networking.istio.io, kind: VirtualService, name: app, jqPathExpressions: [.spec.http[].route[].weight]}] and spec.syncPolicy.syncOptions: [RespectIgnoreDifferences=true]",
-			} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("RD135 %q lacks %q", msg, want)
-				}
-			}
+				"spec.ignoreDifferences: [{group: networking.istio.io, kind: VirtualService, name: app, jqPathExpressions: [.spec.http[].route[].weight]}] and spec.syncPolicy.syncOptions: [RespectIgnoreDifferences=true]")
 			if len(last.Churn) != 1 || last.Churn[0].Alternations != 4 {
 				t.Errorf("report churn %+v, want one object with 4 alternations", last.Churn)
 			}
@@ -199,16 +194,11 @@ func TestWatchSeesSpecFight(t *testing.T) {
 		}
 	}
 	msg := msgOf(last, "RD160")
-	for _, want := range []string{
+	saysAll(t, "RD160", msg,
 		"the Rollout's spec is being fought over: kustomize-controller and deploy-bot took turns 3 times in 30s",
 		"4 spec generations in that time",
 		"Kustomization flux-system/apps (kustomize-controller) puts Git's spec back",
-		"`flux suspend kustomization apps -n flux-system`",
-	} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("RD160 %q lacks %q", msg, want)
-		}
-	}
+		"`flux suspend kustomization apps -n flux-system`")
 	// The same last read alone: one owner, no history of returns.
 	alone := watchRead(t, "v1.10.2", routerNow.Add(31*time.Second), nil, append([]string{rolloutWrittenBy("deploy-bot", routerNow.Add(30*time.Second), 6, 203)}, routerWorld(2, 10)...))
 	if m := msgOf(alone, "RD160"); m != "" {
@@ -274,5 +264,15 @@ spec: {http: []}
 	ch := h.Observe("VirtualService shop/app", Turn{At: at.Add(5 * time.Second), Manager: "rollouts-controller", ResourceVersion: "13"})
 	if ch == nil || ch.Alternations != 3 || strings.Join(ch.Managers, ",") != "argocd-controller,rollouts-controller" {
 		t.Fatalf("want 3 turns of argocd-controller and rollouts-controller, got %+v", ch)
+	}
+}
+
+// saysAll fails the test for each part the finding's message lacks.
+func saysAll(t *testing.T, id, msg string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(msg, p) {
+			t.Errorf("%s %q lacks %q", id, msg, p)
+		}
 	}
 }
