@@ -52,7 +52,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	list := func(gvr schema.GroupVersionResource, kind, ns string, lo metav1.ListOptions) ([]*unstructured.Unstructured, error) {
 		// Pages of 5,000 as for one Rollout: each page is a round trip
 		// after the last, and 500 made 1,000 Rollouts' ReplicaSets four.
-		out, err := listPages(ctx, dc, gvr, ns, lo, 5000, func(n int) {
+		out, err := listPages(ctx, dc, gvr, ns, lo, func(n int) {
 			requests.Add(1)
 			if opt.Progress != nil {
 				opt.Progress(kind, n)
@@ -112,7 +112,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 				opt.Progress("ReplicaSet", n)
 			}
 		}
-		rss, rsErr = readReplicaSets(ctx, dc, opt.Kube, opt.Namespace, metav1.ListOptions{LabelSelector: "rollouts-pod-template-hash"}, 5000, page)
+		rss, rsErr = readReplicaSets(ctx, dc, opt.Kube, opt.Namespace, metav1.ListOptions{LabelSelector: "rollouts-pod-template-hash"}, page)
 		if rsErr != nil {
 			requests.Add(1) // the failed page
 			c.gap(GVRReplicaSet, opt.Namespace, "", rsErr)

@@ -351,37 +351,29 @@ func findController(ctx context.Context, dc dynamic.Interface, c *collector, pre
 	}
 }
 
+// listAll lists every page (see pages) through the dynamic client.
 func listAll(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, ns string, lo metav1.ListOptions) ([]*unstructured.Unstructured, error) {
-	// Large pages: a Rollout with thousands of pods is read in one or two
-	// requests (kubectl uses 500; the objects here are few kinds and small).
-	return listPages(ctx, dc, gvr, ns, lo, 5000, nil)
+	return listPages(ctx, dc, gvr, ns, lo, nil)
 }
 
 // listPages lists with pagination; onPage, if set, is called after each page
 // with the number of objects so far.
-func listPages(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, ns string, lo metav1.ListOptions, limit int64, onPage func(int)) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	lo.Limit = limit
-	for {
-		var ri dynamic.ResourceInterface = dc.Resource(gvr)
-		if ns != "" {
-			ri = dc.Resource(gvr).Namespace(ns)
-		}
+func listPages(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, ns string, lo metav1.ListOptions, onPage func(int)) ([]*unstructured.Unstructured, error) {
+	var ri dynamic.ResourceInterface = dc.Resource(gvr)
+	if ns != "" {
+		ri = dc.Resource(gvr).Namespace(ns)
+	}
+	return pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]*unstructured.Unstructured, string, error) {
 		l, err := ri.List(ctx, lo)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
+		items := make([]*unstructured.Unstructured, len(l.Items))
 		for i := range l.Items {
-			out = append(out, &l.Items[i])
+			items[i] = &l.Items[i]
 		}
-		if onPage != nil {
-			onPage(len(out))
-		}
-		if l.GetContinue() == "" {
-			return out, nil
-		}
-		lo.Continue = l.GetContinue()
-	}
+		return items, l.GetContinue(), nil
+	}, onPage)
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -101,20 +101,25 @@ func (p typedSet[T]) compact() typedSet[T] {
 	return out
 }
 
-// listTyped reads every page (of 5,000, as listAll) through a typed client.
-func listTyped[T any, L any](ctx context.Context, list func(context.Context, metav1.ListOptions) (*L, error), items func(*L) ([]T, string), lo metav1.ListOptions) ([]T, error) {
+// pages reads every page that page returns, telling onPage (when set) how
+// many items it has so far. Pages are large, 5,000 objects: a Rollout with
+// thousands of pods is read in one or two requests (kubectl asks for 500;
+// the kinds read here are few and their objects small).
+func pages[T any](ctx context.Context, lo metav1.ListOptions, page func(context.Context, metav1.ListOptions) ([]T, string, error), onPage func(int)) ([]T, error) {
 	var out []T
 	lo.Limit = 5000
 	for {
-		l, err := list(ctx, lo)
+		items, cont, err := page(ctx, lo)
 		if err != nil {
 			return nil, err
 		}
-		page, cont := items(l)
 		if out == nil {
-			out = page
+			out = items
 		} else {
-			out = append(out, page...)
+			out = append(out, items...)
+		}
+		if onPage != nil {
+			onPage(len(out))
 		}
 		if cont == "" {
 			return out, nil
@@ -140,9 +145,9 @@ func readPods(ctx context.Context, r *reader, ns, selector string) (typedSet[cor
 
 // readReplicaSets lists the ReplicaSets selected in ns ("" all namespaces),
 // as readPods.
-func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube *Typed, ns string, lo metav1.ListOptions, pages int64, onPage func(int)) (typedSet[appsv1.ReplicaSet], error) {
+func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube *Typed, ns string, lo metav1.ListOptions, onPage func(int)) (typedSet[appsv1.ReplicaSet], error) {
 	if kube == nil {
-		list, err := listPages(ctx, dc, GVRReplicaSet, ns, lo, pages, onPage)
+		list, err := listPages(ctx, dc, GVRReplicaSet, ns, lo, onPage)
 		for _, u := range list {
 			setGVK(u, GVRReplicaSet, "ReplicaSet")
 		}
@@ -173,7 +178,7 @@ func (r *reader) listReplicaSets(ns, selector string, keep func(*appsv1.ReplicaS
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		s, err := readReplicaSets(r.ctx, r.dc, r.kube, ns, metav1.ListOptions{LabelSelector: selector}, 5000, nil)
+		s, err := readReplicaSets(r.ctx, r.dc, r.kube, ns, metav1.ListOptions{LabelSelector: selector}, nil)
 		if err != nil {
 			r.c.gap(GVRReplicaSet, ns, "", err)
 			return
@@ -201,32 +206,25 @@ func ownsReplicaSet(kind, name string) func(*appsv1.ReplicaSet) bool {
 // form to the snapshot (typed stays nil).
 func readRollouts(ctx context.Context, dc dynamic.Interface, kube *Typed, ns string, lo metav1.ListOptions, onPage func(int)) (typedSet[v1alpha1.Rollout], error) {
 	if kube == nil {
-		list, err := listPages(ctx, dc, GVRRollout, ns, lo, 5000, onPage)
+		list, err := listPages(ctx, dc, GVRRollout, ns, lo, onPage)
 		for _, u := range list {
 			setGVK(u, GVRRollout, "Rollout")
 		}
 		return typedSet[v1alpha1.Rollout]{objs: list, typed: make([]*v1alpha1.Rollout, len(list))}, err
 	}
 	path := nsPath("/apis/argoproj.io/v1alpha1", ns, "rollouts")
-	n := 0
-	ros, err := listTyped(ctx, func(ctx context.Context, lo metav1.ListOptions) (*v1alpha1.RolloutList, error) {
+	ros, err := pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]v1alpha1.Rollout, string, error) {
 		body, err := kube.jsonPage(ctx, path, lo)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		l := &v1alpha1.RolloutList{}
+		var l v1alpha1.RolloutList
 		// Case-sensitive, as the API server decodes; numbers that overflow
 		// their field are an error, as snapshot.TypedRollout makes them.
-		if err := fastjson.CaseSensitive(body, l); err != nil {
-			return nil, fmt.Errorf("decoding the Rollout list: %w", err)
+		if err := fastjson.CaseSensitive(body, &l); err != nil {
+			return nil, "", fmt.Errorf("decoding the Rollout list: %w", err)
 		}
-		return l, nil
-	}, func(l *v1alpha1.RolloutList) ([]v1alpha1.Rollout, string) {
-		n += len(l.Items)
-		if onPage != nil {
-			onPage(n)
-		}
-		return l.Items, l.Continue
-	}, lo)
+		return l.Items, l.Continue, nil
+	}, onPage)
 	return fromTyped(ros, "argoproj.io/v1alpha1", "Rollout"), err
 }

@@ -84,8 +84,9 @@ func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, 
 }
 
 // decodeProtoList decodes a protobuf runtime.Unknown envelope holding a
-// list whose field 1 is its ListMeta and field 2 its repeated items (every
-// built-in XxxList), without copying the envelope's payload.
+// list whose field 1 is its ListMeta and field 2 its repeated items, as
+// every built-in list type (PodList, ReplicaSetList, …) is laid out,
+// without copying the envelope's payload.
 func decodeProtoList[T any, PT message[T]](envelope []byte, trim func(PT)) ([]T, string, error) {
 	raw, err := field(envelope, 2) // runtime.Unknown.raw
 	if err != nil {
@@ -174,28 +175,11 @@ func eachField(b []byte, f func(protowire.Number, []byte) error) error {
 
 func errMalformed(err error) error { return errors.New("malformed protobuf: " + err.Error()) }
 
-// listAllTyped reads every page (of 5,000, as listAll) of a built-in list.
+// listAllTyped reads every page of a built-in list at path.
 func listAllTyped[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, trim func(PT), onPage func(int)) ([]T, error) {
-	var out []T
-	lo.Limit = 5000
-	for {
-		page, cont, err := listPage[T, PT](ctx, t, path, lo, trim)
-		if err != nil {
-			return nil, err
-		}
-		if out == nil {
-			out = page
-		} else {
-			out = append(out, page...)
-		}
-		if onPage != nil {
-			onPage(len(out))
-		}
-		if cont == "" {
-			return out, nil
-		}
-		lo.Continue = cont
-	}
+	return pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]T, string, error) {
+		return listPage[T, PT](ctx, t, path, lo, trim)
+	}, onPage)
 }
 
 // jsonPage reads one page of a list at path as JSON, undecoded.
