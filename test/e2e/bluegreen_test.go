@@ -90,22 +90,8 @@ spec:
 `, h.instanceID, bgReplicas, window, podTiming, image, bgActive, bgPrevSvc, bgPreview, s.scaleDownDelay, s.abortDelay)
 }
 
-// bgServices are the active and preview Services as a person writes them:
-// without the hash, which the controller adds.
-const bgServices = `apiVersion: v1
-kind: Service
-metadata: {name: app-active}
-spec:
-  selector: {app: app}
-  ports: [{port: 80}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: app-preview}
-spec:
-  selector: {app: app}
-  ports: [{port: 80}]
-`
+// bgServices are the active and preview Services.
+var bgServices = services("app-active", "app-preview")
 
 // bgEv is one controller write in the vocabulary of the model's forecast.
 type bgEv struct {

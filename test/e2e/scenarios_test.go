@@ -134,22 +134,23 @@ spec:
 `, h.instanceID, s.replicas, deadline, timing, image, routing, extra, abortDelay, s.steps)
 }
 
+// services are Services of the names given, each selecting the scenario's
+// pods (app: app) on port 80, as a person writes them: without the hash,
+// which the controller adds.
+func services(names ...string) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec:\n  selector: {app: app}\n  ports: [{port: 80}]\n", n)
+	}
+	return b.String()
+}
+
 // canaryStableServices are the canary and stable Services every traffic
 // mode's Rollout names.
-const canaryStableServices = `apiVersion: v1
-kind: Service
-metadata: {name: app-stable}
-spec:
-  selector: {app: app}
-  ports: [{port: 80}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: app-canary}
-spec:
-  selector: {app: app}
-  ports: [{port: 80}]
-`
+var canaryStableServices = services("app-stable", "app-canary")
 
 func (h *harness) trafficObjects(mode trafficMode) string {
 	if r := routerObjects(mode, h.version); r != "" {
