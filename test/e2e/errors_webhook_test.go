@@ -69,8 +69,10 @@ func webhookError(t *testing.T, h *harness) {
 	// The webhook's server goes away, its configuration stays: the API
 	// server cannot call it and, failurePolicy Fail, refuses the write.
 	wh.stop()
-	// client-go's event recorder rate-limits the Events of one object, and
-	// by now the Rollout has had its denials' and its update's: in the
+	// client-go's event recorder rate-limits the Events of one object (a
+	// burst of 25, then one every 5 minutes: tools/record/events_cache.go
+	// in every client-go the versions pin), and by now the Rollout has had
+	// its denials' and its update's: in the
 	// lab v1.7.2–v1.8.3 often had no Event left for this error within a
 	// minute. The controller's log has every retry (RD162).
 	if h.warningSeen("TrafficRoutingError", "failed calling webhook", 60*time.Second) {
