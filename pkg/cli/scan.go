@@ -266,6 +266,7 @@ func (o *ScanOptions) target(name string) fleet.Target {
 func contextFlags(f *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
 	c := genericclioptions.NewConfigFlags(true)
 	c.KubeConfig, c.CacheDir, c.Timeout = f.KubeConfig, f.CacheDir, f.Timeout
+	c.DisableCompression = f.DisableCompression
 	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup = f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup
 	c.Context = &name
 	return c
