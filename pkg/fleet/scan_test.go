@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,10 +16,11 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // exampleCluster serves the bundled incident through a fake dynamic client.
-func exampleCluster(t *testing.T) *dynfake.FakeDynamicClient {
+func exampleCluster(t testing.TB) *dynfake.FakeDynamicClient {
 	t.Helper()
 	objs := exampletest.Objects(t, exampletest.Incident, nil)
 	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...)
@@ -26,7 +28,7 @@ func exampleCluster(t *testing.T) *dynfake.FakeDynamicClient {
 
 // addCopies adds n copies of the example Rollout and its ReplicaSets, in
 // n/50 namespaces, healthy (fully promoted) for every copy but the original.
-func addCopies(t *testing.T, dc *dynfake.FakeDynamicClient, n int) {
+func addCopies(t testing.TB, dc *dynfake.FakeDynamicClient, n int) {
 	t.Helper()
 	ro, err := dc.Resource(gather.GVRRollout).Namespace("shop").Get(context.Background(), "checkout-api", metav1.GetOptions{})
 	if err != nil {
@@ -71,6 +73,46 @@ func TestScanRanksByRiskWithFewRequests(t *testing.T) {
 	}
 	if rep.Worst() != diagnose.Critical || rep.Rows[0].Severity() != diagnose.Critical {
 		t.Fatalf("worst %v, first row %v: want critical", rep.Worst(), rep.Rows[0].Severity())
+	}
+}
+
+// BenchmarkScanSnapshot is a scan's analysis of 1,000 Rollouts once they
+// are read: what each cluster of a multi-cluster scan costs on top of its
+// reads (make bench measures the whole command against the lab).
+func BenchmarkScanSnapshot(b *testing.B) {
+	dc := exampleCluster(b)
+	addCopies(b, dc, 999)
+	res, err := gather.Fleet(context.Background(), dc, gather.FleetOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Typed as a live read leaves them (Rollouts from JSON, ReplicaSets
+	// from protobuf, straight into structs), not as the fake client does.
+	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
+	objs := res.Snapshot.Objects()
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "Rollout":
+			ro, err := snapshot.TypedRollout(u)
+			if err != nil {
+				b.Fatal(err)
+			}
+			typed[u] = snapshot.Decoded{Obj: ro}
+		case "ReplicaSet":
+			rs := new(appsv1.ReplicaSet)
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rs); err != nil {
+				b.Fatal(err)
+			}
+			typed[u] = snapshot.Decoded{Obj: rs}
+		}
+	}
+	snap := snapshot.NewTyped(res.Snapshot.Header, objs, typed)
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, err := scanSnapshot(snap, "")
+		if err != nil || rep.Rollouts != 1000 {
+			b.Fatalf("%v: %d Rollouts", err, rep.Rollouts)
+		}
 	}
 }
 
