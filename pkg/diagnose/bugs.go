@@ -453,6 +453,12 @@ func matchStableUnderweight(c *Context) *BugMatch {
 		return nil
 	}
 	sw := in.Weights.Stable.Weight
+	if in.RouterWeight != nil {
+		// Traffic follows the router: a pass writes the router before the
+		// status, so a read between the two sees the status behind, and
+		// what the canary does not get goes to the stable.
+		sw += in.Weights.Canary.Weight - *in.RouterWeight
+	}
 	need := model.WeightToReplicas(in.Replicas, sw, in.MaxWeight)
 	if sw <= 0 || in.Stable.Available >= need {
 		return nil

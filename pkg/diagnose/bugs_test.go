@@ -78,6 +78,30 @@ func addObjs(extra ...*unstructured.Unstructured) func([]*unstructured.Unstructu
 	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured { return append(objs, extra...) }
 }
 
+// both2 applies each edit of the other objects in turn.
+func both2(edits ...func([]*unstructured.Unstructured) []*unstructured.Unstructured) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		for _, e := range edits {
+			objs = e(objs)
+		}
+		return objs
+	}
+}
+
+// statusWeights sets the Rollout's status.canary.weights.
+func statusWeights(canary, stable int64) func(*unstructured.Unstructured) {
+	return both(set([]string{"status", "canary", "weights", "canary", "weight"}, canary), set([]string{"status", "canary", "weights", "stable", "weight"}, stable))
+}
+
+// routerWeights sets the example VirtualService's route (vsWeights on the
+// other objects): what the router really applies.
+func routerWeights(stable, canary int64) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		vsWeights(stable, canary)(&example{objs: objs})
+		return objs
+	}
+}
+
 func switchEvent(count int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": "v1", "kind": "Event",
@@ -126,10 +150,16 @@ var bugCases = []bugCase{
 		edit: both(noWindow, aborted, set(canaryField("dynamicStableScale"), true)), objs: rsStatus("checkout-api-6d8f7c9b5d", 10, 10)},
 
 	{name: "stable at 100 weight with 10 of 20 pods", id: "RD156",
-		edit: both(noWindow, set([]string{"status", "canary", "weights", "canary", "weight"}, int64(0)), set([]string{"status", "canary", "weights", "stable", "weight"}, int64(100))),
-		objs: rsStatus("checkout-api-6d8f7c9b5d", 20, 10), fires: []upstream.Version{"v1.7.2"}, says: "that weight needs 20"},
-	{name: "stable at 100 weight, full", id: "RD156",
-		edit: both(noWindow, set([]string{"status", "canary", "weights", "canary", "weight"}, int64(0)), set([]string{"status", "canary", "weights", "stable", "weight"}, int64(100)))},
+		edit: both(noWindow, statusWeights(0, 100)),
+		objs: both2(rsStatus("checkout-api-6d8f7c9b5d", 20, 10), routerWeights(100, 0)), fires: []upstream.Version{"v1.7.2"}, says: "that weight needs 20"},
+	{name: "stable at 100 weight, full", id: "RD156", edit: both(noWindow, statusWeights(0, 100)), objs: routerWeights(100, 0)},
+	// The router written, the status not yet (a read inside one pass):
+	// traffic follows the router.
+	{name: "status canary 75, router canary 0, stable 10 of 20", id: "RD156",
+		edit: both(noWindow, statusWeights(75, 25)),
+		objs: both2(rsStatus("checkout-api-6d8f7c9b5d", 20, 10), routerWeights(100, 0)), fires: []upstream.Version{"v1.7.2"}, says: "carries 100 of 100 weight with 10 available pods"},
+	{name: "status stable 100, router canary 100, stable 10 of 20", id: "RD156",
+		edit: both(noWindow, statusWeights(0, 100)), objs: both2(rsStatus("checkout-api-6d8f7c9b5d", 20, 10), routerWeights(0, 100))},
 
 	{name: "promote --full, dynamicStableScale, canary 25 for 20 replicas", id: "RD157",
 		edit: both(noWindow, set([]string{"status", "promoteFull"}, true), set(canaryField("dynamicStableScale"), true)),
