@@ -42,38 +42,122 @@ type benchCase struct {
 	target string
 }
 
-// contexts is how many kube contexts the multi-cluster case scans.
-const contexts = 3
+// clusters is how many API servers the multi-cluster cases scan at once:
+// the lab's own and two more over its etcd (test/lab/apiserver.sh), each a
+// process with its own watch cache serving the same fleet, as clusters of
+// the same size would.
+const clusters = 3
 
-// multiContext writes a kubeconfig whose contexts lab-1 … lab-N all name the
-// lab's API server. One machine of 2 cores cannot host several API servers
-// each with a reconciled fleet of 1,000 Rollouts, and if it could they would
-// share the same cores as one: the case measures the scan's parallelism
-// over N contexts (N times the reads, served by the one API server) against
-// one scan, which is the cost an engineer sees (the slowest cluster's time,
-// not the sum).
-func multiContext(kubeconfig, path string) (string, error) {
-	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+// A clusterSet is a kubeconfig whose contexts lab-1 … lab-N each name one
+// of the API servers, directly or through a link of the profile; its
+// current context is lab-1.
+type clusterSet struct {
+	kubeconfig, contexts string
+	link                 *linkProfile
+	links                []*link
+}
+
+func (s *clusterSet) close() {
+	for _, l := range s.links {
+		l.close()
+	}
+}
+
+// writeClusterSet writes path: base's current context's credentials, once
+// per server, as contexts lab-1 … lab-N.
+func writeClusterSet(base, path string, servers []string) (string, error) {
+	cfg, err := clientcmd.LoadFromFile(base)
 	if err != nil {
 		return "", err
 	}
 	cur := cfg.Contexts[cfg.CurrentContext]
-	if cur == nil {
-		return "", fmt.Errorf("%s has no current context", kubeconfig)
+	if cur == nil || cfg.Clusters[cur.Cluster] == nil {
+		return "", fmt.Errorf("%s has no current context", base)
 	}
 	var names []string
-	for i := 1; i <= contexts; i++ {
-		n := fmt.Sprintf("lab-%d", i)
-		c := *cur
-		cfg.Contexts[n] = &c
+	for i, server := range servers {
+		n := fmt.Sprintf("lab-%d", i+1)
+		cl := *cfg.Clusters[cur.Cluster]
+		cl.Server = server
+		cfg.Clusters[n] = &cl
+		ctx := *cur
+		ctx.Cluster = n
+		cfg.Contexts[n] = &ctx
 		names = append(names, n)
 	}
+	cfg.CurrentContext = names[0]
 	return strings.Join(names, ","), clientcmd.WriteToFile(*cfg, path)
 }
 
-func cases(c *config, snapshotFile, multiKubeconfig, multiContexts string) []benchCase {
+// startClusters starts the API servers beyond the lab's own and returns
+// their addresses (the lab's first) and how to stop them.
+func (c *config) startClusters() ([]string, func(), error) {
+	addrs := []string{fmt.Sprintf("127.0.0.1:%d", c.portBase+6443)}
+	var names []string
+	stop := func() {
+		for _, n := range names {
+			c.labScript("apiserver.sh", "stop", n).Run()
+		}
+	}
+	for i := 2; i <= clusters; i++ {
+		n, port := fmt.Sprintf("bench-%d", i), c.portBase+6442+i
+		step("starting API server %s on port %d over the lab's etcd", n, port)
+		cmd := c.labScript("apiserver.sh", "start", n, fmt.Sprint(port))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			c.labScript("apiserver.sh", "stop", n).Run()
+			stop()
+			return nil, nil, fmt.Errorf("test/lab/apiserver.sh start %s: %w\n%s", n, err, out)
+		}
+		names = append(names, n)
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", port))
+	}
+	return addrs, stop, nil
+}
+
+// clusterSets writes the loopback set and, per link profile, a set whose
+// servers are reached through links of that profile.
+func (c *config) clusterSets(addrs []string) ([]*clusterSet, error) {
+	dir := filepath.Dir(c.kubeconfig)
+	var servers []string
+	for _, a := range addrs {
+		servers = append(servers, "https://"+a)
+	}
+	loop := &clusterSet{kubeconfig: filepath.Join(dir, "clusters-kubeconfig")}
+	var err error
+	if loop.contexts, err = writeClusterSet(c.kubeconfig, loop.kubeconfig, servers); err != nil {
+		return nil, err
+	}
+	sets := []*clusterSet{loop}
+	for i, p := range c.links {
+		s := &clusterSet{kubeconfig: filepath.Join(dir, fmt.Sprintf("links-%d-kubeconfig", i)), link: &c.links[i]}
+		sets = append(sets, s)
+		servers = servers[:0]
+		for _, a := range addrs {
+			l, err := startLink(a, p)
+			if err != nil {
+				closeSets(sets)
+				return nil, err
+			}
+			s.links = append(s.links, l)
+			servers = append(servers, "https://"+l.addr())
+		}
+		if s.contexts, err = writeClusterSet(c.kubeconfig, s.kubeconfig, servers); err != nil {
+			closeSets(sets)
+			return nil, err
+		}
+	}
+	return sets, nil
+}
+
+func closeSets(sets []*clusterSet) {
+	for _, s := range sets {
+		s.close()
+	}
+}
+
+func cases(c *config, snapshotFile string, sets []*clusterSet) []benchCase {
 	scan := fmt.Sprintf("`scan -A` vs `list rollouts -A`, %s Rollouts / %s pods", thousands(c.fleet+2), thousands(c.fleet*fleetPods+c.bigPods+smallPods))
-	return []benchCase{
+	cs := []benchCase{
 		{name: fmt.Sprintf("diagnose vs `get rollout`, %d pods", smallPods),
 			rd: []string{"diagnose", "small", "-n", benchNS}, official: []string{"get", "rollout", "small", "-n", benchNS}},
 		{name: fmt.Sprintf("diagnose vs `get rollout`, %s pods", thousands(c.bigPods)),
@@ -81,15 +165,31 @@ func cases(c *config, snapshotFile, multiKubeconfig, multiContexts string) []ben
 		{name: scan, rd: []string{"scan", "-A"}, official: []string{"list", "rollouts", "-A"}, target: "≤ 1.5×"},
 		{name: fmt.Sprintf("`diagnose -f` of the %s-pod snapshot vs the live diagnose", thousands(c.bigPods)),
 			rd: []string{"diagnose", "-f", snapshotFile}, baseline: fmt.Sprintf("diagnose vs `get rollout`, %s pods", thousands(c.bigPods))},
-		{name: fmt.Sprintf("`scan -A --contexts` of %d contexts (each the lab's API server) vs one `scan -A`", contexts),
-			rd: []string{"scan", "-A", "--contexts", multiContexts}, baseline: scan, kubeconfig: multiKubeconfig, target: "≤ 1.5×"},
 	}
+	for _, s := range sets {
+		multi := []string{"scan", "-A", "--contexts", s.contexts}
+		if s.link == nil {
+			cs = append(cs, benchCase{name: fmt.Sprintf("`scan -A --contexts` of %d API servers on this machine vs one `scan -A`", clusters),
+				rd: multi, baseline: scan, kubeconfig: s.kubeconfig, target: "≤ 1.5×"})
+			continue
+		}
+		one := fmt.Sprintf("`scan -A` of one API server over a link of %s", s.link)
+		cs = append(cs,
+			benchCase{name: one, rd: []string{"scan", "-A"}, kubeconfig: s.kubeconfig},
+			benchCase{name: fmt.Sprintf("`scan -A --contexts` of %d API servers, each over its own link of %s, vs one", clusters, s.link),
+				rd: multi, baseline: one, kubeconfig: s.kubeconfig, target: "≤ 1.5×"})
+	}
+	return cs
 }
 
 // sample is one run of one tool.
 type sample struct {
 	wall, cpu time.Duration
 	rssKiB    int64
+	// server is the CPU the lab's API servers spent during the run (all of
+	// them, whichever the tool read from): on this machine it shares the
+	// cores with the tool.
+	server time.Duration
 }
 
 type result struct {
@@ -121,11 +221,16 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 	if err := os.WriteFile(snap, out, 0o644); err != nil {
 		return nil, err
 	}
-	multiKubeconfig := filepath.Join(filepath.Dir(c.kubeconfig), "contexts-kubeconfig")
-	multiContexts, err := multiContext(c.kubeconfig, multiKubeconfig)
+	addrs, stopClusters, err := c.startClusters()
 	if err != nil {
 		return nil, err
 	}
+	defer stopClusters()
+	sets, err := c.clusterSets(addrs)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSets(sets)
 	proxy, err := startCounter(l.cfg, filepath.Join(filepath.Dir(c.kubeconfig), "counted-kubeconfig"))
 	if err != nil {
 		return nil, err
@@ -134,7 +239,7 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 
 	res := &results{when: time.Now().UTC(), cpus: runtime.NumCPU(), goVersion: runtime.Version(), loadBefore: loadavg()}
 	byName := map[string]*result{}
-	for _, bc := range cases(c, snap, multiKubeconfig, multiContexts) {
+	for i, bc := range cases(c, snap, sets) {
 		r := &result{c: bc}
 		kubeconfig := c.kubeconfig
 		if bc.kubeconfig != "" {
@@ -164,7 +269,9 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 				r.official = append(r.official, s)
 			}
 		}
-		if bc.baseline == "" { // offline runs make no requests
+		// Offline runs make no requests; the multi-cluster sets make a
+		// scan's, once per server.
+		if bc.baseline == "" && bc.kubeconfig == "" {
 			// Warm first: the counted kubeconfig names another server, so
 			// its first run fills the discovery cache (as kubectl's first
 			// run against a cluster does).
@@ -186,12 +293,13 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 				}
 			}
 		}
-		prof := filepath.Join(c.profiles, slug(bc.rd)+".cpu.pprof")
+		name := fmt.Sprintf("%02d-%s", i+1, slug(bc.rd))
+		prof := filepath.Join(c.profiles, name+".cpu.pprof")
 		args := append(append([]string{}, bc.rd...), "--profile", "cpu", "--profile-output", prof)
 		if _, err := c.runTool(ctx, c.rd, args, kubeconfig); err != nil {
 			return nil, err
 		}
-		heap := filepath.Join(c.profiles, slug(bc.rd)+".heap.pprof")
+		heap := filepath.Join(c.profiles, name+".heap.pprof")
 		args = append(append([]string{}, bc.rd...), "--profile", "heap", "--profile-output", heap)
 		if _, err := c.runTool(ctx, c.rd, args, kubeconfig); err != nil {
 			return nil, err
@@ -240,15 +348,17 @@ func (c *config) runTool(ctx context.Context, bin string, args []string, kubecon
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	server := c.serverCPU()
 	start := time.Now()
 	err = cmd.Run()
 	wall := time.Since(start)
+	server = c.serverCPU() - server
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || bin == c.plugin {
 			return sample{}, fmt.Errorf("%s %s: %v: %s", filepath.Base(bin), strings.Join(full, " "), err, strings.TrimSpace(stderr.String()))
 		}
 	}
-	s := sample{wall: wall}
+	s := sample{wall: wall, server: server}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()) // the tool's: time's own is negligible
 	}
@@ -264,6 +374,34 @@ func (c *config) runTool(ctx context.Context, bin string, args []string, kubecon
 		return sample{}, fmt.Errorf("/usr/bin/time's peak RSS %q: %w", lines[len(lines)-1], err)
 	}
 	return s, nil
+}
+
+// serverCPU is the CPU time the lab's API servers have used so far, from
+// /proc (user and system, in the kernel's USER_HZ ticks of 10 ms).
+func (c *config) serverCPU() time.Duration {
+	files, _ := filepath.Glob(filepath.Join(c.stateDir, "pids", "kube-apiserver*.pid"))
+	var total time.Duration
+	for _, f := range files {
+		pid, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+		i := bytes.LastIndexByte(st, ')')
+		if err != nil || i < 0 || i+2 > len(st) {
+			continue
+		}
+		// After the command's name: state, then 10 fields, utime, stime.
+		f := strings.Fields(string(st[i+2:]))
+		if len(f) < 13 {
+			continue
+		}
+		var user, sys int64
+		fmt.Sscan(f[11], &user)
+		fmt.Sscan(f[12], &sys)
+		total += time.Duration(user+sys) * 10 * time.Millisecond
+	}
+	return total
 }
 
 // counter is a plain-HTTP proxy on 127.0.0.1 in front of the API server
@@ -388,6 +526,9 @@ func median(ss []sample, f func(sample) float64) float64 {
 
 func wallS(s sample) float64 { return s.wall.Seconds() }
 func cpuS(s sample) float64  { return s.cpu.Seconds() }
+func serverS(s sample) float64 {
+	return s.server.Seconds()
+}
 func rssMiB(s sample) float64 {
 	return float64(s.rssKiB) / 1024
 }
@@ -396,6 +537,7 @@ func (res *results) markdown(c *config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %d CPUs with %s; load average %s before and %s after. rolloutdoctor against kubectl-argo-rollouts %s (built from the argo-rollouts module), controller %s, Kubernetes from test/lab/versions.env; %d interleaved runs each after one warm-up, medians.\n\n",
 		res.when.Format("2006-01-02 15:04 UTC"), res.cpus, res.goVersion, res.loadBefore, res.loadAfter, c.pluginVersion, c.controllerVersion, c.runs)
+	b.WriteString("Each cell: wall time, the tool's CPU, its peak memory; then the CPU the lab's API servers spent serving it, on the same cores.\n\n")
 	b.WriteString("| case | rolloutdoctor | other | ratio (target) | requests |\n|---|---|---|---|---|\n")
 	for _, r := range res.cases {
 		target := r.c.target
@@ -414,8 +556,17 @@ func (res *results) markdown(c *config) string {
 				reqs += fmt.Sprintf(" vs %d", r.officialRq)
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %.2f s, %.2f s CPU, %.0f MiB | %.2f s, %.2f s CPU, %.0f MiB | %s | %s |\n", r.c.name,
-			rw, median(r.rd, cpuS), median(r.rd, rssMiB), ow, median(r.official, cpuS), median(r.official, rssMiB), ratio, reqs)
+		cell := func(ss []sample) string {
+			if len(ss) == 0 {
+				return "—"
+			}
+			x := fmt.Sprintf("%.2f s, %.2f s CPU, %.0f MiB", median(ss, wallS), median(ss, cpuS), median(ss, rssMiB))
+			if sv := median(ss, serverS); sv > 0 {
+				x += fmt.Sprintf("; API servers %.2f s CPU", sv)
+			}
+			return x
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.c.name, cell(r.rd), cell(r.official), ratio, reqs)
 	}
 	// The directory is the run's own (-profiles), not something a reader of
 	// the docs can open: say where a run puts them.

@@ -5,6 +5,9 @@ set -euo pipefail
 for f in "$STATE"/pids/rollouts-controller*.pid; do
 	[[ -f $f ]] && stop "$(basename "$f" .pid)"
 done
+for f in "$STATE"/pids/kube-apiserver-*.pid; do # apiserver.sh's
+	[[ -f $f ]] && stop "$(basename "$f" .pid)"
+done
 for p in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
 	stop "$p"
 done

@@ -45,6 +45,27 @@ stop() {
 # running NAME is true while the process started as NAME is alive.
 running() { [[ -f $STATE/pids/$1.pid ]] && kill -0 "$(cat "$STATE/pids/$1.pid")" 2>/dev/null; }
 
+# start_apiserver NAME PORT starts a kube-apiserver over the lab's etcd with
+# the lab's certificates, serving on 127.0.0.1:PORT: up.sh's, and more beside
+# it (apiserver.sh) that serve the same objects as other clusters would.
+start_apiserver() {
+	local pki="$STATE/pki"
+	start "$1" "$BIN/kube-apiserver-$KUBERNETES_VERSION" \
+		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$2" \
+		--endpoint-reconciler-type none \
+		--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+		--client-ca-file "$pki/ca.crt" \
+		--requestheader-client-ca-file "$pki/ca.crt" --requestheader-allowed-names front-proxy-client \
+		--requestheader-extra-headers-prefix X-Remote-Extra- --requestheader-group-headers X-Remote-Group \
+		--requestheader-username-headers X-Remote-User \
+		--proxy-client-cert-file "$pki/front-proxy.crt" --proxy-client-key-file "$pki/front-proxy.key" \
+		--service-account-issuer https://kubernetes.default.svc.cluster.local \
+		--service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+		--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC --allow-privileged \
+		--kubelet-preferred-address-types InternalIP --kubelet-certificate-authority "$pki/ca.crt"
+}
+
 kc() { kubectl --kubeconfig "$KUBECONFIG_LAB" "$@"; }
 
 # wait_for DESCRIPTION SECONDS CMD... polls CMD until it succeeds.

@@ -63,20 +63,7 @@ start etcd "$BIN/etcd-$ETCD_VERSION" --data-dir "$STATE/etcd" --name lab \
 	--initial-cluster "lab=http://127.0.0.1:$ETCD_PEER_PORT" --quota-backend-bytes 4294967296 \
 	--unsafe-no-fsync --log-level warn
 
-start kube-apiserver "$BIN/kube-apiserver-$KUBERNETES_VERSION" \
-	--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-	--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
-	--endpoint-reconciler-type none \
-	--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
-	--client-ca-file "$pki/ca.crt" \
-	--requestheader-client-ca-file "$pki/ca.crt" --requestheader-allowed-names front-proxy-client \
-	--requestheader-extra-headers-prefix X-Remote-Extra- --requestheader-group-headers X-Remote-Group \
-	--requestheader-username-headers X-Remote-User \
-	--proxy-client-cert-file "$pki/front-proxy.crt" --proxy-client-key-file "$pki/front-proxy.key" \
-	--service-account-issuer https://kubernetes.default.svc.cluster.local \
-	--service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-	--service-cluster-ip-range 10.96.0.0/16 --authorization-mode RBAC --allow-privileged \
-	--kubelet-preferred-address-types InternalIP --kubelet-certificate-authority "$pki/ca.crt"
+start_apiserver kube-apiserver "$APISERVER_PORT"
 wait_for "kube-apiserver /readyz" 90 kc get --raw /readyz
 
 # Client rate limits off, as kwokctl does for simulated clusters: at their
