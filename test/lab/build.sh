@@ -148,16 +148,53 @@ build_plugin() {
 	mv "$out.tmp" "$out"
 }
 
-targets=("$@")
-((${#targets[@]})) || targets=(etcd kube kwok $CONTROLLER_VERSIONS plugin)
-for t in "${targets[@]}"; do
-	case "$t" in
+build_one() {
+	case "$1" in
 	etcd) build_etcd ;;
 	kube) build_kube ;;
 	kwok) build_kwok ;;
 	plugin) build_plugin "$PLUGIN_VERSION" ;;
-	v*) build_controller "$t" ;;
+	v*) build_controller "$1" ;;
+	esac
+}
+
+targets=("$@")
+((${#targets[@]})) || targets=(etcd kube kwok $CONTROLLER_VERSIONS plugin)
+# Jobs of components that share most of their packages: the controllers of
+# one minor version (v1.8.2, v1.8.3), and the plugin with the controller of
+# its version. A job builds its components one after another, so no package
+# is compiled twice at the same time.
+declare -A job_of=()
+jobs=()
+for t in "${targets[@]}"; do
+	case "$t" in
+	etcd | kube | kwok) key="$t" ;;
+	plugin) key="${PLUGIN_VERSION%.*}" ;;
+	v*) key="${t%.*}" ;;
 	*) log "unknown component $t (etcd, kube, kwok, plugin or a controller version)" && exit 2 ;;
 	esac
+	if [[ -z ${job_of[$key]+set} ]]; then
+		job_of[$key]=${#jobs[@]}
+		jobs+=("$t")
+	else
+		jobs[${job_of[$key]}]+=" $t"
+	fi
 done
+# Two jobs at a time: one go build leaves a core idle while it links a
+# binary or waits on a package the rest need. A failed job stops no other;
+# the script fails once all have ended.
+running=0 failed=0
+for j in "${jobs[@]}"; do
+	if ((running == 2)); then
+		wait -n || failed=1
+		running=$((running - 1))
+	fi
+	(for t in $j; do build_one "$t"; done) &
+	running=$((running + 1))
+done
+while ((running > 0)); do
+	wait -n || failed=1
+	running=$((running - 1))
+done
+((failed == 0)) || { log "a build failed (its output is above)"; exit 1; }
 log "binaries in $BIN"
