@@ -68,9 +68,14 @@ func fromTyped[T any, PT object[T]](items []T, apiVersion, kind string) typedSet
 		o := PT(&items[i])
 		o.SetManagedFields(nil)
 		o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
-		meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.GetObjectMeta())
-		if err != nil {
-			return // cannot happen for decoded metadata; the object is left out rather than half-kept
+		var meta map[string]interface{}
+		if om, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			meta = metaMap(om)
+		} else {
+			var err error
+			if meta, err = runtime.DefaultUnstructuredConverter.ToUnstructured(o.GetObjectMeta()); err != nil {
+				return // cannot happen for decoded metadata; the object is left out rather than half-kept
+			}
 		}
 		s.objs[i] = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": apiVersion, "kind": kind, "metadata": meta}}
 		s.typed[i] = &items[i]
