@@ -49,18 +49,40 @@ type benchCase struct {
 const clusters = 3
 
 // A clusterSet is a kubeconfig whose contexts lab-1 … lab-N each name one
-// of the API servers, directly or through a link of the profile; its
-// current context is lab-1.
+// of the API servers: directly, through a link of the profile, or through
+// a link to a remote in front of it (elsewhere). Its current context is
+// lab-1.
 type clusterSet struct {
 	kubeconfig, contexts string
 	link                 *linkProfile
+	elsewhere            bool
 	links                []*link
+	remotes              []*remote
 }
 
 func (s *clusterSet) close() {
 	for _, l := range s.links {
 		l.close()
 	}
+	for _, r := range s.remotes {
+		r.close()
+	}
+}
+
+// what names the set's clusters for the benchmark's table: all of them,
+// or the one a single scan reads.
+func (s *clusterSet) what(all bool) string {
+	n, server, servers, cl, behind := "one", "API server", "API server's", "cluster", "behind a link"
+	if all {
+		n, server, servers, cl, behind = fmt.Sprint(clusters), "API servers", "API servers'", "clusters", "each behind its own link"
+	}
+	switch {
+	case s.link == nil:
+		return fmt.Sprintf("%s %s on this machine", n, server)
+	case s.elsewhere:
+		return fmt.Sprintf("%s %s elsewhere (the %s work off this machine's cores), %s of %s", n, cl, servers, behind, s.link)
+	}
+	return fmt.Sprintf("%s %s on this machine, %s of %s", n, server, behind, s.link)
 }
 
 // writeClusterSet writes path: base's current context's credentials, once
@@ -115,8 +137,9 @@ func (c *config) startClusters() ([]string, func(), error) {
 }
 
 // clusterSets writes the loopback set and, per link profile, a set whose
-// servers are reached through links of that profile.
-func (c *config) clusterSets(addrs []string) ([]*clusterSet, error) {
+// servers are reached through links of that profile, and one whose
+// servers are remotes behind such links.
+func (c *config) clusterSets(cfg *rest.Config, addrs []string) ([]*clusterSet, error) {
 	dir := filepath.Dir(c.kubeconfig)
 	var servers []string
 	for _, a := range addrs {
@@ -128,22 +151,35 @@ func (c *config) clusterSets(addrs []string) ([]*clusterSet, error) {
 		return nil, err
 	}
 	sets := []*clusterSet{loop}
+	fail := func(err error) ([]*clusterSet, error) {
+		closeSets(sets)
+		return nil, err
+	}
+	pki := filepath.Join(c.stateDir, "pki")
 	for i, p := range c.links {
-		s := &clusterSet{kubeconfig: filepath.Join(dir, fmt.Sprintf("links-%d-kubeconfig", i)), link: &c.links[i]}
-		sets = append(sets, s)
-		servers = servers[:0]
-		for _, a := range addrs {
-			l, err := startLink(a, p)
-			if err != nil {
-				closeSets(sets)
-				return nil, err
+		for _, elsewhere := range []bool{false, true} {
+			s := &clusterSet{kubeconfig: filepath.Join(dir, fmt.Sprintf("links-%d-%v-kubeconfig", i, elsewhere)), link: &c.links[i], elsewhere: elsewhere}
+			sets = append(sets, s)
+			servers = servers[:0]
+			for _, a := range addrs {
+				if elsewhere {
+					r, err := startRemote(cfg, a, filepath.Join(pki, "apiserver.crt"), filepath.Join(pki, "apiserver.key"))
+					if err != nil {
+						return fail(err)
+					}
+					s.remotes = append(s.remotes, r)
+					a = r.addr()
+				}
+				l, err := startLink(a, p)
+				if err != nil {
+					return fail(err)
+				}
+				s.links = append(s.links, l)
+				servers = append(servers, "https://"+l.addr())
 			}
-			s.links = append(s.links, l)
-			servers = append(servers, "https://"+l.addr())
-		}
-		if s.contexts, err = writeClusterSet(c.kubeconfig, s.kubeconfig, servers); err != nil {
-			closeSets(sets)
-			return nil, err
+			if s.contexts, err = writeClusterSet(c.kubeconfig, s.kubeconfig, servers); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	return sets, nil
@@ -169,14 +205,14 @@ func cases(c *config, snapshotFile string, sets []*clusterSet) []benchCase {
 	for _, s := range sets {
 		multi := []string{"scan", "-A", "--contexts", s.contexts}
 		if s.link == nil {
-			cs = append(cs, benchCase{name: fmt.Sprintf("`scan -A --contexts` of %d API servers on this machine vs one `scan -A`", clusters),
+			cs = append(cs, benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s vs one `scan -A`", s.what(true)),
 				rd: multi, baseline: scan, kubeconfig: s.kubeconfig, target: "≤ 1.5×"})
 			continue
 		}
-		one := fmt.Sprintf("`scan -A` of one API server over a link of %s", s.link)
+		one := fmt.Sprintf("`scan -A` of %s", s.what(false))
 		cs = append(cs,
 			benchCase{name: one, rd: []string{"scan", "-A"}, kubeconfig: s.kubeconfig},
-			benchCase{name: fmt.Sprintf("`scan -A --contexts` of %d API servers, each over its own link of %s, vs one", clusters, s.link),
+			benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.what(true)),
 				rd: multi, baseline: one, kubeconfig: s.kubeconfig, target: "≤ 1.5×"})
 	}
 	return cs
@@ -226,7 +262,7 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 		return nil, err
 	}
 	defer stopClusters()
-	sets, err := c.clusterSets(addrs)
+	sets, err := c.clusterSets(l.cfg, addrs)
 	if err != nil {
 		return nil, err
 	}
