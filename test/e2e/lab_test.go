@@ -116,9 +116,14 @@ func run(m *testing.M) int {
 	n := len(rows)
 	rowsMu.Unlock()
 	// A passing run of every version rewrites docs/fidelity.md: whole, or,
-	// narrowed by E2E_SCENARIOS, the sections those scenarios produce.
+	// narrowed by E2E_SCENARIOS or by -run, the sections those scenarios
+	// produce (a -run run once rewrote the page with its two sections only).
+	narrowed := os.Getenv("E2E_SCENARIOS") != ""
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		narrowed = true
+	}
 	if code == 0 && n > 0 && os.Getenv("E2E_VERSIONS") == "" && !testing.Short() {
-		if err := writeFidelity(filepath.Join(root, "docs/fidelity.md"), os.Getenv("E2E_SCENARIOS") != ""); err != nil {
+		if err := writeFidelity(filepath.Join(root, "docs/fidelity.md"), narrowed); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: writing docs/fidelity.md:", err)
 			return 1
 		}
