@@ -794,6 +794,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 57, "v1.8.2": 57, "v1.8.3": 67, "v1.9.3": 67, "v1.10.2": 67},
 	},
 	{
+		Key:      "rc.router-before-status",
+		Claim:    `The canary pass writes the traffic router's weights here, before the status sync that records them in status.canary.weights at the end of the pass: a read between the two writes sees the router ahead of the status.`,
+		File:     srcRC,
+		Contains: `if err := c.reconcileTrafficRouting(); err != nil {`,
+		Lines:    Lines{"v1.7.2": 57, "v1.8.2": 57, "v1.8.3": 67, "v1.9.3": 67, "v1.10.2": 67},
+	},
+	{
 		Key:      "rc.scale-after-traffic",
 		Claim:    `The canary pass sizes the canary and stable ReplicaSets only after the traffic routing succeeded: while the router rejects the weight, neither is scaled.`,
 		File:     srcRC,
