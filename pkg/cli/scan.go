@@ -236,9 +236,10 @@ func (o *ScanOptions) contextNames() ([]string, error) {
 	return names, nil
 }
 
-// target is one context's scan: its own flags (the kubeconfig, timeout and
-// impersonation of the command line, the context's own cluster, user and
-// default namespace), connected in the cluster's goroutine.
+// target is one context's scan: its own flags (the kubeconfig, timeout,
+// compression and impersonation of the command line, the context's own
+// cluster, user and default namespace), connected in the cluster's
+// goroutine.
 func (o *ScanOptions) target(name string) fleet.Target {
 	return fleet.Target{Context: name, Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
 		f := contextFlags(o.flags, name)
