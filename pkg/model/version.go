@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -50,15 +51,30 @@ var semverRe = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)`)
 
 type semver struct{ major, minor, patch int }
 
+// semvers memoizes parseSemver: a fleet scan asks for the same few
+// versions (the modeled ones, the clusters' controllers) thousands of times.
+var semvers sync.Map // string → parsed
+
+type parsed struct {
+	v  semver
+	ok bool
+}
+
 func parseSemver(s string) (semver, bool) {
-	m := semverRe.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return semver{}, false
+	if p, ok := semvers.Load(s); ok {
+		return p.(parsed).v, p.(parsed).ok
 	}
-	a, _ := strconv.Atoi(m[1])
-	b, _ := strconv.Atoi(m[2])
-	c, _ := strconv.Atoi(m[3])
-	return semver{a, b, c}, true
+	var p parsed
+	if m := semverRe.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		c, _ := strconv.Atoi(m[3])
+		p = parsed{semver{a, b, c}, true}
+	}
+	if len(s) <= 64 { // a version, not arbitrary input, is worth keeping
+		semvers.Store(s, p)
+	}
+	return p.v, p.ok
 }
 
 func (s semver) less(o semver) bool {

@@ -120,3 +120,61 @@ func TestWriteJSONDecodesAsYAML(t *testing.T) {
 		}
 	}
 }
+
+// TestByNamespace checks each part against a snapshot built from scratch of
+// the same objects: the same objects in the same (key) order, the shared
+// ones in every part, and typed forms shared with the whole, not copied.
+func TestByNamespace(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": apiVersion, "kind": kind}}
+		u.SetNamespace(ns)
+		u.SetName(name)
+		return u
+	}
+	ctrl := obj("apps/v1", "Deployment", "argo-rollouts", "argo-rollouts")
+	objs := []*unstructured.Unstructured{
+		obj("argoproj.io/v1alpha1", "Rollout", "b", "z"),
+		obj("apps/v1", "Deployment", "b", "web"), // sorts with the shared Deployment
+		obj("argoproj.io/v1alpha1", "Rollout", "a", "y"),
+		obj("apps/v1", "ReplicaSet", "a", "y-1"),
+		obj("apps/v1", "Deployment", "zz", "api"),
+		ctrl,
+		obj("v1", "Service", "b", "z"),
+	}
+	whole := New(Header{}, objs)
+	isCtrl := func(u *unstructured.Unstructured) bool { return u == ctrl }
+	parts := whole.ByNamespace(isCtrl)
+	names := func(s *Snapshot) []string {
+		var out []string
+		for _, o := range s.objects {
+			out = append(out, objKey(o))
+		}
+		return out
+	}
+	wantNS := []string{"a", "b", "zz"}
+	if len(parts) != len(wantNS) {
+		t.Fatalf("%d parts, want %d", len(parts), len(wantNS))
+	}
+	for i, ns := range wantNS {
+		var mine []*unstructured.Unstructured
+		for _, o := range objs {
+			if o.GetNamespace() == ns || o == ctrl {
+				mine = append(mine, o)
+			}
+		}
+		if got, want := names(parts[i]), names(New(Header{}, mine)); !reflect.DeepEqual(got, want) {
+			t.Errorf("namespace %s: %v, want %v", ns, got, want)
+		}
+		if parts[i].tc != whole.tc {
+			t.Errorf("namespace %s: typed forms not shared with the whole", ns)
+		}
+	}
+	// Converted once for every part.
+	a, err := typedOf[struct{ Kind string }](parts[0], ctrl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := typedOf[struct{ Kind string }](parts[2], ctrl); a != b {
+		t.Error("the shared Deployment was converted once per namespace")
+	}
+}

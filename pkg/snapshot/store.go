@@ -95,6 +95,21 @@ type Snapshot struct {
 	// byKind indexes objects by "group/kind" (the order of objects kept).
 	byKind map[string][]*unstructured.Unstructured
 
+	// tc holds the typed forms, shared with the snapshots ByNamespace
+	// splits this one into.
+	tc *typedCache
+
+	// now is the "now" of input without a header (see Now), computed once:
+	// per view it made lint quadratic in the Rollouts of one namespace.
+	nowOnce sync.Once
+	now     time.Time
+
+	idxOnce sync.Once
+	index   *index
+}
+
+// typedCache holds the typed forms of a snapshot's objects.
+type typedCache struct {
 	// typed caches the typed form of objects that many workloads of one
 	// snapshot read (Services, EndpointSlices, Nodes…): lint and scan build
 	// a view per Rollout, and converting the same Service once per Rollout
@@ -104,14 +119,6 @@ type Snapshot struct {
 	// stubs are the objects held as metadata only, their body in typed
 	// (see Decoded). Set by NewTyped, read-only afterwards.
 	stubs map[*unstructured.Unstructured]bool
-
-	// now is the "now" of input without a header (see Now), computed once:
-	// per view it made lint quadratic in the Rollouts of one namespace.
-	nowOnce sync.Once
-	now     time.Time
-
-	idxOnce sync.Once
-	index   *index
 }
 
 // Now is the instant the analysis treats as "now": when the snapshot was
@@ -127,22 +134,23 @@ func (s *Snapshot) Now() time.Time {
 
 // typedOf converts u once per snapshot and returns the shared typed copy.
 func typedOf[T any](s *Snapshot, u *unstructured.Unstructured) (*T, error) {
-	s.mu.Lock()
-	if v, ok := s.typed[u]; ok {
-		s.mu.Unlock()
+	c := s.tc
+	c.mu.Lock()
+	if v, ok := c.typed[u]; ok {
+		c.mu.Unlock()
 		return v.(*T), nil
 	}
-	s.mu.Unlock()
+	c.mu.Unlock()
 	t := new(T)
 	if err := convert(u, t); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if s.typed == nil {
-		s.typed = map[*unstructured.Unstructured]interface{}{}
+	c.mu.Lock()
+	if c.typed == nil {
+		c.typed = map[*unstructured.Unstructured]interface{}{}
 	}
-	s.typed[u] = t
-	s.mu.Unlock()
+	c.typed[u] = t
+	c.mu.Unlock()
 	return t, nil
 }
 
@@ -198,34 +206,42 @@ func NewTyped(h Header, objs []*unstructured.Unstructured, typed map[*unstructur
 	gaps := append([]Gap(nil), h.Gaps...)
 	sort.SliceStable(gaps, func(i, j int) bool { return gaps[i].String() < gaps[j].String() })
 	h.Gaps = gaps
-	idx := map[string][]*unstructured.Unstructured{}
-	for _, o := range cp {
-		gvk := o.GroupVersionKind()
-		idx[gvk.Group+"/"+gvk.Kind] = append(idx[gvk.Group+"/"+gvk.Kind], o)
-	}
-	s := &Snapshot{Header: h, objects: cp, byKind: idx}
+	c := &typedCache{}
 	if len(typed) > 0 {
-		s.typed = make(map[*unstructured.Unstructured]interface{}, len(typed))
+		c.typed = make(map[*unstructured.Unstructured]interface{}, len(typed))
 		for u, d := range typed {
-			s.typed[u] = d.Obj
+			c.typed[u] = d.Obj
 			if d.Stub {
-				if s.stubs == nil {
-					s.stubs = map[*unstructured.Unstructured]bool{}
+				if c.stubs == nil {
+					c.stubs = map[*unstructured.Unstructured]bool{}
 				}
-				s.stubs[u] = true
+				c.stubs[u] = true
 			}
 		}
 	}
-	return s
+	return &Snapshot{Header: h, objects: cp, byKind: byKindOf(cp), tc: c}
+}
+
+// byKindOf indexes objs by "group/kind", keeping their order.
+func byKindOf(objs []*unstructured.Unstructured) map[string][]*unstructured.Unstructured {
+	idx := map[string][]*unstructured.Unstructured{}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		idx[gvk.Group+"/"+gvk.Kind] = append(idx[gvk.Group+"/"+gvk.Kind], o)
+	}
+	return idx
 }
 
 // full is the whole object: o itself, or for a stub, o derived from its
 // typed form (a fresh map each time).
 func (s *Snapshot) full(o *unstructured.Unstructured) *unstructured.Unstructured {
-	if !s.stubs[o] {
+	if !s.tc.stubs[o] {
 		return o
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s.typed[o])
+	s.tc.mu.Lock()
+	t := s.tc.typed[o]
+	s.tc.mu.Unlock()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(t)
 	if err != nil {
 		return o // cannot happen for a typed API object; the metadata is still there
 	}
@@ -242,7 +258,7 @@ func objKey(o *unstructured.Unstructured) string {
 func (s *Snapshot) Objects() []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(s.objects))
 	for i, o := range s.objects {
-		if s.stubs[o] {
+		if s.tc.stubs[o] {
 			out[i] = s.full(o) // already a fresh copy
 		} else {
 			out[i] = o.DeepCopy()
@@ -261,7 +277,7 @@ func (s *Snapshot) ObjectsOf(keep func(group, kind string) bool) []*unstructured
 		if !keep(gvk.Group, gvk.Kind) {
 			continue
 		}
-		if s.stubs[o] {
+		if s.tc.stubs[o] {
 			out = append(out, s.full(o))
 		} else {
 			out = append(out, o.DeepCopy())
@@ -856,37 +872,41 @@ func readSnapshot(name string, data []byte) (*Snapshot, error) {
 // shared accepts (the controller Deployments a fleet scan reads
 // cluster-wide). The objects and their typed forms are shared, not copied:
 // snapshots are immutable, and copying a fleet of 1,000 Rollouts cost a
-// scan more than reading it.
+// scan more than reading it. They share one typed cache too, so that
+// what every namespace reads (the controller Deployments) is converted once.
 func (s *Snapshot) ByNamespace(shared func(*unstructured.Unstructured) bool) []*Snapshot {
-	var common []*unstructured.Unstructured
-	byNS := map[string][]*unstructured.Unstructured{}
-	for _, o := range s.objects {
+	// Positions in s.objects, which is in key order: merging a namespace's
+	// positions with the shared ones keeps each part in key order without
+	// sorting it again.
+	var common []int
+	byNS := map[string][]int{}
+	for i, o := range s.objects {
 		if shared != nil && shared(o) {
-			common = append(common, o)
+			common = append(common, i)
 			continue
 		}
-		byNS[o.GetNamespace()] = append(byNS[o.GetNamespace()], o)
+		byNS[o.GetNamespace()] = append(byNS[o.GetNamespace()], i)
 	}
 	nss := make([]string, 0, len(byNS))
 	for n := range byNS {
 		nss = append(nss, n)
 	}
 	sort.Strings(nss)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := make([]*Snapshot, 0, len(nss))
 	for _, n := range nss {
-		objs := append(byNS[n], common...)
-		var typed map[*unstructured.Unstructured]Decoded
-		for _, o := range objs {
-			if t, ok := s.typed[o]; ok {
-				if typed == nil {
-					typed = map[*unstructured.Unstructured]Decoded{}
-				}
-				typed[o] = Decoded{Obj: t, Stub: s.stubs[o]}
+		own := byNS[n]
+		objs := make([]*unstructured.Unstructured, 0, len(own)+len(common))
+		i, j := 0, 0
+		for i < len(own) || j < len(common) {
+			if j == len(common) || (i < len(own) && own[i] < common[j]) {
+				objs = append(objs, s.objects[own[i]])
+				i++
+			} else {
+				objs = append(objs, s.objects[common[j]])
+				j++
 			}
 		}
-		out = append(out, NewTyped(s.Header, objs, typed))
+		out = append(out, &Snapshot{Header: s.Header, objects: objs, byKind: byKindOf(objs), tc: s.tc})
 	}
 	return out
 }

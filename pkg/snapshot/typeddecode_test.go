@@ -89,8 +89,8 @@ func TestTypedPodsMatchMapPath(t *testing.T) {
 			if err1 != nil || err2 != nil {
 				t.Fatalf("errors: %v / %v", err1, err2)
 			}
-			if len(typed.stubs) < 39 {
-				t.Fatalf("%d pods decoded typed, want at least 39 of 40", len(typed.stubs))
+			if len(typed.tc.stubs) < 39 {
+				t.Fatalf("%d pods decoded typed, want at least 39 of 40", len(typed.tc.stubs))
 			}
 			if a, b := podsOf(t, typed), podsOf(t, maps); !reflect.DeepEqual(a, b) {
 				t.Fatalf("pods differ between the typed and the map path")
@@ -123,7 +123,7 @@ func TestTypedPodErrorIsTheMapPathError(t *testing.T) {
 		t.Fatal("no pod p-3")
 		return nil
 	}
-	if _, ok := typed.typed[odd(typed)]; ok {
+	if _, ok := typed.tc.typed[odd(typed)]; ok {
 		t.Fatal("the malformed pod was decoded typed")
 	}
 	_, errTyped := typedOf[corev1.Pod](typed, odd(typed))
@@ -200,8 +200,8 @@ func TestRichPodsMatchMapPath(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatalf("errors: %v / %v", err1, err2)
 	}
-	if len(typed.stubs) != 40 {
-		t.Fatalf("%d of 40 rich pods decoded typed", len(typed.stubs))
+	if len(typed.tc.stubs) != 40 {
+		t.Fatalf("%d of 40 rich pods decoded typed", len(typed.tc.stubs))
 	}
 	// Compared as JSON: a quantity's cached text, a managedFields entry's
 	// whitespace and empty against absent lists differ between the two

@@ -127,9 +127,9 @@ func (s *Snapshot) Rollouts() ([]*v1alpha1.Rollout, error) {
 // decodedRollout is the typed form a reader decoded u into (see Decoded),
 // shared and read-only like every typed object of a view.
 func (s *Snapshot) decodedRollout(u *unstructured.Unstructured) (*v1alpha1.Rollout, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ro, ok := s.typed[u].(*v1alpha1.Rollout)
+	s.tc.mu.Lock()
+	defer s.tc.mu.Unlock()
+	ro, ok := s.tc.typed[u].(*v1alpha1.Rollout)
 	return ro, ok
 }
 
@@ -178,10 +178,12 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 		return nil, err
 	}
 	v := &View{
-		Header:          s.Header,
-		Now:             s.Now(),
-		NowInferred:     s.Header.TakenAt.IsZero(),
-		Rollout:         ro.DeepCopy(),
+		Header:      s.Header,
+		Now:         s.Now(),
+		NowInferred: s.Header.TakenAt.IsZero(),
+		// Shared, as every object of a view (see View): a copy per view
+		// was a tenth of a fleet scan's analysis.
+		Rollout:         ro,
 		WorkloadRef:     w.Ref,
 		ReplicaSets:     w.ReplicaSets,
 		VirtualServices: map[string]*unstructured.Unstructured{},
@@ -369,7 +371,7 @@ func latestTimestamp(s *Snapshot) time.Time {
 		}
 	}
 	for _, u := range s.objects {
-		if p, ok := s.typed[u].(*corev1.Pod); ok && s.stubs[u] {
+		if p, ok := s.tc.typed[u].(*corev1.Pod); ok && s.tc.stubs[u] {
 			podTimes(p, bump)
 			continue
 		}

@@ -142,6 +142,17 @@ func Lookup(k Key) (Fact, bool) {
 // version the table does not cover: both are programming errors that the
 // package tests catch before release.
 func At(k Key, v Version) Cite {
+	if cs, ok := resolved[k]; ok {
+		for i, m := range Modeled {
+			if m == v {
+				return cs[i]
+			}
+		}
+	}
+	return resolve(k, v)
+}
+
+func resolve(k Key, v Version) Cite {
 	f, ok := byKey[k]
 	if !ok {
 		panic("upstream: unknown fact " + string(k))
@@ -152,6 +163,27 @@ func At(k Key, v Version) Cite {
 	}
 	return Cite{Key: k, Version: v, File: l.File, Line: l.Line, Absent: !l.Present(), Claim: f.Claim}
 }
+
+// resolved is every fact at every modeled version (in Modeled's order),
+// resolved once: a diagnosis cites dozens of facts, and a fleet scan makes
+// thousands of diagnoses. A fact missing a version is left out, for At to
+// panic on as before.
+var resolved = func() map[Key][]Cite {
+	m := make(map[Key][]Cite, len(facts))
+outer:
+	for i := range facts {
+		f := &facts[i]
+		cs := make([]Cite, len(Modeled))
+		for j, v := range Modeled {
+			if _, ok := f.Loc(v); !ok {
+				continue outer
+			}
+			cs[j] = resolve(f.Key, v)
+		}
+		m[f.Key] = cs
+	}
+	return m
+}()
 
 // URL is the cited line on GitHub at the cited release tag ("" for a fact
 // the version lacks): what a reader of a pasted report can open.
