@@ -1,11 +1,18 @@
 package fastjson
 
-import sigsjson "sigs.k8s.io/json"
+import (
+	"io"
+
+	sigsjson "sigs.k8s.io/json"
+)
 
 // decoder is one implementation of the package's two decodings.
 type decoder struct {
 	clean         func(data []byte, v any) bool
 	caseSensitive func(data []byte, v any) error
+	// caseSensitiveRead is caseSensitive over a stream, decoding as the
+	// bytes arrive where the decoder can.
+	caseSensitiveRead func(r io.Reader, v any) error
 }
 
 // sigs is sigs.k8s.io/json, which every toolchain builds.
@@ -15,6 +22,14 @@ var sigs = decoder{
 		return err == nil && len(strict) == 0
 	},
 	caseSensitive: sigsjson.UnmarshalCaseSensitivePreserveInts,
+	// It validates the whole input before decoding: read it all first.
+	caseSensitiveRead: func(r io.Reader, v any) error {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		return sigsjson.UnmarshalCaseSensitivePreserveInts(data, v)
+	},
 }
 
 // Clean decodes one JSON value into v and reports whether it decoded
@@ -27,3 +42,9 @@ func Clean(data []byte, v any) bool { return best.clean(data, v) }
 // names matched case-sensitively, unknown fields ignored, a repeated key's
 // last value kept, a number that overflows its field an error.
 func CaseSensitive(data []byte, v any) error { return best.caseSensitive(data, v) }
+
+// CaseSensitiveRead is CaseSensitive reading r to its end. With json/v2 it
+// decodes while the response arrives, with no copy of the whole body: a
+// fleet's Rollout list is megabytes, and reading it into one growing slice
+// first cost as much CPU as a tenth of decoding it.
+func CaseSensitiveRead(r io.Reader, v any) error { return best.caseSensitiveRead(r, v) }

@@ -1,8 +1,10 @@
 package fastjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+	"testing/iotest"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -57,6 +59,12 @@ func testClean(t *testing.T, clean func([]byte, any) bool) {
 func TestCaseSensitive(t *testing.T) {
 	for name, d := range decoders {
 		t.Run(name, func(t *testing.T) { testCaseSensitive(t, d.caseSensitive) })
+		// Streamed one byte per read, so that every value crosses a refill.
+		t.Run(name+"/read", func(t *testing.T) {
+			testCaseSensitive(t, func(data []byte, v any) error {
+				return d.caseSensitiveRead(iotest.OneByteReader(bytes.NewReader(data)), v)
+			})
+		})
 	}
 }
 
@@ -72,6 +80,7 @@ func testCaseSensitive(t *testing.T, caseSensitive func([]byte, any) error) {
 		{in: `{"name":"a","replicas":5000000000}`, err: true},
 		{in: `{"name":"a","replicas":"3"}`, err: true},
 		{in: `{"name":"a",`, err: true},
+		{in: `{"name":"a"} {"name":"b"}`, err: true},
 	} {
 		var o obj
 		err := caseSensitive([]byte(tc.in), &o)

@@ -5,6 +5,7 @@ package fastjson
 import (
 	"encoding/json/jsontext"
 	jsonv2 "encoding/json/v2"
+	"io"
 )
 
 // With json/v2 built in (from Go 1.27), decoding takes about 40% less CPU
@@ -14,6 +15,9 @@ var v2 = decoder{
 	clean: func(data []byte, v any) bool { return jsonv2.Unmarshal(data, v) == nil },
 	caseSensitive: func(data []byte, v any) error {
 		return jsonv2.Unmarshal(data, v, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	},
+	caseSensitiveRead: func(r io.Reader, v any) error {
+		return jsonv2.UnmarshalRead(r, v, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	},
 }
 

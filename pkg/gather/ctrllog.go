@@ -75,7 +75,7 @@ func ControllerLog(ctx context.Context, kube *Typed, req LogRequest) *snapshot.C
 			gaps = append(gaps, fmt.Sprintf("Deployment %s/%s has no selector to find its pods by", d.Namespace, d.Name))
 			continue
 		}
-		pods, err := listAllTyped(ctx, kube, nsPath("/api/v1", d.Namespace, "pods"), metav1.ListOptions{LabelSelector: sel},
+		pods, err := listAllTyped(ctx, kube, nsPath("/api/v1", d.Namespace, "pods"), metav1.ListOptions{LabelSelector: sel}, nil,
 			func(p *corev1.Pod) { p.ManagedFields = nil }, nil)
 		if err != nil {
 			gaps = append(gaps, logReadGap(err, "list", "pods", d.Namespace))

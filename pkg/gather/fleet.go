@@ -45,7 +45,10 @@ type FleetResult struct {
 // controller labels (rollouts-pod-template-hash), HPAs and KEDA
 // ScaledObjects, and the argo-rollouts controller Deployments. Pods are not
 // read: ReplicaSet status carries the availability the model needs, and a
-// fleet may have tens of thousands of pods.
+// fleet may have tens of thousands of pods. Read as protobuf (opt.Kube),
+// the ReplicaSets keep of their pod template only its metadata and its
+// containers' names and images (see unmarshalFleetReplicaSet): a snapshot
+// of a fleet is for a scan, not for writing out as a diagnose's is.
 func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetResult, error) {
 	var requests atomic.Int64
 	c := &collector{}
@@ -100,8 +103,9 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 			c.add(objs...)
 		}()
 	}
-	// The ReplicaSets (twice the Rollouts, or more) as protobuf straight
-	// into structs, as a diagnose reads pods.
+	// The ReplicaSets (twice the Rollouts, or ten times with a full
+	// revision history) as protobuf straight into structs, as a diagnose
+	// reads pods, less their pod templates' bodies.
 	var rss typedSet[appsv1.ReplicaSet]
 	var rsErr error
 	go func() {
@@ -112,7 +116,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 				opt.Progress("ReplicaSet", n)
 			}
 		}
-		rss, rsErr = readReplicaSets(ctx, dc, opt.Kube, opt.Namespace, metav1.ListOptions{LabelSelector: "rollouts-pod-template-hash"}, page)
+		rss, rsErr = readReplicaSets(ctx, dc, opt.Kube, opt.Namespace, metav1.ListOptions{LabelSelector: "rollouts-pod-template-hash"}, unmarshalFleetReplicaSet, page)
 		if rsErr != nil {
 			requests.Add(1) // the failed page
 			c.gap(GVRReplicaSet, opt.Namespace, "", rsErr)

@@ -2,7 +2,6 @@ package gather
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/rolloutdoctor/rolloutdoctor/internal/fastjson"
 	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -144,13 +142,14 @@ func readPods(ctx context.Context, r *reader, ns, selector string) (typedSet[cor
 		}
 		return fromUnstructured[corev1.Pod](list), err
 	}
-	pods, err := listAllTyped(ctx, r.kube, nsPath("/api/v1", ns, "pods"), lo, func(p *corev1.Pod) { p.ManagedFields = nil }, nil)
+	pods, err := listAllTyped(ctx, r.kube, nsPath("/api/v1", ns, "pods"), lo, nil, func(p *corev1.Pod) { p.ManagedFields = nil }, nil)
 	return fromTyped(pods, "v1", "Pod"), err
 }
 
 // readReplicaSets lists the ReplicaSets selected in ns ("" all namespaces),
-// as readPods.
-func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube *Typed, ns string, lo metav1.ListOptions, onPage func(int)) (typedSet[appsv1.ReplicaSet], error) {
+// as readPods. unmarshal, when set, decodes each from protobuf in place of
+// the generated decoder (a fleet's unmarshalFleetReplicaSet).
+func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube *Typed, ns string, lo metav1.ListOptions, unmarshal func(*appsv1.ReplicaSet, []byte) error, onPage func(int)) (typedSet[appsv1.ReplicaSet], error) {
 	if kube == nil {
 		list, err := listPages(ctx, dc, GVRReplicaSet, ns, lo, onPage)
 		for _, u := range list {
@@ -158,7 +157,7 @@ func readReplicaSets(ctx context.Context, dc dynamic.Interface, kube *Typed, ns 
 		}
 		return fromUnstructured[appsv1.ReplicaSet](list), err
 	}
-	rss, err := listAllTyped(ctx, kube, nsPath("/apis/apps/v1", ns, "replicasets"), lo, func(rs *appsv1.ReplicaSet) { rs.ManagedFields = nil }, onPage)
+	rss, err := listAllTyped(ctx, kube, nsPath("/apis/apps/v1", ns, "replicasets"), lo, unmarshal, func(rs *appsv1.ReplicaSet) { rs.ManagedFields = nil }, onPage)
 	return fromTyped(rss, "apps/v1", "ReplicaSet"), err
 }
 
@@ -183,7 +182,7 @@ func (r *reader) listReplicaSets(ns, selector string, keep func(*appsv1.ReplicaS
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		s, err := readReplicaSets(r.ctx, r.dc, r.kube, ns, metav1.ListOptions{LabelSelector: selector}, nil)
+		s, err := readReplicaSets(r.ctx, r.dc, r.kube, ns, metav1.ListOptions{LabelSelector: selector}, nil, nil)
 		if err != nil {
 			r.c.gap(GVRReplicaSet, ns, "", err)
 			return
@@ -219,15 +218,11 @@ func readRollouts(ctx context.Context, dc dynamic.Interface, kube *Typed, ns str
 	}
 	path := nsPath("/apis/argoproj.io/v1alpha1", ns, "rollouts")
 	ros, err := pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]v1alpha1.Rollout, string, error) {
-		body, err := kube.jsonPage(ctx, path, lo)
-		if err != nil {
-			return nil, "", err
-		}
 		var l v1alpha1.RolloutList
 		// Case-sensitive, as the API server decodes; numbers that overflow
 		// their field are an error, as snapshot.TypedRollout makes them.
-		if err := fastjson.CaseSensitive(body, &l); err != nil {
-			return nil, "", fmt.Errorf("decoding the Rollout list: %w", err)
+		if err := kube.jsonPage(ctx, path, "the Rollout list", lo, &l); err != nil {
+			return nil, "", err
 		}
 		return l.Items, l.Continue, nil
 	}, onPage)

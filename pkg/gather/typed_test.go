@@ -1,14 +1,19 @@
 package gather
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -159,7 +164,7 @@ func TestReadPodsProtobuf(t *testing.T) {
 	}
 	objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "shop", Labels: map[string]string{"app": "b"}}})
 	kube := protoServer(t, objs...)
-	pods, err := listAllTyped(context.Background(), kube, nsPath("/api/v1", "shop", "pods"), metav1.ListOptions{LabelSelector: "app=a"},
+	pods, err := listAllTyped(context.Background(), kube, nsPath("/api/v1", "shop", "pods"), metav1.ListOptions{LabelSelector: "app=a"}, nil,
 		func(p *corev1.Pod) { p.ManagedFields = nil }, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -172,9 +177,57 @@ func TestReadPodsProtobuf(t *testing.T) {
 			t.Fatalf("pod %d: %s %+v managedFields %v", i, p.Name, p.Spec, p.ManagedFields)
 		}
 	}
-	for _, bad := range [][]byte{{0x6b, 0x38, 0x73, 0x00, 0x12, 0x50, 1}, {0x6b, 0x38, 0x73, 0x00, 0x0a}} {
-		if _, _, err := decodeProtoList[corev1.Pod](bad[4:], func(*corev1.Pod) {}); err == nil {
+	for _, bad := range [][]byte{
+		{0x12, 0x50, 1},             // raw claims 80 bytes, has one
+		{0x0a},                      // a tag without its value
+		{},                          // no raw field at all
+		{0x12, 0x02, 0x12, 0x05},    // an item overruns the list
+		{0x12, 0x02, 0x13, 0x00},    // a group (wire type 3)
+		{0x12, 0x01, 0x80},          // a varint cut off
+		{0x12, 0x03, 0x12, 0x01, 1}, // an item that is not a pod
+	} {
+		if _, _, err := decodeProtoList(bufio.NewReader(bytes.NewReader(bad)), nil, func(*corev1.Pod) {}); err == nil {
 			t.Fatalf("%x decoded without an error", bad)
 		}
+	}
+}
+
+// TestProtoListStreamed: a list decoded as it arrives, a byte per read
+// (every field crosses a refill), is the list decoded whole; and a body cut
+// off by the network is reported as a read error, not as malformed.
+func TestProtoListStreamed(t *testing.T) {
+	var l corev1.PodList
+	l.Continue = "next"
+	for i := range 3 {
+		l.Items = append(l.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: "shop",
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: fmt.Sprintf("img:%d", i)}}}})
+	}
+	var buf bytes.Buffer
+	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(&l, &buf); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.Bytes()
+	if !bytes.HasPrefix(body, protoMagic) {
+		t.Fatalf("no magic: %x", body[:8])
+	}
+	trim := func(p *corev1.Pod) { p.ManagedFields = nil }
+	pods, cont, err := decodeProtoList(bufio.NewReaderSize(iotest.OneByteReader(bytes.NewReader(body[4:])), 16), nil, trim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range l.Items {
+		trim(&l.Items[i])
+	}
+	if cont != "next" || !reflect.DeepEqual(pods, l.Items) {
+		t.Fatalf("continue %q, pods %+v", cont, pods)
+	}
+	cut := &reading{r: io.MultiReader(bytes.NewReader(body[:len(body)/2]), iotest.ErrReader(io.ErrUnexpectedEOF))}
+	br := bufio.NewReader(cut)
+	_, _ = br.Discard(len(protoMagic))
+	if _, _, err := decodeProtoList(br, nil, trim); err == nil {
+		t.Fatal("half a list decoded")
+	} else if err := cut.failed("pods", err); !strings.HasPrefix(err.Error(), "reading pods: ") || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("cut off: %v", err)
 	}
 }

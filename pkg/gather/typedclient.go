@@ -1,10 +1,13 @@
 package gather
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/fastjson"
@@ -56,135 +59,260 @@ type message[T any] interface {
 }
 
 // listPage reads one page of a built-in list at path: as protobuf, items
-// decoded one by one, each passed to trim as soon as it is decoded; as
-// JSON if the server answers JSON.
-func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, trim func(PT)) ([]T, string, error) {
-	body, err := listRequest(t.rc.Get().AbsPath(path), lo).DoRaw(ctx)
+// decoded one by one while the response arrives, each passed to trim as
+// soon as it is decoded; as JSON if the server answers JSON.
+// unmarshal, when set, decodes a protobuf item in place of its generated
+// Unmarshal.
+func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, unmarshal func(PT, []byte) error, trim func(PT)) ([]T, string, error) {
+	body, err := listRequest(t.rc.Get().AbsPath(path), lo).Stream(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	if !bytes.HasPrefix(body, protoMagic) {
+	defer body.Close()
+	rd := &reading{r: body}
+	br := bufio.NewReaderSize(rd, 64<<10)
+	if head, _ := br.Peek(len(protoMagic)); !bytes.Equal(head, protoMagic) {
 		var l struct {
 			Metadata metav1.ListMeta `json:"metadata"`
 			Items    []T             `json:"items"`
 		}
-		if err := fastjson.CaseSensitive(body, &l); err != nil {
-			return nil, "", fmt.Errorf("decoding %s: %w", path, err)
+		if err := fastjson.CaseSensitiveRead(br, &l); err != nil {
+			return nil, "", rd.failed(path, err)
 		}
 		for i := range l.Items {
 			trim(&l.Items[i])
 		}
 		return l.Items, l.Metadata.Continue, nil
 	}
-	items, cont, err := decodeProtoList[T, PT](body[len(protoMagic):], trim)
+	_, _ = br.Discard(len(protoMagic))
+	items, cont, err := decodeProtoList(br, unmarshal, trim)
 	if err != nil {
-		return nil, "", fmt.Errorf("decoding %s: %w", path, err)
+		return nil, "", rd.failed(path, err)
 	}
 	return items, cont, nil
 }
 
-// decodeProtoList decodes a protobuf runtime.Unknown envelope holding a
-// list whose field 1 is its ListMeta and field 2 its repeated items, as
-// every built-in list type (PodList, ReplicaSetList, …) is laid out,
-// without copying the envelope's payload.
-func decodeProtoList[T any, PT message[T]](envelope []byte, trim func(PT)) ([]T, string, error) {
-	raw, err := field(envelope, 2) // runtime.Unknown.raw
-	if err != nil {
-		return nil, "", fmt.Errorf("envelope: %w", err)
+// reading keeps the error of a response body's reads, so that a body cut
+// off by the network is reported as such, not as malformed.
+type reading struct {
+	r   io.Reader
+	err error
+}
+
+func (r *reading) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
 	}
-	// Count the items first, so that they are decoded in place, into one
-	// slice of structs as a generated List holds them.
-	n, meta := 0, []byte(nil)
-	if err := eachField(raw, func(num protowire.Number, v []byte) error {
-		switch num {
-		case 1:
-			meta = v
-		case 2:
-			n++
-		}
-		return nil
-	}); err != nil {
-		return nil, "", err
+	return n, err
+}
+
+// failed words a failed decode of what (a list).
+func (r *reading) failed(what string, err error) error {
+	if r.err != nil {
+		return fmt.Errorf("reading %s: %w", what, r.err)
 	}
+	return fmt.Errorf("decoding %s: %w", what, err)
+}
+
+// maxItem bounds one list item's protobuf length: etcd keeps objects of at
+// most 1.5 MiB by default, and a length beyond this is a broken response,
+// not a reason to allocate it.
+const maxItem = 64 << 20
+
+// decodeProtoList decodes a protobuf runtime.Unknown envelope (after the
+// magic) holding a list whose field 1 is its ListMeta and field 2 its
+// repeated items, as every built-in list type (PodList, ReplicaSetList, …)
+// is laid out. It reads r as the bytes arrive, one item at a time into one
+// reused buffer (the generated decoders copy what they keep), so neither
+// the response nor a second copy of it is ever held whole.
+func decodeProtoList[T any, PT message[T]](r *bufio.Reader, unmarshal func(PT, []byte) error, trim func(PT)) ([]T, string, error) {
+	if unmarshal == nil {
+		unmarshal = PT.Unmarshal
+	}
+	w := &wireReader{r: r}
+	var items []T
 	var lm metav1.ListMeta
-	if err := lm.Unmarshal(meta); err != nil {
-		return nil, "", fmt.Errorf("list metadata: %w", err)
-	}
-	items := make([]T, 0, n)
-	err = eachField(raw, func(num protowire.Number, v []byte) error {
-		if num != 2 {
-			return nil
-		}
-		items = append(items, *new(T))
-		it := PT(&items[len(items)-1])
-		if err := it.Unmarshal(v); err != nil {
-			return fmt.Errorf("item %d: %w", len(items)-1, err)
-		}
-		trim(it)
-		return nil
-	})
-	return items, lm.Continue, err
-}
-
-// field returns the bytes of the last occurrence of length-delimited field
-// num of message b (protobuf's rule for a non-repeated field), or an error
-// if it is absent.
-func field(b []byte, num protowire.Number) ([]byte, error) {
-	var out []byte
 	found := false
-	err := eachField(b, func(n protowire.Number, v []byte) error {
-		if n == num {
-			out, found = v, true
+	for {
+		num, typ, err := w.tag()
+		if err == io.EOF {
+			break // between fields: the envelope is complete
 		}
-		return nil
-	})
-	if err == nil && !found {
-		err = fmt.Errorf("no field %d", num)
-	}
-	return out, err
-}
-
-// eachField calls f with every length-delimited field of message b, in
-// order; other wire types are skipped.
-func eachField(b []byte, f func(protowire.Number, []byte) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return errMalformed(protowire.ParseError(n))
+		if err != nil {
+			return nil, "", err
 		}
-		b = b[n:]
-		if typ != protowire.BytesType {
-			m := protowire.ConsumeFieldValue(num, typ, b)
-			if m < 0 {
-				return errMalformed(protowire.ParseError(m))
+		if num != 2 || typ != protowire.BytesType { // not runtime.Unknown.raw
+			if err := w.skip(typ); err != nil {
+				return nil, "", err
 			}
-			b = b[m:]
 			continue
 		}
-		v, m := protowire.ConsumeBytes(b)
-		if m < 0 {
-			return errMalformed(protowire.ParseError(m))
+		n, err := w.uvarint()
+		if err != nil {
+			return nil, "", unexpected(err)
 		}
-		b = b[m:]
-		if err := f(num, v); err != nil {
-			return err
+		// A repeated raw field replaces the earlier one, as protobuf keeps
+		// the last occurrence of a non-repeated field.
+		found, items, lm = true, nil, metav1.ListMeta{}
+		end := w.off + n
+		for w.off < end {
+			num, typ, err := w.tag()
+			if err != nil {
+				return nil, "", unexpected(err)
+			}
+			if typ != protowire.BytesType || (num != 1 && num != 2) {
+				if err := w.skip(typ); err != nil {
+					return nil, "", err
+				}
+				continue
+			}
+			v, err := w.bytes(min(end-w.off, maxItem))
+			if err != nil {
+				return nil, "", err
+			}
+			if num == 1 {
+				if err := lm.Unmarshal(v); err != nil {
+					return nil, "", fmt.Errorf("list metadata: %w", err)
+				}
+				continue
+			}
+			items = append(items, *new(T))
+			it := PT(&items[len(items)-1])
+			if err := unmarshal(it, v); err != nil {
+				return nil, "", fmt.Errorf("item %d: %w", len(items)-1, err)
+			}
+			trim(it)
+		}
+		if w.off != end {
+			return nil, "", errMalformed(errors.New("a field overruns the list"))
+		}
+	}
+	if !found {
+		return nil, "", errors.New("envelope: no field 2")
+	}
+	return items, lm.Continue, nil
+}
+
+// wireReader reads protobuf's wire format from a stream, counting the
+// bytes read so that a length-delimited field's end is known.
+type wireReader struct {
+	r   *bufio.Reader
+	off uint64
+	buf []byte
+}
+
+func (w *wireReader) ReadByte() (byte, error) {
+	b, err := w.r.ReadByte()
+	if err == nil {
+		w.off++
+	}
+	return b, err
+}
+
+// uvarint reads a varint: io.EOF if the stream ends before it.
+func (w *wireReader) uvarint() (uint64, error) {
+	v, err := binary.ReadUvarint(w)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return 0, errMalformed(err) // longer than ten bytes
+	}
+	return v, err
+}
+
+// tag reads a field's tag: io.EOF if the stream ends before it.
+func (w *wireReader) tag() (protowire.Number, protowire.Type, error) {
+	v, err := w.uvarint()
+	if err != nil {
+		return 0, 0, err
+	}
+	num, typ := protowire.DecodeTag(v)
+	if num < protowire.MinValidNumber {
+		return 0, 0, errMalformed(errors.New("invalid field number"))
+	}
+	return num, typ, nil
+}
+
+// skip reads past a field's value of wire type typ.
+func (w *wireReader) skip(typ protowire.Type) error {
+	var n uint64
+	switch typ {
+	case protowire.VarintType:
+		_, err := w.uvarint()
+		return unexpected(err)
+	case protowire.Fixed32Type:
+		n = 4
+	case protowire.Fixed64Type:
+		n = 8
+	case protowire.BytesType:
+		var err error
+		if n, err = w.uvarint(); err != nil {
+			return unexpected(err)
+		}
+	default: // groups: no Kubernetes type has them
+		return errMalformed(fmt.Errorf("wire type %d", typ))
+	}
+	for n > 0 {
+		d, err := w.r.Discard(int(min(n, 1<<20)))
+		w.off += uint64(d)
+		n -= uint64(d)
+		if err != nil {
+			return unexpected(err)
 		}
 	}
 	return nil
 }
 
+// bytes reads a length-delimited value of at most max bytes into the
+// reused buffer: valid until the next call.
+func (w *wireReader) bytes(max uint64) ([]byte, error) {
+	n, err := w.uvarint()
+	if err != nil {
+		return nil, unexpected(err)
+	}
+	if n > max {
+		return nil, errMalformed(fmt.Errorf("a field of %d bytes where at most %d can be", n, max))
+	}
+	if uint64(cap(w.buf)) < n {
+		w.buf = make([]byte, n)
+	}
+	v := w.buf[:n]
+	if _, err := io.ReadFull(w.r, v); err != nil {
+		return nil, unexpected(err)
+	}
+	w.off += n
+	return v, nil
+}
+
+// unexpected makes the end of the stream inside a field an error.
+func unexpected(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return errMalformed(io.ErrUnexpectedEOF)
+	}
+	return err
+}
+
 func errMalformed(err error) error { return errors.New("malformed protobuf: " + err.Error()) }
 
 // listAllTyped reads every page of a built-in list at path.
-func listAllTyped[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, trim func(PT), onPage func(int)) ([]T, error) {
+func listAllTyped[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, unmarshal func(PT, []byte) error, trim func(PT), onPage func(int)) ([]T, error) {
 	return pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]T, string, error) {
-		return listPage[T, PT](ctx, t, path, lo, trim)
+		return listPage(ctx, t, path, lo, unmarshal, trim)
 	}, onPage)
 }
 
-// jsonPage reads one page of a list at path as JSON, undecoded.
-func (t *Typed) jsonPage(ctx context.Context, path string, lo metav1.ListOptions) ([]byte, error) {
-	return listRequest(t.rc.Get().AbsPath(path).SetHeader("Accept", "application/json"), lo).DoRaw(ctx)
+// jsonPage reads one page of a list at path as JSON and decodes it into
+// into while it arrives; what names the list in errors.
+func (t *Typed) jsonPage(ctx context.Context, path, what string, lo metav1.ListOptions, into any) error {
+	body, err := listRequest(t.rc.Get().AbsPath(path).SetHeader("Accept", "application/json"), lo).Stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	rd := &reading{r: body}
+	if err := fastjson.CaseSensitiveRead(rd, into); err != nil {
+		return rd.failed(what, err)
+	}
+	return nil
 }
 
 // listRequest sets the list options gather uses as query parameters.
