@@ -109,10 +109,9 @@ func ControllerLog(ctx context.Context, kube *Typed, req LogRequest) *snapshot.C
 }
 
 // runningPods are the pods whose containers run, newest first.
-func runningPods(pods []corev1.Pod) []*corev1.Pod {
+func runningPods(pods []*corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range pods {
 		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 			out = append(out, p)
 		}

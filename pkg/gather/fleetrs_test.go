@@ -21,7 +21,7 @@ func richReplicaSet(i int, replicas *int32) *appsv1.ReplicaSet {
 		c := corev1.Container{Name: name, Image: fmt.Sprintf("registry.example.com/shop/%s:1.%d.0", name, i),
 			Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 			ReadinessProbe: probe, LivenessProbe: probe,
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")}},
+			Resources:    corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")}},
 			VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}},
 			Lifecycle:    &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 20}}}}
 		for e := range 12 {

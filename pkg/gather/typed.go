@@ -60,10 +60,10 @@ type object[T any] interface {
 // fromTyped makes the metadata stubs the snapshot indexes objects by, on
 // every core. managedFields are dropped, as setGVK does for every object
 // read.
-func fromTyped[T any, PT object[T]](items []T, apiVersion, kind string) typedSet[T] {
+func fromTyped[T any, PT object[T]](items []*T, apiVersion, kind string) typedSet[T] {
 	s := typedSet[T]{objs: make([]*unstructured.Unstructured, len(items)), typed: make([]*T, len(items)), stubs: true}
 	par.Do(len(items), func(i int) {
-		o := PT(&items[i])
+		o := PT(items[i])
 		o.SetManagedFields(nil)
 		o.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
 		var meta map[string]interface{}
@@ -76,7 +76,7 @@ func fromTyped[T any, PT object[T]](items []T, apiVersion, kind string) typedSet
 			}
 		}
 		s.objs[i] = &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": apiVersion, "kind": kind, "metadata": meta}}
-		s.typed[i] = &items[i]
+		s.typed[i] = items[i]
 	})
 	return s.compact()
 }
@@ -217,14 +217,25 @@ func readRollouts(ctx context.Context, dc dynamic.Interface, kube *Typed, ns str
 		return typedSet[v1alpha1.Rollout]{objs: list, typed: make([]*v1alpha1.Rollout, len(list))}, err
 	}
 	path := nsPath("/apis/argoproj.io/v1alpha1", ns, "rollouts")
-	ros, err := pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]v1alpha1.Rollout, string, error) {
-		var l v1alpha1.RolloutList
+	ros, err := pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]*v1alpha1.Rollout, string, error) {
+		// Items by pointer: a slice of Rollout structs grown while
+		// decoding copied each about twice.
+		var l struct {
+			Metadata metav1.ListMeta     `json:"metadata"`
+			Items    []*v1alpha1.Rollout `json:"items"`
+		}
 		// Case-sensitive, as the API server decodes; numbers that overflow
 		// their field are an error, as snapshot.TypedRollout makes them.
 		if err := kube.jsonPage(ctx, path, "the Rollout list", lo, &l); err != nil {
 			return nil, "", err
 		}
-		return l.Items, l.Continue, nil
+		var items []*v1alpha1.Rollout
+		for _, ro := range l.Items {
+			if ro != nil { // a null item
+				items = append(items, ro)
+			}
+		}
+		return items, l.Metadata.Continue, nil
 	}, onPage)
 	return fromTyped(ros, "argoproj.io/v1alpha1", "Rollout"), err
 }

@@ -198,7 +198,7 @@ func TestReadPodsProtobuf(t *testing.T) {
 func TestProtoListStreamed(t *testing.T) {
 	var l corev1.PodList
 	l.Continue = "next"
-	for i := range 3 {
+	for i := range 300 { // across several blocks of items
 		l.Items = append(l.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: "shop",
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: fmt.Sprintf("img:%d", i)}}}})
@@ -216,10 +216,12 @@ func TestProtoListStreamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var want []*corev1.Pod
 	for i := range l.Items {
 		trim(&l.Items[i])
+		want = append(want, &l.Items[i])
 	}
-	if cont != "next" || !reflect.DeepEqual(pods, l.Items) {
+	if cont != "next" || !reflect.DeepEqual(pods, want) {
 		t.Fatalf("continue %q, pods %+v", cont, pods)
 	}
 	cut := &reading{r: io.MultiReader(bytes.NewReader(body[:len(body)/2]), iotest.ErrReader(io.ErrUnexpectedEOF))}

@@ -63,7 +63,7 @@ type message[T any] interface {
 // soon as it is decoded; as JSON if the server answers JSON.
 // unmarshal, when set, decodes a protobuf item in place of its generated
 // Unmarshal.
-func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, unmarshal func(PT, []byte) error, trim func(PT)) ([]T, string, error) {
+func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, unmarshal func(PT, []byte) error, trim func(PT)) ([]*T, string, error) {
 	body, err := listRequest(t.rc.Get().AbsPath(path), lo).Stream(ctx)
 	if err != nil {
 		return nil, "", err
@@ -74,15 +74,19 @@ func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, 
 	if head, _ := br.Peek(len(protoMagic)); !bytes.Equal(head, protoMagic) {
 		var l struct {
 			Metadata metav1.ListMeta `json:"metadata"`
-			Items    []T             `json:"items"`
+			Items    []*T            `json:"items"`
 		}
 		if err := fastjson.CaseSensitiveRead(br, &l); err != nil {
 			return nil, "", rd.failed(path, err)
 		}
-		for i := range l.Items {
-			trim(&l.Items[i])
+		var items []*T
+		for _, it := range l.Items {
+			if it != nil { // a null item
+				trim(it)
+				items = append(items, it)
+			}
 		}
-		return l.Items, l.Metadata.Continue, nil
+		return items, l.Metadata.Continue, nil
 	}
 	_, _ = br.Discard(len(protoMagic))
 	items, cont, err := decodeProtoList(br, unmarshal, trim)
@@ -125,13 +129,16 @@ const maxItem = 64 << 20
 // repeated items, as every built-in list type (PodList, ReplicaSetList, …)
 // is laid out. It reads r as the bytes arrive, one item at a time into one
 // reused buffer (the generated decoders copy what they keep), so neither
-// the response nor a second copy of it is ever held whole.
-func decodeProtoList[T any, PT message[T]](r *bufio.Reader, unmarshal func(PT, []byte) error, trim func(PT)) ([]T, string, error) {
+// the response nor a second copy of it is ever held whole. Items are
+// allocated in blocks, never moved: a slice of structs grown by append
+// copied every ReplicaSet of a fleet about twice.
+func decodeProtoList[T any, PT message[T]](r *bufio.Reader, unmarshal func(PT, []byte) error, trim func(PT)) ([]*T, string, error) {
 	if unmarshal == nil {
 		unmarshal = PT.Unmarshal
 	}
 	w := &wireReader{r: r}
-	var items []T
+	var items []*T
+	var block []T
 	var lm metav1.ListMeta
 	found := false
 	for {
@@ -177,8 +184,12 @@ func decodeProtoList[T any, PT message[T]](r *bufio.Reader, unmarshal func(PT, [
 				}
 				continue
 			}
-			items = append(items, *new(T))
-			it := PT(&items[len(items)-1])
+			if len(block) == cap(block) {
+				block = make([]T, 0, min(max(len(items), 16), 256))
+			}
+			block = append(block, *new(T))
+			it := PT(&block[len(block)-1])
+			items = append(items, (*T)(it))
 			if err := unmarshal(it, v); err != nil {
 				return nil, "", fmt.Errorf("item %d: %w", len(items)-1, err)
 			}
@@ -294,8 +305,8 @@ func unexpected(err error) error {
 func errMalformed(err error) error { return errors.New("malformed protobuf: " + err.Error()) }
 
 // listAllTyped reads every page of a built-in list at path.
-func listAllTyped[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, unmarshal func(PT, []byte) error, trim func(PT), onPage func(int)) ([]T, error) {
-	return pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]T, string, error) {
+func listAllTyped[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, unmarshal func(PT, []byte) error, trim func(PT), onPage func(int)) ([]*T, error) {
+	return pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]*T, string, error) {
 		return listPage(ctx, t, path, lo, unmarshal, trim)
 	}, onPage)
 }
