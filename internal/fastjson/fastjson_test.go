@@ -3,10 +3,12 @@ package fastjson
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"testing/iotest"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 type obj struct {
@@ -126,6 +128,41 @@ func TestDecodersAgreeOnAPod(t *testing.T) {
 			want = string(got)
 		} else if string(got) != want {
 			t.Fatalf("%s decodes the pod otherwise:\n%s\n%s", name, got, want)
+		}
+	}
+}
+
+// TestTimesAsTheMethodDecodes: every decoder makes of a time what
+// metav1.Time's own UnmarshalJSON makes of it, errors included, as a value
+// and through a pointer (null leaves the pointer nil).
+func TestTimesAsTheMethodDecodes(t *testing.T) {
+	for _, in := range []string{`null`, `"2026-08-11T03:10:09Z"`, `"2026-08-11T05:10:09+02:00"`, `"2026-08-11T03:10:09.5Z"`, `"yesterday"`, `""`, `5`, `{}`} {
+		var want metav1.Time
+		wantErr := want.UnmarshalJSON([]byte(in))
+		for name, d := range decoders {
+			var got struct {
+				T metav1.Time  `json:"t"`
+				P *metav1.Time `json:"p"`
+			}
+			doc := []byte(`{"t":` + in + `,"p":` + in + `}`)
+			err := d.caseSensitive(doc, &got)
+			if (err != nil) != (wantErr != nil) {
+				t.Errorf("%s %s: err %v, the method's %v", name, in, err, wantErr)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			if !reflect.DeepEqual(got.T, want) {
+				t.Errorf("%s %s: %#v, the method's %#v", name, in, got.T, want)
+			}
+			if in == "null" {
+				if got.P != nil {
+					t.Errorf("%s: null made a time", name)
+				}
+			} else if got.P == nil || !reflect.DeepEqual(*got.P, want) {
+				t.Errorf("%s %s: pointer %v, the method's %#v", name, in, got.P, want)
+			}
 		}
 	}
 }
