@@ -12,9 +12,12 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
+	"time"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -231,5 +234,50 @@ func TestProtoListStreamed(t *testing.T) {
 		t.Fatal("half a list decoded")
 	} else if err := cut.failed("pods", err); !strings.HasPrefix(err.Error(), "reading pods: ") || !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("cut off: %v", err)
+	}
+}
+
+// TestListRetriesALostConnection: a list whose connection is dropped
+// before the answer is sent again, as client-go's DoRaw does for a GET
+// (Go's transport may add an attempt of its own on a reused connection);
+// a server that answers with an error is not asked again.
+func TestListRetriesALostConnection(t *testing.T) {
+	defer func(w time.Duration) { retryWait = w }(retryWait)
+	retryWait = time.Millisecond
+	var calls atomic.Int32
+	var failures atomic.Int32
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= failures.Load() {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close() // no answer at all
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprint(w, `{"metadata":{},"items":[{"metadata":{"name":"a","namespace":"shop"}}]}`)
+	}))
+	defer srv.Close()
+	kube, err := NewTyped(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() (typedSet[v1alpha1.Rollout], error) {
+		calls.Store(0)
+		return readRollouts(context.Background(), nil, kube, "shop", metav1.ListOptions{}, nil)
+	}
+	failures.Store(1)
+	if set, err := read(); err != nil || len(set.typed) != 1 || calls.Load() < 2 {
+		t.Fatalf("after one lost connection: %d Rollouts, %d requests, err %v", len(set.typed), calls.Load(), err)
+	}
+	failures.Store(100)
+	if _, err := read(); err == nil || calls.Load() < 3 || calls.Load() > 6 {
+		t.Fatalf("a server that never answers: %d requests, err %v", calls.Load(), err)
+	}
+	failures.Store(0)
+	status = http.StatusInternalServerError
+	if _, err := read(); err == nil || calls.Load() != 1 {
+		t.Fatalf("a server error: %d requests, err %v", calls.Load(), err)
 	}
 }

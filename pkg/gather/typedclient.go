@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/fastjson"
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
@@ -64,7 +66,7 @@ type message[T any] interface {
 // unmarshal, when set, decodes a protobuf item in place of its generated
 // Unmarshal.
 func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, lo metav1.ListOptions, unmarshal func(PT, []byte) error, trim func(PT)) ([]*T, string, error) {
-	body, err := listRequest(t.rc.Get().AbsPath(path), lo).Stream(ctx)
+	body, err := getStream(ctx, listRequest(t.rc.Get().AbsPath(path), lo))
 	if err != nil {
 		return nil, "", err
 	}
@@ -95,6 +97,28 @@ func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, 
 	}
 	return items, cont, nil
 }
+
+// getStream sends the GET req and returns the response body to read. Like
+// client-go's DoRaw for a GET (and unlike its Stream), it tries again, up
+// to three times a second apart, when the connection was reset or lost
+// before an answer came: an API server shutting down behind its load
+// balancer. Other failures, and an interrupted read, are not retried.
+func getStream(ctx context.Context, req *rest.Request) (io.ReadCloser, error) {
+	for attempt := 1; ; attempt++ {
+		body, err := req.Stream(ctx)
+		if err == nil || attempt == 3 || !(utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err)) {
+			return body, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(retryWait):
+		}
+	}
+}
+
+// retryWait is getStream's pause between attempts (a test shortens it).
+var retryWait = time.Second
 
 // reading keeps the error of a response body's reads, so that a body cut
 // off by the network is reported as such, not as malformed.
@@ -314,7 +338,7 @@ func listAllTyped[T any, PT message[T]](ctx context.Context, t *Typed, path stri
 // jsonPage reads one page of a list at path as JSON and decodes it into
 // into while it arrives; what names the list in errors.
 func (t *Typed) jsonPage(ctx context.Context, path, what string, lo metav1.ListOptions, into any) error {
-	body, err := listRequest(t.rc.Get().AbsPath(path).SetHeader("Accept", "application/json"), lo).Stream(ctx)
+	body, err := getStream(ctx, listRequest(t.rc.Get().AbsPath(path).SetHeader("Accept", "application/json"), lo))
 	if err != nil {
 		return err
 	}
