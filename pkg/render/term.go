@@ -17,7 +17,27 @@ import (
 // Truncate shortens s to at most width terminal cells, ending it with tail
 // when it had to cut. ANSI styling in s is kept intact.
 func Truncate(s string, width int, tail string) string {
+	// Printable ASCII (the common case: a scan's thousands of cells) is a
+	// cell per byte; anything else goes through the ANSI parser.
+	if printableASCII(s) && printableASCII(tail) {
+		if len(s) <= width {
+			return s
+		}
+		if len(tail) > width {
+			return "" // as the parser: no room for the tail
+		}
+		return s[:width-len(tail)] + tail
+	}
 	return ansi.Truncate(s, width, tail)
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // Redraw starts a new frame of a watched report. On a colour terminal

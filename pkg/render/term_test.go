@@ -73,3 +73,17 @@ func TestRedrawUsesTheTerminalLibrary(t *testing.T) {
 		t.Fatalf("progress: %q", b.String())
 	}
 }
+
+// TestTruncateASCIIAsTheParser: the printable-ASCII shortcut cuts exactly
+// where the ANSI parser does, at every width.
+func TestTruncateASCIIAsTheParser(t *testing.T) {
+	for _, s := range []string{"", "a", "RD310 steps [20 40 100] end in setWeight 100", strings.Repeat("x", 120)} {
+		for _, tail := range []string{"", "...", "~"} {
+			for w := 0; w <= len(s)+2; w++ {
+				if got, want := Truncate(s, w, tail), ansi.Truncate(s, w, tail); got != want {
+					t.Fatalf("Truncate(%q, %d, %q) = %q, the parser gives %q", s, w, tail, got, want)
+				}
+			}
+		}
+	}
+}
