@@ -46,13 +46,34 @@ func unmarshalFleetReplicaSet(rs *appsv1.ReplicaSet, b []byte) error {
 // managedFields, which every read drops anyway (about half of a
 // ReplicaSet's metadata, and the costliest part to decode: a time and a
 // JSON blob per entry).
+//
+// The API server writes fields in number order, so managedFields (17,
+// ObjectMeta's highest) come last and the rest is a prefix of b, decoded
+// in place; other orders are copied without them.
 func unmarshalMetaWithoutManagedFields(m *metav1.ObjectMeta, b []byte) error {
-	kept := make([]byte, 0, len(b))
-	for rest := b; len(rest) > 0; {
-		num, _, n := protowire.ConsumeField(rest)
+	prefix, tail := -1, true // where the managedFields start; whether only they follow
+	for off := 0; off < len(b); {
+		num, _, n := protowire.ConsumeField(b[off:])
 		if n < 0 {
 			return errMalformed(protowire.ParseError(n))
 		}
+		switch {
+		case num == 17 && prefix < 0:
+			prefix = off
+		case num != 17 && prefix >= 0:
+			tail = false
+		}
+		off += n
+	}
+	switch {
+	case prefix < 0:
+		return m.Unmarshal(b)
+	case tail:
+		return m.Unmarshal(b[:prefix])
+	}
+	kept := make([]byte, 0, len(b))
+	for rest := b; len(rest) > 0; {
+		num, _, n := protowire.ConsumeField(rest)
 		if num != 17 {
 			kept = append(kept, rest[:n]...)
 		}

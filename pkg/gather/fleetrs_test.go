@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -80,6 +81,37 @@ func TestFleetReplicaSetDecode(t *testing.T) {
 		for n := range len(b) {
 			_ = unmarshalFleetReplicaSet(new(appsv1.ReplicaSet), b[:n])
 		}
+	}
+	// managedFields first (a server that writes fields out of number
+	// order): the metadata is still the generated decoder's without them.
+	rs := richReplicaSet(3, &three)
+	meta, err := rs.ObjectMeta.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, rest []byte
+	for b := meta; len(b) > 0; {
+		num, _, n := protowire.ConsumeField(b)
+		if num == 17 {
+			first = append(first, b[:n]...)
+		} else {
+			rest = append(rest, b[:n]...)
+		}
+		b = b[n:]
+	}
+	if len(first) == 0 {
+		t.Fatal("no managedFields in the encoding")
+	}
+	var got, want metav1.ObjectMeta
+	if err := unmarshalMetaWithoutManagedFields(&got, append(first, rest...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := want.Unmarshal(meta); err != nil {
+		t.Fatal(err)
+	}
+	want.ManagedFields = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("managedFields first:\n got %+v\nwant %+v", got, want)
 	}
 }
 
