@@ -23,10 +23,10 @@ import (
 // straight into structs: pods and ReplicaSets as protobuf, Rollouts (a CRD
 // has no protobuf) as JSON. It is one REST client with the connection's
 // rate limit and monitor, not a clientset: the reads are three paths, and
-// decoding a pod list item by item lets each pod drop what diagnose never
-// reads (managedFields) before the next is decoded, so that a 2,000-pod
-// list never holds them all, nor a second copy of the response as
-// client-go's envelope decoding makes.
+// decoding a pod list item by item, as it arrives, lets each pod drop what
+// diagnose never reads (managedFields) before the next is decoded, so that
+// a 2,000-pod list never holds them all, nor the response whole, nor a
+// second copy of it as client-go's envelope decoding makes.
 type Typed struct {
 	rc rest.Interface
 }
