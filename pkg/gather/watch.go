@@ -145,6 +145,7 @@ type watchSet struct {
 	live      map[string]bool // by watchKinds
 	starting  bool
 	lastStart time.Time
+	ends      int // watches that ended, ever
 	lastErr   string
 }
 
@@ -173,11 +174,20 @@ func (s *watchSet) ensure(ctx context.Context, opt WatchOptions, namespace, name
 		return
 	}
 	s.starting, s.lastStart = true, time.Now()
+	ends := s.ends
 	go func() {
 		s.start(ctx, opt, namespace, name, missing)
 		s.mu.Lock()
 		s.starting = false
+		// A watch that ended while this round was still opening the
+		// others found ensure busy, and its change was spent on that
+		// read: signal again, or nothing restarts it before the resync.
+		// (One that failed to start did not end: the resync covers it.)
+		ended := s.ends != ends
 		s.mu.Unlock()
+		if ended && ctx.Err() == nil {
+			s.signal()
+		}
 	}()
 }
 
@@ -332,6 +342,7 @@ func (s *watchSet) forward(ctx context.Context, kind string, w watch.Interface, 
 		cancel()
 		s.mu.Lock()
 		s.live[kind] = false
+		s.ends++
 		s.mu.Unlock()
 		s.signal()
 	}()

@@ -177,9 +177,15 @@ func TestWatchRetriesWithBackoffAndGivesUp(t *testing.T) {
 }
 
 // Watches that end (a dropped connection, the server's watch timeout) are
-// a change, and are started again after the next successful read.
+// a change, and are started again after the next successful read, also
+// when one ends while the others are still being opened (the ReplicaSet
+// watch is slow to start here: that read found the set busy).
 func TestWatchRestartsEndedWatches(t *testing.T) {
 	dc := fakeClient(t, exampleObjects(t)...)
+	dc.PrependWatchReactor("replicasets", func(k8stesting.Action) (bool, watch.Interface, error) {
+		time.Sleep(50 * time.Millisecond)
+		return false, nil, nil // then the fake's own watch
+	})
 	var mu sync.Mutex
 	var started []*watch.FakeWatcher
 	dc.PrependWatchReactor("rollouts", func(k8stesting.Action) (bool, watch.Interface, error) {
