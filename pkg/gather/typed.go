@@ -218,24 +218,7 @@ func readRollouts(ctx context.Context, dc dynamic.Interface, kube *Typed, ns str
 	}
 	path := nsPath("/apis/argoproj.io/v1alpha1", ns, "rollouts")
 	ros, err := pages(ctx, lo, func(ctx context.Context, lo metav1.ListOptions) ([]*v1alpha1.Rollout, string, error) {
-		// Items by pointer: a slice of Rollout structs grown while
-		// decoding copied each about twice.
-		var l struct {
-			Metadata metav1.ListMeta     `json:"metadata"`
-			Items    []*v1alpha1.Rollout `json:"items"`
-		}
-		// Case-sensitive, as the API server decodes; numbers that overflow
-		// their field are an error, as snapshot.TypedRollout makes them.
-		if err := kube.jsonPage(ctx, path, "the Rollout list", lo, &l); err != nil {
-			return nil, "", err
-		}
-		var items []*v1alpha1.Rollout
-		for _, ro := range l.Items {
-			if ro != nil { // a null item
-				items = append(items, ro)
-			}
-		}
-		return items, l.Metadata.Continue, nil
+		return jsonListPage[v1alpha1.Rollout](ctx, kube, path, "the Rollout list", lo)
 	}, onPage)
 	return fromTyped(ros, "argoproj.io/v1alpha1", "Rollout"), err
 }

@@ -74,21 +74,14 @@ func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, 
 	rd := &reading{r: body}
 	br := bufio.NewReaderSize(rd, 64<<10)
 	if head, _ := br.Peek(len(protoMagic)); !bytes.Equal(head, protoMagic) {
-		var l struct {
-			Metadata metav1.ListMeta `json:"metadata"`
-			Items    []*T            `json:"items"`
-		}
-		if err := fastjson.CaseSensitiveRead(br, &l); err != nil {
+		items, cont, err := decodeJSONList[T](br)
+		if err != nil {
 			return nil, "", rd.failed(path, err)
 		}
-		var items []*T
-		for _, it := range l.Items {
-			if it != nil { // a null item
-				trim(it)
-				items = append(items, it)
-			}
+		for _, it := range items {
+			trim(it)
 		}
-		return items, l.Metadata.Continue, nil
+		return items, cont, nil
 	}
 	_, _ = br.Discard(len(protoMagic))
 	items, cont, err := decodeProtoList(br, unmarshal, trim)
@@ -335,19 +328,41 @@ func listAllTyped[T any, PT message[T]](ctx context.Context, t *Typed, path stri
 	}, onPage)
 }
 
-// jsonPage reads one page of a list at path as JSON and decodes it into
-// into while it arrives; what names the list in errors.
-func (t *Typed) jsonPage(ctx context.Context, path, what string, lo metav1.ListOptions, into any) error {
+// jsonListPage reads one page of a list at path as JSON, decoding it
+// while it arrives; what names the list in errors.
+func jsonListPage[T any](ctx context.Context, t *Typed, path, what string, lo metav1.ListOptions) ([]*T, string, error) {
 	body, err := getStream(ctx, listRequest(t.rc.Get().AbsPath(path).SetHeader("Accept", "application/json"), lo))
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	defer body.Close()
 	rd := &reading{r: body}
-	if err := fastjson.CaseSensitiveRead(rd, into); err != nil {
-		return rd.failed(what, err)
+	items, cont, err := decodeJSONList[T](rd)
+	if err != nil {
+		return nil, "", rd.failed(what, err)
 	}
-	return nil
+	return items, cont, nil
+}
+
+// decodeJSONList decodes a JSON list from r as the API server reads JSON
+// (case-sensitive; a number that overflows its field is an error): its
+// items, null ones left out, and its continue token. Items are decoded by
+// pointer: a slice of structs grown while decoding copied each about twice.
+func decodeJSONList[T any](r io.Reader) ([]*T, string, error) {
+	var l struct {
+		Metadata metav1.ListMeta `json:"metadata"`
+		Items    []*T            `json:"items"`
+	}
+	if err := fastjson.CaseSensitiveRead(r, &l); err != nil {
+		return nil, "", err
+	}
+	items := l.Items[:0]
+	for _, it := range l.Items {
+		if it != nil {
+			items = append(items, it)
+		}
+	}
+	return items, l.Metadata.Continue, nil
 }
 
 // listRequest sets the list options gather uses as query parameters.
