@@ -32,6 +32,14 @@ type History struct {
 
 	mu   sync.Mutex
 	objs map[string][]Turn
+	// newest is the newest resourceVersion seen of each object: a read
+	// that comes back after a watch event of a newer version (or the same
+	// one) adds nothing.
+	newest map[string]string
+	// writers and writer are the Rollout's spec writers at that version
+	// and the one whose write it was.
+	writers map[string][]snapshot.FieldWriter
+	writer  map[string]string
 }
 
 // Turn is one read that saw an object at a new resourceVersion.
@@ -83,11 +91,34 @@ func (h *History) defaults() {
 func (h *History) Observe(object string, t Turn) *Churn {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.observe(object, t, nil, false)
+}
+
+// observeSpec is Observe for one version of a Rollout: the turn's manager
+// is the writer of that version among its spec writers ws (newest first).
+func (h *History) observeSpec(object string, t Turn, ws []snapshot.FieldWriter) *Churn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.observe(object, t, ws, true)
+}
+
+func (h *History) observe(object string, t Turn, ws []snapshot.FieldWriter, spec bool) *Churn {
 	h.defaults()
 	if h.objs == nil {
 		h.objs = map[string][]Turn{}
+		h.newest = map[string]string{}
+		h.writers = map[string][]snapshot.FieldWriter{}
+		h.writer = map[string]string{}
 	}
 	ts := h.objs[object]
+	if !newerVersion(t.ResourceVersion, h.newest[object]) {
+		return h.churn(object, ts)
+	}
+	h.newest[object] = t.ResourceVersion
+	if spec {
+		t.Manager = specWriter(h.writers[object], h.writer[object], ws)
+		h.writers[object], h.writer[object] = ws, t.Manager
+	}
 	if t.Manager != "" && (len(ts) == 0 || ts[len(ts)-1].ResourceVersion != t.ResourceVersion) {
 		ts = append(ts, t)
 	}
@@ -98,6 +129,73 @@ func (h *History) Observe(object string, t Turn) *Churn {
 	ts = ts[cut:]
 	h.objs[object] = ts
 	return h.churn(object, ts)
+}
+
+// newerVersion reports whether resourceVersion rv is newer than seen.
+// resourceVersions are opaque by the API conventions, but an etcd-backed
+// API server's are its etcd revision, a decimal integer without leading
+// zeros, and upstream has since made comparing them supported
+// (k8s.io/apimachinery v0.36.1, pkg/util/resourceversion/resourceversion.go:45).
+// Anything else is only told apart by being different.
+func newerVersion(rv, seen string) bool {
+	if seen == "" || rv == seen {
+		return seen == ""
+	}
+	if !decimal(rv) || !decimal(seen) {
+		return true
+	}
+	if len(rv) != len(seen) {
+		return len(rv) > len(seen)
+	}
+	return rv > seen
+}
+
+func decimal(s string) bool {
+	if s == "" || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// specWriter is the manager (not the controller) whose write made the
+// Rollout version whose spec writers are ws, newest first, given the
+// writers and the writer at the version seen before it (none at the
+// first). managedFields times are whole seconds: a GitOps sync that puts
+// the template back within a second of a deploy ties with it on time,
+// and then managedFields order, not time, decides the newest. But a write
+// takes the fields it changes from every other manager (the API server's
+// structured-merge-diff v6.3.0, merge/update.go:146), so the writer is the
+// one that is new, has a later time, or owns more fields than before. When
+// none does (the controller's own write, a status write), it is the writer
+// before; at the first version, the newest by time.
+func specWriter(prev []snapshot.FieldWriter, before string, ws []snapshot.FieldWriter) string {
+	was := make(map[string]snapshot.FieldWriter, len(prev))
+	for _, w := range prev {
+		was[w.Manager+"/"+w.Operation] = w
+	}
+	newest, stays := "", false
+	for _, w := range ws {
+		if isController(w.Manager) {
+			continue
+		}
+		if newest == "" {
+			newest = w.Manager
+		}
+		stays = stays || w.Manager == before
+		b, ok := was[w.Manager+"/"+w.Operation]
+		if !ok || w.Time.After(b.Time) || w.Owned > b.Owned {
+			return w.Manager
+		}
+	}
+	if stays {
+		return before
+	}
+	return newest
 }
 
 // churn counts the alternations of ts (oldest first).
@@ -158,14 +256,11 @@ func (h *History) ObserveEvent(u *unstructured.Unstructured, at time.Time) {
 	t := Turn{At: at, ResourceVersion: u.GetResourceVersion()}
 	key := u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
 	if u.GetKind() == "Rollout" {
-		for _, w := range snapshot.SpecWriters(u.GetManagedFields()) {
-			if !isController(w.Manager) {
-				t.Manager = w.Manager
-				break
-			}
-		}
 		t.Generation = u.GetGeneration()
-	} else if w := router.WeightWriter(u); w != nil {
+		h.observeSpec(key, t, snapshot.SpecWriters(u.GetManagedFields()))
+		return
+	}
+	if w := router.WeightWriter(u); w != nil {
 		t.Manager = w.Manager
 	}
 	h.Observe(key, t)
@@ -178,15 +273,8 @@ func (c *Context) observeHistory(h *History) {
 		return
 	}
 	c.churn = map[string]*Churn{}
-	var mgr string
-	for _, w := range c.View.SpecWriters { // newest first
-		if !isController(w.Manager) {
-			mgr = w.Manager
-			break
-		}
-	}
 	ro := c.ro
-	if ch := h.Observe(c.obj(), Turn{At: c.View.Now, Manager: mgr, ResourceVersion: ro.ResourceVersion, Generation: ro.Generation}); ch != nil {
+	if ch := h.observeSpec(c.obj(), Turn{At: c.View.Now, ResourceVersion: ro.ResourceVersion, Generation: ro.Generation}, c.View.SpecWriters); ch != nil {
 		c.churn[c.obj()] = ch
 	}
 	for _, o := range c.routerObjects() {

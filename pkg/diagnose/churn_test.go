@@ -276,3 +276,91 @@ func saysAll(t *testing.T, id, msg string, parts ...string) {
 		}
 	}
 }
+
+// specVersion is a Rollout at resourceVersion rv as the API server keeps
+// its managedFields after a fight over the image: argocd-controller's
+// Apply owns the template, and whoever set the image last owns that leaf
+// (a write takes the fields it changes from the other managers). Every
+// entry carries the same second, as within a fast fight.
+func specVersion(t *testing.T, rv int, imageOwner string) *unstructured.Unstructured {
+	t.Helper()
+	const ts = "2026-03-01T12:00:00Z"
+	container := `"k:{\"name\":\"app\"}": {".": {}, "f:name": {}, "f:ports": {}%s}`
+	argo := fmt.Sprintf(container, "")
+	bot := ""
+	if imageOwner == "argocd-controller" {
+		argo = fmt.Sprintf(container, `, "f:image": {}`)
+	} else {
+		bot = fmt.Sprintf(`
+  - {manager: deploy-bot, operation: Update, apiVersion: argoproj.io/v1alpha1, time: %q, fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {"f:image": {}}}}}}}}`, ts)
+	}
+	doc := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: app
+  namespace: shop
+  generation: %d
+  resourceVersion: "%d"
+  managedFields:
+  - {manager: argocd-controller, operation: Apply, apiVersion: argoproj.io/v1alpha1, time: %q, fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {%s}}}}}}%s
+  - {manager: rollouts-controller, operation: Update, apiVersion: argoproj.io/v1alpha1, time: %q, fieldsType: FieldsV1, fieldsV1: {"f:status": {"f:phase": {}}}, subresource: status}
+`, rv, rv, ts, argo, bot, ts)
+	m := map[string]interface{}{}
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+// TestHistorySpecFightWithinOneSecond: four template writes in one second,
+// with the controller's status writes between them. managedFields order
+// puts the Apply entry first whatever the time, so the newest entry by
+// time is argocd-controller at every version; the fields each write took
+// say who wrote, and the status writes do not hand the turn back.
+func TestHistorySpecFightWithinOneSecond(t *testing.T) {
+	h := NewHistory()
+	at := routerNow
+	rv := 100
+	for _, owner := range []string{"argocd-controller", "deploy-bot", "argocd-controller", "deploy-bot", "argocd-controller"} {
+		rv++
+		h.ObserveEvent(specVersion(t, rv, owner), at)
+		rv++ // the controller answers: a status write, the spec writers unchanged
+		h.ObserveEvent(specVersion(t, rv, owner), at)
+		at = at.Add(200 * time.Millisecond)
+	}
+	var writers []string
+	for _, turn := range h.objs["Rollout shop/app"] {
+		writers = append(writers, turn.Manager)
+	}
+	if got, want := strings.Join(writers, ","), "argocd-controller,argocd-controller,deploy-bot,deploy-bot,argocd-controller,argocd-controller,deploy-bot,deploy-bot,argocd-controller,argocd-controller"; got != want {
+		t.Errorf("writers by version:\n got %s\nwant %s", got, want)
+	}
+	ch := h.churn("Rollout shop/app", h.objs["Rollout shop/app"])
+	if ch == nil || ch.Alternations != 4 || strings.Join(ch.Managers, ",") != "argocd-controller,deploy-bot" {
+		t.Fatalf("want 4 turns of argocd-controller and deploy-bot, got %+v (turns %+v)", ch, h.objs["Rollout shop/app"])
+	}
+	// A full read that comes back after the watch delivered newer versions
+	// is not a turn: its writer was deploy-bot, and counting it again
+	// after argocd-controller's write would make a turn that never was.
+	stale := specVersion(t, 108, "deploy-bot")
+	before := len(h.objs["Rollout shop/app"])
+	h.observeSpec("Rollout shop/app", Turn{At: at, ResourceVersion: "108"}, snapshot.SpecWriters(stale.GetManagedFields()))
+	if n := len(h.objs["Rollout shop/app"]); n != before {
+		t.Errorf("a read of resourceVersion 108 after 110 added a turn (%d → %d)", before, n)
+	}
+}
+
+func TestNewerVersion(t *testing.T) {
+	for _, tc := range []struct {
+		rv, seen string
+		want     bool
+	}{
+		{"10", "", true}, {"10", "10", false}, {"9", "10", false}, {"10", "9", true},
+		{"100", "99", true}, {"99", "100", false},
+		{"abc", "abd", true}, {"abc", "abc", false}, // not etcd revisions: only told apart
+	} {
+		if got := newerVersion(tc.rv, tc.seen); got != tc.want {
+			t.Errorf("newerVersion(%q, %q) = %v, want %v", tc.rv, tc.seen, got, tc.want)
+		}
+	}
+}

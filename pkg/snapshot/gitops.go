@@ -200,6 +200,11 @@ type FieldWriter struct {
 	Time      time.Time `json:"time"`
 	// Fields are the top-level spec fields it owns (template, replicas…).
 	Fields []string `json:"fields"`
+	// Owned counts every field and list entry it owns under spec. A write
+	// that takes fields from another manager grows it: managedFields times
+	// are whole seconds, so two writers within one second tie on Time, and
+	// Owned tells which one wrote (diagnose.History).
+	Owned int `json:"-"`
 }
 
 // SpecWriters lists the managers that own fields under spec, newest first.
@@ -228,11 +233,25 @@ func SpecWriters(mfs []metav1.ManagedFieldsEntry) []FieldWriter {
 				w.Fields = append(w.Fields, strings.TrimPrefix(k, "f:"))
 			}
 		}
+		w.Owned = countFields(spec)
 		sort.Strings(w.Fields)
 		out = append(out, w)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
 	return out
+}
+
+// countFields counts the keys of a FieldsV1 set, nested ones included
+// ("." marks a list entry or map that is owned itself and counts too).
+func countFields(set map[string]interface{}) int {
+	n := 0
+	for _, v := range set {
+		n++
+		if sub, ok := v.(map[string]interface{}); ok {
+			n += countFields(sub)
+		}
+	}
+	return n
 }
 
 // String is "argocd-controller (Apply, template, replicas)".
