@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/heapbudget"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/fleet"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/render"
@@ -112,19 +112,22 @@ func (o *ScanOptions) Validate() error {
 
 func (o *ScanOptions) multi() bool { return o.AllContexts || len(o.Contexts) > 0 }
 
+// scanHeapBudget is the heap under which a scan collects no garbage.
+const scanHeapBudget = 512 << 20
+
 // Run reads the fleet, ranks it and prints one row per Rollout.
 func (o *ScanOptions) Run(ctx context.Context) error {
 	// The binary collects garbage at GOGC 50 for a diagnose's peak memory
 	// (cmd/kubectl-rolloutdoctor). A scan's garbage is thousands of
 	// Rollouts' decoding and diagnoses, from several clusters at once, and
 	// what counts is how soon the table is there. Its heap is mostly the
-	// fleet it keeps to the end, which every collection marks again: at
-	// GOGC 200 one scan of 1,000 Rollouts took a fifth less CPU than at
-	// 100 (0.19 → 0.15 s) for 2% more peak memory (docs/performance.md).
-	// GOGC, when set, still decides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
-	}
+	// fleet it keeps to the end, which every collection marks again, on
+	// cores that are decoding the other clusters. So nothing is collected
+	// until the heap reaches scanHeapBudget (at most half the cgroup's
+	// limit), and from then on at GOGC 200 if the fleet it keeps is larger
+	// than half of that (docs/performance.md has the measurements). GOGC
+	// or GOMEMLIMIT, when set, still decide.
+	heapbudget.FromEnvironment(scanHeapBudget, 200).Apply()
 	if o.multi() {
 		return o.runClusters(ctx)
 	}

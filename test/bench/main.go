@@ -42,6 +42,7 @@ type config struct {
 	keep                   bool
 	reuse                  string
 	short                  bool
+	toolEnv                []string
 	links                  []linkProfile
 }
 
@@ -55,12 +56,16 @@ func main() {
 	flag.StringVar(&c.write, "write", "", "markdown file whose bench section gets the table (the full form: docs/performance.md)")
 	flag.BoolVar(&c.keep, "keep", false, "leave the lab running afterwards (stop it with LAB_STATE=… test/lab/down.sh)")
 	flag.StringVar(&c.reuse, "lab", "", "measure on the lab that an earlier -keep run left in this state directory (same -fleet and -big), instead of starting and populating one")
+	toolEnv := flag.String("tool-env", "", "KEY=VALUE pairs (comma-separated) added to rolloutdoctor's environment only, for an A/B of a runtime setting (-tool-env GOGC=200)")
 	links := flag.String("links", "2ms/1000Mbit,30ms/200Mbit", "network paths (RTT/BANDWIDTH, comma-separated) over which the multi-cluster scan is measured as well as on loopback: a cluster in the same region, one across regions or a VPN")
 	flag.Parse()
 	var err error
 	if c.links, err = parseLinks(*links); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
+	}
+	if *toolEnv != "" {
+		c.toolEnv = strings.Split(*toolEnv, ",")
 	}
 	if c.short {
 		c.fleet, c.runs = min(c.fleet, 100), min(c.runs, 3)

@@ -385,6 +385,9 @@ func (c *config) runTool(ctx context.Context, bin string, args []string, kubecon
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	if bin == c.rd {
+		cmd.Env = append(cmd.Env, c.toolEnv...)
+	}
 	server := c.serverCPU()
 	start := time.Now()
 	err = cmd.Run()
@@ -594,6 +597,9 @@ func (res *results) markdown(c *config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %d CPUs with %s; load average %s before and %s after. rolloutdoctor against kubectl-argo-rollouts %s (built from the argo-rollouts module), controller %s, Kubernetes from test/lab/versions.env; %d interleaved runs each after one warm-up, medians.\n\n",
 		res.when.Format("2006-01-02 15:04 UTC"), res.cpus, res.goVersion, res.loadBefore, res.loadAfter, c.pluginVersion, c.controllerVersion, c.runs)
+	if len(c.toolEnv) > 0 {
+		fmt.Fprintf(&b, "rolloutdoctor ran with %s in its environment.\n\n", strings.Join(c.toolEnv, " "))
+	}
 	b.WriteString("Each cell: wall time, the tool's CPU, its peak memory; then the CPU the lab's API servers spent serving it, on the same cores.\n\n")
 	b.WriteString("| case | rolloutdoctor | other | ratio (target) | requests |\n|---|---|---|---|---|\n")
 	for _, r := range res.cases {
