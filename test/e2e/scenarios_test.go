@@ -428,11 +428,18 @@ func incident(t *testing.T, h *harness, mode trafficMode, final100 bool) {
 				return
 			default:
 			}
+			// Twice a second: each sample is a whole read of the Rollout's
+			// objects, and the canary's ready endpoints stay short of its
+			// weight for 10 s or more (pods turn Ready 9–39 s after they
+			// start). Sampling ten times a second through the whole 150 s
+			// wait, five versions' fix-host runs and the waits' GETs put the
+			// API server so far behind that other scenarios' pods stayed
+			// unready for minutes.
 			pr, err := h.podsInProcess("app")
+			time.Sleep(500 * time.Millisecond)
 			if err != nil {
 				continue
 			}
-			time.Sleep(50 * time.Millisecond) // ~10 samples a second, without flooding the API server
 			if f := podFinding(pr, "RD325"); f != nil {
 				share = f
 				c := serviceRow(pr, "app-canary")
