@@ -136,7 +136,7 @@ func TestDecodersAgreeOnAPod(t *testing.T) {
 // metav1.Time's own UnmarshalJSON makes of it, errors included, as a value
 // and through a pointer (null leaves the pointer nil).
 func TestTimesAsTheMethodDecodes(t *testing.T) {
-	for _, in := range []string{`null`, `"2026-08-11T03:10:09Z"`, `"2026-08-11T05:10:09+02:00"`, `"2026-08-11T03:10:09.5Z"`, `"yesterday"`, `""`, `5`, `{}`} {
+	for _, in := range []string{`null`, `"2026-08-11T03:10:09Z"`, `"2026-08-11T05:10:09+02:00"`, `"2026-08-11T03:10:09.5Z"`, `"2026-08-11T03:10:09\u005a"`, `"2026-08-11T03:10:09\u00"`, `true`, `"yesterday"`, `""`, `5`, `{}`} {
 		var want metav1.Time
 		wantErr := want.UnmarshalJSON([]byte(in))
 		for name, d := range decoders {
@@ -163,6 +163,41 @@ func TestTimesAsTheMethodDecodes(t *testing.T) {
 			} else if got.P == nil || !reflect.DeepEqual(*got.P, want) {
 				t.Errorf("%s %s: pointer %v, the method's %#v", name, in, got.P, want)
 			}
+		}
+	}
+}
+
+// TestLeanLeavesOutOnlyManagedFields: CaseSensitiveReadLean decodes what
+// CaseSensitiveRead does, but for managedFields, which json/v2 skips (and
+// still rejects when they are not JSON).
+func TestLeanLeavesOutOnlyManagedFields(t *testing.T) {
+	const doc = `{"items": [{"metadata": {"name": "a", "creationTimestamp": "2026-08-11T03:10:00Z",
+	  "managedFields": [{"manager": "argocd-controller", "operation": "Apply", "time": "2026-08-11T03:10:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:template": {}}}}],
+	  "labels": {"app": "a"}}, "spec": {"nodeName": "n1"}}, null]}`
+	type list struct {
+		Items []*corev1.Pod `json:"items"`
+	}
+	for name, d := range decoders {
+		var full, lean list
+		if err := d.caseSensitiveRead(bytes.NewReader([]byte(doc)), &full); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.caseSensitiveReadLean(bytes.NewReader([]byte(doc)), &lean); err != nil {
+			t.Fatal(err)
+		}
+		if len(full.Items) != 2 || full.Items[0] == nil || len(full.Items[0].ManagedFields) != 1 {
+			t.Fatalf("%s: the full decoding lost managedFields: %+v", name, full.Items)
+		}
+		if name == "encoding/json/v2" && lean.Items[0].ManagedFields != nil {
+			t.Errorf("%s: managedFields decoded: %+v", name, lean.Items[0].ManagedFields)
+		}
+		full.Items[0].ManagedFields, lean.Items[0].ManagedFields = nil, nil
+		if !reflect.DeepEqual(full, lean) {
+			t.Errorf("%s: lean decoding differs beyond managedFields:\n%+v\n%+v", name, full.Items[0], lean.Items[0])
+		}
+		bad := `{"items": [{"metadata": {"name": "a", "managedFields": [{"manager": }]}}]}`
+		if err := d.caseSensitiveReadLean(bytes.NewReader([]byte(bad)), &lean); err == nil {
+			t.Errorf("%s: managedFields that are not JSON decoded", name)
 		}
 	}
 }

@@ -74,7 +74,7 @@ func listPage[T any, PT message[T]](ctx context.Context, t *Typed, path string, 
 	rd := &reading{r: body}
 	br := bufio.NewReaderSize(rd, 64<<10)
 	if head, _ := br.Peek(len(protoMagic)); !bytes.Equal(head, protoMagic) {
-		items, cont, err := decodeJSONList[T](br)
+		items, cont, err := decodeJSONList[T](br, fastjson.CaseSensitiveRead)
 		if err != nil {
 			return nil, "", rd.failed(path, err)
 		}
@@ -329,7 +329,9 @@ func listAllTyped[T any, PT message[T]](ctx context.Context, t *Typed, path stri
 }
 
 // jsonListPage reads one page of a list at path as JSON, decoding it
-// while it arrives; what names the list in errors.
+// while it arrives; what names the list in errors. Its items may come
+// without managedFields: the fleet's Rollouts are its one use, and
+// fromTyped drops them.
 func jsonListPage[T any](ctx context.Context, t *Typed, path, what string, lo metav1.ListOptions) ([]*T, string, error) {
 	body, err := getStream(ctx, listRequest(t.rc.Get().AbsPath(path).SetHeader("Accept", "application/json"), lo))
 	if err != nil {
@@ -337,23 +339,24 @@ func jsonListPage[T any](ctx context.Context, t *Typed, path, what string, lo me
 	}
 	defer body.Close()
 	rd := &reading{r: body}
-	items, cont, err := decodeJSONList[T](rd)
+	items, cont, err := decodeJSONList[T](rd, fastjson.CaseSensitiveReadLean)
 	if err != nil {
 		return nil, "", rd.failed(what, err)
 	}
 	return items, cont, nil
 }
 
-// decodeJSONList decodes a JSON list from r as the API server reads JSON
-// (case-sensitive; a number that overflows its field is an error): its
-// items, null ones left out, and its continue token. Items are decoded by
-// pointer: a slice of structs grown while decoding copied each about twice.
-func decodeJSONList[T any](r io.Reader) ([]*T, string, error) {
+// decodeJSONList decodes a JSON list from r with read (a fastjson reader,
+// which decodes as the API server reads JSON: case-sensitive, a number
+// that overflows its field an error): its items, null ones left out, and
+// its continue token. Items are decoded by pointer: a slice of structs
+// grown while decoding copied each about twice.
+func decodeJSONList[T any](r io.Reader, read func(io.Reader, any) error) ([]*T, string, error) {
 	var l struct {
 		Metadata metav1.ListMeta `json:"metadata"`
 		Items    []*T            `json:"items"`
 	}
-	if err := fastjson.CaseSensitiveRead(r, &l); err != nil {
+	if err := read(r, &l); err != nil {
 		return nil, "", err
 	}
 	items := l.Items[:0]
