@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -131,9 +132,23 @@ func (l *lab) node(t target) string {
 	return fmt.Sprintf("lab-node-%d", 2+i%(l.c.nodes-1))
 }
 
-// rollout is a canary Rollout as a team would write one: probes, a preStop,
-// two steps.
+// rollout is a canary Rollout as a team would write one (probes, a
+// preStop, two steps) and as kubectl apply and Argo CD's default sync
+// create it: with the manifest in the last-applied-configuration
+// annotation, which scan and `list rollouts` read with the rest.
 func rollout(t target, replicas int, node string) map[string]interface{} {
+	ro := manifest(t, replicas, node)
+	applied, err := json.Marshal(ro)
+	if err != nil {
+		panic(err) // maps of strings and numbers
+	}
+	ro["metadata"].(map[string]interface{})["annotations"] = map[string]interface{}{
+		"kubectl.kubernetes.io/last-applied-configuration": string(applied) + "\n"}
+	return ro
+}
+
+// manifest is the Rollout as its team writes it.
+func manifest(t target, replicas int, node string) map[string]interface{} {
 	labels := map[string]interface{}{"app": t.name}
 	return map[string]interface{}{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",

@@ -43,6 +43,7 @@ type config struct {
 	reuse                  string
 	short                  bool
 	toolEnv                []string
+	rdBin                  string
 	links                  []linkProfile
 }
 
@@ -56,6 +57,7 @@ func main() {
 	flag.StringVar(&c.write, "write", "", "markdown file whose bench section gets the table (the full form: docs/performance.md)")
 	flag.BoolVar(&c.keep, "keep", false, "leave the lab running afterwards (stop it with LAB_STATE=… test/lab/down.sh)")
 	flag.StringVar(&c.reuse, "lab", "", "measure on the lab that an earlier -keep run left in this state directory (same -fleet and -big), instead of starting and populating one")
+	flag.StringVar(&c.rdBin, "rd", "", "measure this kubectl-rolloutdoctor binary instead of building the checkout's, for an A/B of two commits on one lab (-lab)")
 	toolEnv := flag.String("tool-env", "", "KEY=VALUE pairs (comma-separated) added to rolloutdoctor's environment only, for an A/B of a runtime setting (-tool-env GOGC=200)")
 	links := flag.String("links", "2ms/1000Mbit,30ms/200Mbit", "network paths (RTT/BANDWIDTH, comma-separated) over which the multi-cluster scan is measured as well as on loopback: a cluster in the same region, one across regions or a VPN")
 	flag.Parse()
@@ -130,11 +132,17 @@ func run(c *config) error {
 		return fmt.Errorf("test/lab/build.sh: %w", err)
 	}
 	c.plugin = filepath.Join(c.labDir, "bin", "kubectl-argo-rollouts-"+c.pluginVersion)
-	c.rd = filepath.Join(tmp, "kubectl-rolloutdoctor")
-	gb := exec.Command("go", "build", "-o", c.rd, "./cmd/kubectl-rolloutdoctor")
-	gb.Dir, gb.Stdout, gb.Stderr = c.root, os.Stderr, os.Stderr
-	if err := gb.Run(); err != nil {
-		return fmt.Errorf("building rolloutdoctor: %w", err)
+	if c.rdBin != "" {
+		if c.rd, err = filepath.Abs(c.rdBin); err != nil {
+			return err
+		}
+	} else {
+		c.rd = filepath.Join(tmp, "kubectl-rolloutdoctor")
+		gb := exec.Command("go", "build", "-o", c.rd, "./cmd/kubectl-rolloutdoctor")
+		gb.Dir, gb.Stdout, gb.Stderr = c.root, os.Stderr, os.Stderr
+		if err := gb.Run(); err != nil {
+			return fmt.Errorf("building rolloutdoctor: %w", err)
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

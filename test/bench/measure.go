@@ -600,6 +600,9 @@ func (res *results) markdown(c *config) string {
 	if len(c.toolEnv) > 0 {
 		fmt.Fprintf(&b, "rolloutdoctor ran with %s in its environment.\n\n", strings.Join(c.toolEnv, " "))
 	}
+	if c.rdBin != "" {
+		fmt.Fprintf(&b, "rolloutdoctor was the binary %s, not the checkout's.\n\n", c.rdBin)
+	}
 	b.WriteString("Each cell: wall time, the tool's CPU, its peak memory; then the CPU the lab's API servers spent serving it, on the same cores.\n\n")
 	b.WriteString("| case | rolloutdoctor | other | ratio (target) | requests |\n|---|---|---|---|---|\n")
 	for _, r := range res.cases {
