@@ -115,9 +115,10 @@ func run(m *testing.M) int {
 	rowsMu.Lock()
 	n := len(rows)
 	rowsMu.Unlock()
-	// A passing run of every version rewrites docs/fidelity.md: whole, or,
-	// narrowed by E2E_SCENARIOS or by -run, the sections those scenarios
-	// produce (a -run run once rewrote the page with its two sections only).
+	// A passing run rewrites docs/fidelity.md: whole, or, narrowed by
+	// E2E_SCENARIOS or by -run, the rows it produced (a -run run once
+	// rewrote the page with its two sections only, and a -run of one
+	// version left its sections with that version's rows only).
 	narrowed := os.Getenv("E2E_SCENARIOS") != ""
 	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
 		narrowed = true
