@@ -11,6 +11,7 @@ import (
 	"io"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -77,16 +78,13 @@ var lean = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
 	timeUnmarshaler,
 ))
 
-// lastApplied is the annotation kubectl apply (and Argo CD's default
-// sync, which applies the same way) writes on every object it applies:
-// the whole manifest as one escaped JSON string, as large as the spec.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
 // stringMapWithoutLastApplied decodes a map[string]string as json/v2 does
 // (into the map there is, or a new one; a null value is ""; a repeated
 // name's last value kept, as the decoder's options allow) except that
-// lastApplied is skipped. Only an annotation has that name. Anything but
-// an object is left to json/v2.
+// corev1.LastAppliedConfigAnnotation is skipped: kubectl apply (and Argo
+// CD's default sync, which applies the same way) writes the whole manifest
+// there as one escaped JSON string, as large as the spec. Only an
+// annotation has that name. Anything but an object is left to json/v2.
 func stringMapWithoutLastApplied(dec *jsontext.Decoder, m *map[string]string) error {
 	if dec.PeekKind() != '{' {
 		return errors.ErrUnsupported
@@ -105,7 +103,7 @@ func stringMapWithoutLastApplied(dec *jsontext.Decoder, m *map[string]string) er
 		k := name.String()
 		switch dec.PeekKind() {
 		case '"', 'n':
-			if k == lastApplied {
+			if k == corev1.LastAppliedConfigAnnotation {
 				if err := dec.SkipValue(); err != nil {
 					return err
 				}

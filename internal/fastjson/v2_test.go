@@ -37,7 +37,7 @@ func TestLeanStringMaps(t *testing.T) {
 			continue
 		}
 		for _, m := range []map[string]string{full.Annotations, full.Labels} {
-			delete(m, "kubectl.kubernetes.io/last-applied-configuration")
+			delete(m, corev1.LastAppliedConfigAnnotation)
 		}
 		if !reflect.DeepEqual(full, lean) {
 			t.Errorf("%s:\n lean %#v %#v\nv2   %#v %#v", in, lean.Annotations, lean.Labels, full.Annotations, full.Labels)

@@ -72,7 +72,7 @@ func fleetRolloutList(tb testing.TB, n int) []byte {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		items[i].Annotations[lastApplied] = string(applied) + "\n"
+		items[i].Annotations[corev1.LastAppliedConfigAnnotation] = string(applied) + "\n"
 	}
 	body, err := json.Marshal(map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "RolloutList", "metadata": map[string]string{"resourceVersion": "200000"}, "items": items})
 	if err != nil {
@@ -98,8 +98,6 @@ func TestFleetRolloutListDecodes(t *testing.T) {
 		t.Errorf("annotations %v", ro.Annotations)
 	}
 }
-
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // BenchmarkFleetRollouts decodes a page of 1,000 Rollouts as a scan reads
 // it from the API server (JSON: the Rollout has no protobuf), with their

@@ -90,7 +90,9 @@ func writeFidelity(path string, merge bool) error {
 			sections[title] = "\n## " + strings.TrimRight(p, "\n") + "\n"
 			kept[title] = map[string][]string{}
 			for _, l := range strings.Split(p, "\n") {
-				if v, _, ok := strings.Cut(strings.TrimPrefix(l, "| "), " |"); ok && strings.HasPrefix(l, "| ") && v != "controller" && !strings.HasPrefix(v, "---") {
+				// A row is "| VERSION | …"; the header's column is
+				// "controller", its separator "|---|…" has no space.
+				if v, _, ok := strings.Cut(strings.TrimPrefix(l, "| "), " |"); ok && strings.HasPrefix(l, "| ") && v != "controller" {
 					kept[title][v] = append(kept[title][v], l)
 				}
 			}
