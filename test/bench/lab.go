@@ -227,7 +227,11 @@ func (l *lab) each(ctx context.Context, f func(target) error) error {
 // no Rollout got there for stall (a machine shared with other work makes
 // the pace, not the count, the signal), or after timeout in all.
 func (l *lab) waitAll(ctx context.Context, phase string, timeout time.Duration) error {
-	const stall = 5 * time.Minute
+	// 10 minutes: after the new image, 5,500 new pods are created and
+	// readied by kwok before any Rollout's status moves, and on a loaded
+	// 2-core machine that took over 5 (2026-12-02: the first Rollout
+	// paused 5 min 14 s after the last status change).
+	const stall = 10 * time.Minute
 	deadline := time.Now().Add(timeout)
 	best, progressed := -1, time.Now()
 	last := time.Time{}

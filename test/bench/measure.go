@@ -40,6 +40,11 @@ type benchCase struct {
 	kubeconfig string
 	// target is the ratio the issue sets (default ≤ 1.0×).
 	target string
+	// alongside, when set, is the one-cluster scan this multi-cluster case
+	// is compared with, measured in the same loop, run for run, so that
+	// both see the same machine (measurePair); set is their clusters.
+	alongside *benchCase
+	set       *clusterSet
 }
 
 // clusters is how many API servers the multi-cluster cases scan at once:
@@ -209,11 +214,9 @@ func cases(c *config, snapshotFile string, sets []*clusterSet) []benchCase {
 				rd: multi, baseline: scan, kubeconfig: s.kubeconfig, target: "≤ 1.5×"})
 			continue
 		}
-		one := fmt.Sprintf("`scan -A` of %s", s.what(false))
-		cs = append(cs,
-			benchCase{name: one, rd: []string{"scan", "-A"}, kubeconfig: s.kubeconfig},
-			benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.what(true)),
-				rd: multi, baseline: one, kubeconfig: s.kubeconfig, target: "≤ 1.5×"})
+		one := benchCase{name: fmt.Sprintf("`scan -A` of %s", s.what(false)), rd: []string{"scan", "-A"}, kubeconfig: s.kubeconfig}
+		cs = append(cs, benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.what(true)),
+			rd: multi, baseline: one.name, kubeconfig: s.kubeconfig, target: "≤ 1.5×", alongside: &one, set: s})
 	}
 	return cs
 }
@@ -277,6 +280,15 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 	res := &results{when: time.Now().UTC(), cpus: runtime.NumCPU(), goVersion: runtime.Version(), loadBefore: loadavg()}
 	byName := map[string]*result{}
 	for i, bc := range cases(c, snap, sets) {
+		if bc.alongside != nil {
+			one, multi, err := c.measurePair(ctx, bc, i+1)
+			if err != nil {
+				return nil, err
+			}
+			res.cases = append(res.cases, one, multi)
+			byName[one.c.name], byName[multi.c.name] = one, multi
+			continue
+		}
 		r := &result{c: bc}
 		kubeconfig := c.kubeconfig
 		if bc.kubeconfig != "" {
@@ -330,18 +342,9 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 				}
 			}
 		}
-		name := fmt.Sprintf("%02d-%s", i+1, slug(bc.rd))
-		prof := filepath.Join(c.profiles, name+".cpu.pprof")
-		args := append(append([]string{}, bc.rd...), "--profile", "cpu", "--profile-output", prof)
-		if _, err := c.runTool(ctx, c.rd, args, kubeconfig); err != nil {
+		if err := c.profile(ctx, r, fmt.Sprintf("%02d-%s", i+1, slug(bc.rd)), kubeconfig); err != nil {
 			return nil, err
 		}
-		heap := filepath.Join(c.profiles, name+".heap.pprof")
-		args = append(append([]string{}, bc.rd...), "--profile", "heap", "--profile-output", heap)
-		if _, err := c.runTool(ctx, c.rd, args, kubeconfig); err != nil {
-			return nil, err
-		}
-		r.profileTop = pprofTop(c.rd, prof)
 		res.cases = append(res.cases, r)
 		byName[bc.name] = r
 	}
@@ -358,6 +361,80 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 			res.cases[0].rdReqs, smallPods, res.cases[1].rdReqs, c.bigPods)
 	}
 	return res, nil
+}
+
+// profile runs r's rolloutdoctor command once more with a CPU profile and
+// once with a heap profile, into the -profiles directory as name.*.pprof.
+func (c *config) profile(ctx context.Context, r *result, name, kubeconfig string) error {
+	prof := filepath.Join(c.profiles, name+".cpu.pprof")
+	args := append(append([]string{}, r.c.rd...), "--profile", "cpu", "--profile-output", prof)
+	if _, err := c.runTool(ctx, c.rd, args, kubeconfig); err != nil {
+		return err
+	}
+	heap := filepath.Join(c.profiles, name+".heap.pprof")
+	args = append(append([]string{}, r.c.rd...), "--profile", "heap", "--profile-output", heap)
+	if _, err := c.runTool(ctx, c.rd, args, kubeconfig); err != nil {
+		return err
+	}
+	r.profileTop = pprofTop(c.rd, prof)
+	return nil
+}
+
+// measurePair measures a multi-cluster case and the one-cluster scan it is
+// compared with (bc.alongside) in one loop, alternating which goes first,
+// so that a change in the machine's load between two cases cannot move
+// the ratio. A set of clusters elsewhere is measured with the lab stopped
+// (freezeLab): after the warm-ups the remotes have recorded every answer,
+// and nothing of the clusters' own upkeep runs on the measured cores.
+func (c *config) measurePair(ctx context.Context, bc benchCase, n int) (one, multi *result, err error) {
+	one, multi = &result{c: *bc.alongside}, &result{c: bc}
+	both := []*result{one, multi}
+	step("%s: %d runs each, interleaved with one cluster's", bc.name, c.runs)
+	for _, r := range both { // warm-ups: the remotes record every answer
+		if _, err := c.runTool(ctx, c.rd, r.c.rd, bc.kubeconfig); err != nil {
+			return nil, nil, err
+		}
+	}
+	if bc.set.elsewhere {
+		thaw, err := freezeLab(c.stateDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range bc.set.remotes {
+			r.frozen.Store(true)
+		}
+		defer func() {
+			var missed int64
+			for _, r := range bc.set.remotes {
+				r.frozen.Store(false)
+				missed += r.misses.Swap(0)
+			}
+			thaw()
+			if missed > 0 && err == nil {
+				err = fmt.Errorf("%s: %d request(s) reached a remote that had not recorded them while the lab was stopped", bc.name, missed)
+			}
+			c.settle(ctx)
+		}()
+	}
+	for i := 0; i < c.runs; i++ {
+		order := both
+		if i%2 == 1 {
+			order = []*result{multi, one}
+		}
+		for _, r := range order {
+			s, err := c.runTool(ctx, c.rd, r.c.rd, bc.kubeconfig)
+			if err != nil {
+				return nil, nil, err
+			}
+			r.rd = append(r.rd, s)
+		}
+	}
+	for i, r := range both {
+		if err := c.profile(ctx, r, fmt.Sprintf("%02d%c-%s", n, 'a'+i, slug(r.c.rd)), bc.kubeconfig); err != nil {
+			return nil, nil, err
+		}
+	}
+	return one, multi, nil
 }
 
 // runTool runs one command to completion and measures it. Exit status 1 is
@@ -603,7 +680,8 @@ func (res *results) markdown(c *config) string {
 	if c.rdBin != "" {
 		fmt.Fprintf(&b, "rolloutdoctor was the binary %s, not the checkout's.\n\n", c.rdBin)
 	}
-	b.WriteString("Each cell: wall time, the tool's CPU, its peak memory; then the CPU the lab's API servers spent serving it, on the same cores.\n\n")
+	b.WriteString("Each cell: wall time, the tool's CPU, its peak memory; then the CPU the lab's API servers spent serving it, on the same cores.")
+	b.WriteString(" A multi-cluster case behind links is measured run for run with its one-cluster case; for clusters elsewhere, every process of the lab is stopped (SIGSTOP) during those runs and the remotes answer from what they recorded in the warm-ups.\n\n")
 	b.WriteString("| case | rolloutdoctor | other | ratio (target) | requests |\n|---|---|---|---|---|\n")
 	for _, r := range res.cases {
 		target := r.c.target

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/client-go/rest"
 )
@@ -34,6 +35,10 @@ type remote struct {
 	rt    http.RoundTripper
 	mu    sync.Mutex
 	cache map[string]*recorded
+	// frozen: the lab is stopped (freezeLab), so a request not recorded
+	// is answered 503 and counted in misses rather than forwarded.
+	frozen atomic.Bool
+	misses atomic.Int64
 }
 
 type recorded struct {
@@ -77,6 +82,11 @@ func (r *remote) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	rec := r.cache[key]
 	r.mu.Unlock()
+	if rec == nil && r.frozen.Load() {
+		r.misses.Add(1)
+		http.Error(w, "bench remote: "+key+" was not recorded before the lab was stopped", http.StatusServiceUnavailable)
+		return
+	}
 	if rec == nil {
 		var err error
 		if rec, err = r.forward(req); err != nil {

@@ -96,4 +96,20 @@ func TestRemoteServesEachGetOnce(t *testing.T) {
 	if hits.Load() != 4 {
 		t.Fatalf("%d requests to the API server after another GET and two POSTs; want 4", hits.Load())
 	}
+
+	// Frozen (the lab stopped): what was recorded is still served, and
+	// anything else is refused and counted, never forwarded.
+	r.frozen.Store(true)
+	if got := do("GET", "/apis/argoproj.io/v1alpha1/rollouts?limit=5000"); got != first {
+		t.Fatalf("frozen: recorded GET answered %q; want %q", got, first)
+	}
+	req, _ := http.NewRequest("GET", "https://"+r.addr()+"/api/v1/pods", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || r.misses.Load() != 1 || hits.Load() != 4 {
+		t.Fatalf("frozen: unrecorded GET got %d, %d misses, %d requests to the API server; want 503, 1, 4", resp.StatusCode, r.misses.Load(), hits.Load())
+	}
 }
