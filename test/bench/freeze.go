@@ -61,13 +61,14 @@ func freezeLab(stateDir string) (thaw func(), err error) {
 		procs = append(procs, proc{strings.TrimSuffix(filepath.Base(f), ".pid"), pid})
 	}
 	sort.SliceStable(procs, func(i, j int) bool { return rank(procs[i].name) < rank(procs[j].name) })
+	// Stopped clients first and etcd last; resumed the other way round.
 	var stopped []proc
 	thaw = func() {
-		for _, p := range stopped {
-			syscall.Kill(p.pid, syscall.SIGCONT)
+		for i := len(stopped) - 1; i >= 0; i-- {
+			syscall.Kill(stopped[i].pid, syscall.SIGCONT)
 		}
 	}
-	for i := len(procs) - 1; i >= 0; i-- { // clients first, etcd last
+	for i := len(procs) - 1; i >= 0; i-- {
 		p := procs[i]
 		if err := syscall.Kill(p.pid, syscall.SIGSTOP); err != nil {
 			if err == syscall.ESRCH {
@@ -76,7 +77,7 @@ func freezeLab(stateDir string) (thaw func(), err error) {
 			thaw()
 			return nil, fmt.Errorf("stopping %s (pid %d): %w", p.name, p.pid, err)
 		}
-		stopped = append([]proc{p}, stopped...)
+		stopped = append(stopped, p)
 	}
 	return thaw, nil
 }

@@ -49,12 +49,12 @@ func TestFreezeLabStopsAndResumes(t *testing.T) {
 	}
 	// A PID no process can have (the kernel's pid_max is the bound), not
 	// one of an exited process, which the kernel may give to another.
-	max, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	pidMax, err := os.ReadFile("/proc/sys/kernel/pid_max")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gone int
-	fmt.Sscan(string(max), &gone)
+	fmt.Sscan(string(pidMax), &gone)
 	os.WriteFile(filepath.Join(dir, "pids", "kube-scheduler.pid"), []byte(fmt.Sprint(gone+1)), 0o644)
 
 	thaw, err := freezeLab(dir)
