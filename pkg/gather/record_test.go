@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	dynfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -46,6 +47,26 @@ func (s *syncBuffer) waitFor(t *testing.T, what string) {
 	}
 }
 
+// watching is closed once the first watch of resource is registered with
+// the fake client's tracker. The fake has no resourceVersion to resume
+// from: a change made before the watch exists is never sent to it, so a
+// test that changes an object for a watch to see waits for this first
+// (under load, the record's list and watch of the Rollout can still be
+// on their way when its pods are listed).
+func watching(dc *dynfake.FakeDynamicClient, resource string) <-chan struct{} {
+	ch := make(chan struct{})
+	var once sync.Once
+	dc.PrependWatchReactor(resource, func(a k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := dc.Tracker().Watch(a.GetResource(), a.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		once.Do(func() { close(ch) })
+		return true, w, nil
+	})
+	return ch
+}
+
 func pod(name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]interface{}{"name": name, "namespace": "shop", "labels": map[string]interface{}{"app": "checkout-api"},
@@ -60,6 +81,7 @@ func TestRecordWritesAReadableRecord(t *testing.T) {
 	out := &syncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	rollouts := watching(dc, "rollouts")
 	done := make(chan *RecordResult, 1)
 	go func() {
 		res, err := Record(ctx, dc, RecordOptions{Options: Options{Namespace: "shop", Name: "checkout-api"}, Settle: 50 * time.Millisecond}, out)
@@ -69,6 +91,7 @@ func TestRecordWritesAReadableRecord(t *testing.T) {
 		done <- res
 	}()
 	out.waitFor(t, `"resource":"pods"`)
+	<-rollouts
 	// The controller promotes: Healthy, after having been seen Progressing.
 	ro, err := dc.Resource(GVRRollout).Namespace("shop").Get(ctx, "checkout-api", metav1.GetOptions{})
 	if err != nil {
@@ -247,12 +270,7 @@ func TestRecordEndsWhenTheRolloutIsDeleted(t *testing.T) {
 	out := &syncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	watching := make(chan struct{})
-	var once sync.Once
-	dc.PrependWatchReactor("rollouts", func(k8stesting.Action) (bool, watch.Interface, error) {
-		once.Do(func() { close(watching) })
-		return false, nil, nil
-	})
+	rollouts := watching(dc, "rollouts")
 	done := make(chan *RecordResult, 1)
 	go func() {
 		res, err := Record(ctx, dc, RecordOptions{Options: Options{Namespace: "shop", Name: "checkout-api"}}, out)
@@ -261,7 +279,7 @@ func TestRecordEndsWhenTheRolloutIsDeleted(t *testing.T) {
 		}
 		done <- res
 	}()
-	<-watching
+	<-rollouts
 	if err := dc.Resource(GVRRollout).Namespace("shop").Delete(ctx, "checkout-api", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
