@@ -29,6 +29,8 @@ type Context struct {
 	// churn is the fights the watch's History shows at this read, by
 	// object (nil outside diagnose --watch).
 	churn map[string]*Churn
+	// routed is routerObjects' list, made on first use.
+	routed []router.Object
 }
 
 func (c *Context) obj() string { return "Rollout " + c.ro.Namespace + "/" + c.ro.Name }

@@ -17,18 +17,21 @@ import (
 // (static): what the traffic router's objects really say against what the
 // Rollout's status and spec mean.
 
-// objects are the router objects to compare: found and writable.
+// routerObjects are the router objects to compare: found and writable.
+// Several checks ask; the list is made on the first.
 func (c *Context) routerObjects() []router.Object {
 	if c.Router == nil {
 		return nil
 	}
-	var out []router.Object
-	for _, o := range c.Router.Objects {
-		if !o.Missing && !o.NotOwned {
-			out = append(out, o)
+	if c.routed == nil {
+		c.routed = []router.Object{}
+		for _, o := range c.Router.Objects {
+			if !o.Missing && !o.NotOwned {
+				c.routed = append(c.routed, o)
+			}
 		}
 	}
-	return out
+	return c.routed
 }
 
 // ago says when t was, against the snapshot's now.

@@ -9,6 +9,7 @@ import (
 
 // Refs are the names of objects a Rollout's spec points at, by kind. The
 // gatherer reads exactly these; View picks exactly these out of a snapshot.
+// A kind the Rollout names nothing of has a nil map: read, never write.
 type Refs struct {
 	Services         map[string]bool
 	VirtualServices  map[string]bool
@@ -79,39 +80,31 @@ func SMITrafficSplitName(ro *v1alpha1.Rollout) string {
 
 // ReferencedNames collects every name the Rollout's strategy refers to.
 func ReferencedNames(ro *v1alpha1.Rollout) Refs {
-	r := Refs{
-		Services:         map[string]bool{},
-		VirtualServices:  map[string]bool{},
-		DestinationRules: map[string]bool{},
-		Ingresses:        map[string]bool{},
-		TrafficSplits:    map[string]bool{},
-		HTTPRoutes:       map[string]bool{},
-		TraefikServices:  map[string]bool{},
-		ApisixRoutes:     map[string]bool{},
-		Mappings:         map[string]bool{},
-		AppMeshServices:  map[string]bool{},
-		AppMeshNodes:     map[string]bool{},
-		GRPCRoutes:       map[string]bool{},
-		TCPRoutes:        map[string]bool{},
-		TLSRoutes:        map[string]bool{},
-	}
-	add := func(m map[string]bool, names ...string) {
+	var r Refs
+	// Each map is made on its first name: a Rollout names two or three
+	// kinds of the fourteen, and a fleet scan asks this several times per
+	// Rollout. Reading a nil map is reading an empty one.
+	add := func(m *map[string]bool, names ...string) {
 		for _, n := range names {
-			if n != "" {
-				m[n] = true
+			if n == "" {
+				continue
 			}
+			if *m == nil {
+				*m = map[string]bool{}
+			}
+			(*m)[n] = true
 		}
 	}
 	if bg := ro.Spec.Strategy.BlueGreen; bg != nil {
-		add(r.Services, bg.ActiveService, bg.PreviewService)
+		add(&r.Services, bg.ActiveService, bg.PreviewService)
 	}
 	c := ro.Spec.Strategy.Canary
 	if c == nil {
 		return r
 	}
-	add(r.Services, c.CanaryService, c.StableService)
+	add(&r.Services, c.CanaryService, c.StableService)
 	if pp := c.PingPong; pp != nil {
-		add(r.Services, pp.PingService, pp.PongService)
+		add(&r.Services, pp.PingService, pp.PongService)
 	}
 	tr := c.TrafficRouting
 	if tr == nil {
@@ -119,13 +112,13 @@ func ReferencedNames(ro *v1alpha1.Rollout) Refs {
 	}
 	if is := tr.Istio; is != nil {
 		if is.VirtualService != nil {
-			add(r.VirtualServices, is.VirtualService.Name)
+			add(&r.VirtualServices, is.VirtualService.Name)
 		}
 		for _, vs := range is.VirtualServices {
-			add(r.VirtualServices, vs.Name)
+			add(&r.VirtualServices, vs.Name)
 		}
 		if is.DestinationRule != nil {
-			add(r.DestinationRules, is.DestinationRule.Name)
+			add(&r.DestinationRules, is.DestinationRule.Name)
 		}
 	}
 	if n := tr.Nginx; n != nil {
@@ -135,41 +128,41 @@ func ReferencedNames(ro *v1alpha1.Rollout) Refs {
 			stables = []string{n.StableIngress}
 		}
 		for _, s := range stables {
-			add(r.Ingresses, s, NginxCanaryIngress(ro.Name, s))
+			add(&r.Ingresses, s, NginxCanaryIngress(ro.Name, s))
 		}
 	}
 	if a := tr.ALB; a != nil {
-		add(r.Ingresses, a.Ingress)
-		add(r.Ingresses, a.Ingresses...)
-		add(r.Services, a.RootService)
+		add(&r.Ingresses, a.Ingress)
+		add(&r.Ingresses, a.Ingresses...)
+		add(&r.Services, a.RootService)
 	}
 	if s := tr.SMI; s != nil {
-		add(r.TrafficSplits, SMITrafficSplitName(ro))
-		add(r.Services, s.RootService)
+		add(&r.TrafficSplits, SMITrafficSplitName(ro))
+		add(&r.Services, s.RootService)
 	}
 	if t := tr.Traefik; t != nil {
-		add(r.TraefikServices, t.WeightedTraefikServiceName)
+		add(&r.TraefikServices, t.WeightedTraefikServiceName)
 	}
 	if a := tr.Apisix; a != nil && a.Route != nil {
-		add(r.ApisixRoutes, a.Route.Name)
+		add(&r.ApisixRoutes, a.Route.Name)
 	}
 	if a := tr.Ambassador; a != nil {
 		for _, m := range a.Mappings {
 			if m != "" {
-				add(r.Mappings, m, AmbassadorCanaryMapping(m))
+				add(&r.Mappings, m, AmbassadorCanaryMapping(m))
 			}
 		}
 	}
 	if m := tr.AppMesh; m != nil {
 		if m.VirtualService != nil {
-			add(r.AppMeshServices, m.VirtualService.Name)
+			add(&r.AppMeshServices, m.VirtualService.Name)
 		}
 		if g := m.VirtualNodeGroup; g != nil {
 			if g.CanaryVirtualNodeRef != nil {
-				add(r.AppMeshNodes, g.CanaryVirtualNodeRef.Name)
+				add(&r.AppMeshNodes, g.CanaryVirtualNodeRef.Name)
 			}
 			if g.StableVirtualNodeRef != nil {
-				add(r.AppMeshNodes, g.StableVirtualNodeRef.Name)
+				add(&r.AppMeshNodes, g.StableVirtualNodeRef.Name)
 			}
 		}
 	}
@@ -181,10 +174,10 @@ func ReferencedNames(ro *v1alpha1.Rollout) Refs {
 			continue
 		}
 		cfg := GatewayRoutes(raw)
-		add(r.HTTPRoutes, cfg.HTTP...)
-		add(r.GRPCRoutes, cfg.GRPC...)
-		add(r.TCPRoutes, cfg.TCP...)
-		add(r.TLSRoutes, cfg.TLS...)
+		add(&r.HTTPRoutes, cfg.HTTP...)
+		add(&r.GRPCRoutes, cfg.GRPC...)
+		add(&r.TCPRoutes, cfg.TCP...)
+		add(&r.TLSRoutes, cfg.TLS...)
 		r.RouteNamespace = cfg.Namespace
 	}
 	sort.Strings(r.Plugins)

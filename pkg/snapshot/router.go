@@ -88,13 +88,12 @@ func (r *Router) Find(group, kind, name string) *unstructured.Unstructured {
 }
 
 // routerOf collects a Rollout's router objects out of the snapshot.
-func (s *Snapshot) routerOf(ro *v1alpha1.Rollout, ix *index) (*Router, error) {
+func (s *Snapshot) routerOf(ro *v1alpha1.Rollout, ix *index, refs Refs) (*Router, error) {
 	r := &Router{Gaps: map[string]bool{}}
 	r.Live = !s.Header.Offline && s.Header.TargetKind == KindRollout
 	for _, g := range s.Header.Gaps {
 		r.Gaps[g.Resource] = true
 	}
-	refs := ReferencedNames(ro)
 	ns := ro.Namespace
 	seen := map[*unstructured.Unstructured]bool{}
 	add := func(u *unstructured.Unstructured) {

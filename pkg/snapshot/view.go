@@ -190,7 +190,7 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 		Workload:        w,
 	}
 	ix := s.idx()
-	for name := range ReferencedNames(ro).VirtualServices {
+	for name := range w.refs.VirtualServices {
 		if u := ix.named(GroupIstio, "VirtualService", ro.Namespace, name); u != nil {
 			v.VirtualServices[name] = u
 		}

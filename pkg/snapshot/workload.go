@@ -100,6 +100,10 @@ type Workload struct {
 	// Offline is true for files without a snapshot header (rendered
 	// manifests, kubectl get output): absence means "not in the input".
 	Offline bool
+
+	// refs are the names a Rollout's spec refers to, found once per
+	// workload (zero for a Deployment).
+	refs Refs
 }
 
 // Obj names the workload for evidence: "Rollout shop/checkout-api".
@@ -313,10 +317,11 @@ func (s *Snapshot) RolloutWorkload(ro *v1alpha1.Rollout) (*Workload, error) {
 		w.Strategy = "blueGreen"
 		w.MaxUnavailable, w.PreviewReplicas = b.MaxUnavailable, b.PreviewReplicaCount
 	}
-	if err := s.fill(w, "Rollout", ro.Name, string(ro.UID), ReferencedNames(ro).Services); err != nil {
+	w.refs = ReferencedNames(ro) // once: fill, routerOf and View read it
+	if err := s.fill(w, "Rollout", ro.Name, string(ro.UID), w.refs.Services); err != nil {
 		return nil, err
 	}
-	r, err := s.routerOf(ro, s.idx())
+	r, err := s.routerOf(ro, s.idx(), w.refs)
 	if err != nil {
 		return nil, err
 	}
