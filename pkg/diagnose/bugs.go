@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,10 @@ type Bug struct {
 	// an affected version and showed it absent on a fixed one, or why it
 	// cannot reproduce it there.
 	Lab string
+
+	// affects is Affects at each of upstream.Modeled, worked out once for
+	// the catalogue's entries (nil for others).
+	affects []bool
 }
 
 // BugMatch is what a fingerprint found: the state, what the controller does
@@ -63,6 +68,15 @@ type BugMatch struct {
 
 // Affects reports whether version v has the bug.
 func (b Bug) Affects(v upstream.Version) bool {
+	if b.affects != nil {
+		if i := slices.Index(upstream.Modeled, v); i >= 0 {
+			return b.affects[i]
+		}
+	}
+	return b.affectsFromFacts(v)
+}
+
+func (b Bug) affectsFromFacts(v upstream.Version) bool {
 	for _, k := range b.Buggy {
 		if upstream.At(k, v).Absent {
 			return false
@@ -127,14 +141,17 @@ func (b Bug) Cites(v upstream.Version) []upstream.Cite {
 // Bugs returns the catalogue, in rule ID order.
 func Bugs() []Bug { return append([]Bug(nil), catalogue...) }
 
-// bugByRule finds the catalogue entry of a rule.
-func bugByRule(id string) (Bug, bool) {
-	for _, b := range catalogue {
-		if b.Rule == id {
-			return b, true
+// bugByRule finds the catalogue entry of a rule (an empty Bug when it has
+// none). A pointer: every Rollout of a fleet asks for each bug rule, and
+// copying the entries as they were passed over was most of the bug checks'
+// time.
+func bugByRule(id string) (*Bug, bool) {
+	for i := range catalogue {
+		if catalogue[i].Rule == id {
+			return &catalogue[i], true
 		}
 	}
-	return Bug{}, false
+	return &Bug{}, false
 }
 
 // checkKnownBug is the check of every catalogued bug's rule: it fires when
@@ -182,7 +199,15 @@ func checkKnownBug(c *Context, r *rules.Rule) []rules.Finding {
 // other entries (RD112 defers to the bugs that explain a held abort).
 var catalogue []Bug
 
-func init() { catalogue = knownBugs() }
+func init() {
+	catalogue = knownBugs()
+	for i := range catalogue {
+		b := &catalogue[i]
+		for _, v := range upstream.Modeled {
+			b.affects = append(b.affects, b.affectsFromFacts(v))
+		}
+	}
+}
 
 func knownBugs() []Bug {
 	return []Bug{

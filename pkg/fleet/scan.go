@@ -7,7 +7,10 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -100,6 +103,9 @@ func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, ve
 }
 
 // scanSnapshot diagnoses every Rollout of a fleet snapshot and ranks them.
+// The diagnoses run on every core: each is pure over its namespace's part of
+// the snapshot, and after the read they were one core's work while the
+// others waited (a third of a one-cluster scan's CPU).
 func scanSnapshot(snap *snapshot.Snapshot, versionFlag string) (*Report, error) {
 	rep := &Report{APIVersion: diagnose.ReportAPIVersion, Kind: "FleetScan", Gaps: snap.Header.Gaps, Rows: []Row{}}
 	gap := ""
@@ -108,30 +114,56 @@ func scanSnapshot(snap *snapshot.Snapshot, versionFlag string) (*Report, error) 
 			gap = g.String()
 		}
 	}
+	type item struct {
+		ns *snapshot.Snapshot
+		ro *v1alpha1.Rollout
+	}
+	var items []item
 	for _, nsSnap := range byNamespace(snap) {
 		ros, err := nsSnap.Rollouts()
 		if err != nil {
 			return nil, err
 		}
 		for _, ro := range ros {
-			rep.Rollouts++
-			v, err := nsSnap.View(ro)
-			if err != nil {
-				rep.Rows = append(rep.Rows, Row{Namespace: ro.Namespace, Name: ro.Name, Top: "unreadable: " + err.Error(), FindingIDs: []string{}})
-				continue
-			}
-			cv, err := model.DetectVersionFor(versionFlag, v, gap)
-			if err != nil {
-				return nil, err
-			}
-			d := diagnose.Run(v, cv, diagnose.Options{Source: "scan", NoPods: true})
-			row := rowOf(d)
-			row.Waiting = waitingFor(ro)
-			rep.Rows = append(rep.Rows, row)
+			items = append(items, item{nsSnap, ro})
 		}
 	}
+	rows := make([]Row, len(items))
+	errs := make([]error, len(items))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(items)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
+				rows[i], errs[i] = scanRollout(items[i].ns, items[i].ro, versionFlag, gap)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	rep.Rollouts, rep.Rows = len(items), append(rep.Rows, rows...)
 	rank(rep.Rows)
 	return rep, nil
+}
+
+// scanRollout diagnoses one Rollout for its row; an error is one that ends
+// the scan (a Rollout that cannot be viewed gets a row saying so).
+func scanRollout(nsSnap *snapshot.Snapshot, ro *v1alpha1.Rollout, versionFlag, gap string) (Row, error) {
+	v, err := nsSnap.View(ro)
+	if err != nil {
+		return Row{Namespace: ro.Namespace, Name: ro.Name, Top: "unreadable: " + err.Error(), FindingIDs: []string{}}, nil
+	}
+	cv, err := model.DetectVersionFor(versionFlag, v, gap)
+	if err != nil {
+		return Row{}, err
+	}
+	row := rowOf(diagnose.Run(v, cv, diagnose.Options{Source: "scan", NoPods: true}))
+	row.Waiting = waitingFor(ro)
+	return row, nil
 }
 
 // byNamespace splits the fleet snapshot into one snapshot per namespace,

@@ -19,9 +19,11 @@ type index struct {
 	// pod labels, so indexing it under one of its labels finds it from any
 	// workload it can select.
 	services map[string]map[string][]*unstructured.Unstructured
-	// byName: "group/Kind/namespace/name" → the object (Services named by a
-	// Rollout, VirtualServices, Namespaces, ConfigMaps, Deployments).
-	byName map[string]*unstructured.Unstructured
+	// byName: group, Kind, namespace and name → the object (Services named
+	// by a Rollout, VirtualServices, Namespaces, ConfigMaps, Deployments).
+	// A struct key: a lookup builds no string, and a fleet scan makes
+	// several per Rollout.
+	byName map[nameKey]*unstructured.Unstructured
 	// slices: "namespace/service" → EndpointSlices.
 	slices map[string][]*unstructured.Unstructured
 	// ingresses: "namespace/service" → Ingresses with that backend.
@@ -38,6 +40,9 @@ type index struct {
 	events map[string][]*unstructured.Unstructured
 }
 
+// nameKey names an object in index.byName.
+type nameKey struct{ group, kind, namespace, name string }
+
 func (s *Snapshot) idx() *index {
 	s.idxOnce.Do(func() { s.index = buildIndex(s) })
 	return s.index
@@ -47,7 +52,7 @@ func buildIndex(s *Snapshot) *index {
 	ix := &index{
 		owned:     map[string][]*unstructured.Unstructured{},
 		services:  map[string]map[string][]*unstructured.Unstructured{},
-		byName:    map[string]*unstructured.Unstructured{},
+		byName:    make(map[nameKey]*unstructured.Unstructured, len(s.objects)),
 		slices:    map[string][]*unstructured.Unstructured{},
 		ingresses: map[string][]*unstructured.Unstructured{},
 		pdbs:      map[string]map[string][]*unstructured.Unstructured{},
@@ -57,7 +62,7 @@ func buildIndex(s *Snapshot) *index {
 	for _, u := range s.objects {
 		ns := u.GetNamespace()
 		gvk := u.GroupVersionKind()
-		ix.byName[gvk.Group+"/"+gvk.Kind+"/"+ns+"/"+u.GetName()] = u
+		ix.byName[nameKey{gvk.Group, gvk.Kind, ns, u.GetName()}] = u
 		switch gvk.Group + "/" + gvk.Kind {
 		case "apps/ReplicaSet", "/Pod", GroupArgo + "/AnalysisRun":
 			for _, or := range u.GetOwnerReferences() {
@@ -201,7 +206,7 @@ func in(m map[string][]*unstructured.Unstructured, ns, rest string) []*unstructu
 // without a namespace), or nil.
 func (ix *index) named(group, kind, ns, name string) *unstructured.Unstructured {
 	for _, n := range nsKeys(ns) {
-		if u := ix.byName[group+"/"+kind+"/"+n+"/"+name]; u != nil {
+		if u := ix.byName[nameKey{group, kind, n, name}]; u != nil {
 			return u
 		}
 	}

@@ -146,11 +146,14 @@ func typedOf[T any](s *Snapshot, u *unstructured.Unstructured) (*T, error) {
 		return nil, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.typed[u]; ok {
+		return v.(*T), nil // converted meanwhile by another diagnosis: every caller gets the one kept
+	}
 	if c.typed == nil {
 		c.typed = map[*unstructured.Unstructured]interface{}{}
 	}
 	c.typed[u] = t
-	c.mu.Unlock()
 	return t, nil
 }
 

@@ -486,14 +486,14 @@ func (s *Snapshot) fillCluster(w *Workload, ix *index) error {
 			w.NodeLeases[l.Name] = l
 		}
 	}
-	if u := ix.byName["/Namespace//"+w.Namespace]; u != nil {
+	if u := ix.byName[nameKey{"", "Namespace", "", w.Namespace}]; u != nil {
 		n, err := typedOf[corev1.Namespace](s, u)
 		if err != nil {
 			return err
 		}
 		w.NamespaceObj = n
 	}
-	if u := ix.byName["/ConfigMap/"+IstioNamespace+"/"+IstioMeshConfig]; u != nil {
+	if u := ix.byName[nameKey{"", "ConfigMap", IstioNamespace, IstioMeshConfig}]; u != nil {
 		cm, err := typedOf[corev1.ConfigMap](s, u)
 		if err != nil {
 			return err
