@@ -59,7 +59,7 @@ func main() {
 	flag.StringVar(&c.reuse, "lab", "", "measure on the lab that an earlier -keep run left in this state directory (same -fleet and -big), instead of starting and populating one")
 	flag.StringVar(&c.rdBin, "rd", "", "measure this kubectl-rolloutdoctor binary instead of building the checkout's, for an A/B of two commits on one lab (-lab)")
 	toolEnv := flag.String("tool-env", "", "KEY=VALUE pairs (comma-separated) added to rolloutdoctor's environment only, for an A/B of a runtime setting (-tool-env GOGC=200)")
-	links := flag.String("links", "2ms/1000Mbit,30ms/200Mbit", "network paths (RTT/BANDWIDTH, comma-separated) over which the multi-cluster scan is measured as well as on loopback: a cluster in the same region, one across regions or a VPN")
+	links := flag.String("links", "2ms/1000Mbit,30ms/200Mbit,100ms/100Mbit", "network paths (RTT/BANDWIDTH, comma-separated) over which the multi-cluster scan is measured as well as on loopback: a cluster in the same region, one in a neighbouring region, one on another continent or behind a VPN")
 	flag.Parse()
 	var err error
 	if c.links, err = parseLinks(*links); err != nil {
