@@ -105,7 +105,7 @@ func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, ve
 // scanSnapshot diagnoses every Rollout of a fleet snapshot and ranks them.
 // The diagnoses run on every core: each is pure over its namespace's part of
 // the snapshot, and after the read they were one core's work while the
-// others waited (a third of a one-cluster scan's CPU).
+// others waited (a quarter of a one-cluster scan's CPU).
 func scanSnapshot(snap *snapshot.Snapshot, versionFlag string) (*Report, error) {
 	rep := &Report{APIVersion: diagnose.ReportAPIVersion, Kind: "FleetScan", Gaps: snap.Header.Gaps, Rows: []Row{}}
 	gap := ""
