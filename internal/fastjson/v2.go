@@ -73,9 +73,9 @@ var timeUnmarshaler = jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, t *me
 // annotation skipped: each value is still read through (and so checked to
 // be JSON), not decoded. ReadValue, not SkipValue: SkipValue walks an
 // array or object token by token through the decoder's state machine,
-// ReadValue validates it in one pass over the bytes (a Rollout's
-// managedFields are a third of its JSON, and skipping them token by token
-// was a tenth of a fleet scan's CPU). The value it returns is not kept.
+// ReadValue validates it in one pass over the bytes. A Rollout's
+// managedFields are a third of its JSON; the lab's 1,000-Rollout list
+// decodes 5–8% faster this way. The value it returns is not kept.
 var lean = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *[]metav1.ManagedFieldsEntry) error {
 		_, err := dec.ReadValue()
