@@ -3,15 +3,24 @@ package gather
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -280,4 +289,93 @@ func TestCheckKubeconfig(t *testing.T) {
 	if !errors.As(err, &nc) {
 		t.Fatalf("Connect without a kubeconfig: %v", err)
 	}
+}
+
+// A burst of reads at the start (a diagnose's first wave) shares one TLS
+// connection with an API server that speaks HTTP/2, instead of a handshake
+// each; one that does not still answers every read; and a first read that
+// cannot connect does not hold the others.
+func TestOneHandshakePerBurst(t *testing.T) {
+	const burst = 12
+	read := func(t *testing.T, url string) []error {
+		t.Helper()
+		kc := filepath.Join(t.TempDir(), "config")
+		cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
+current-context: lab
+`, url)
+		if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		flags := NewConfigFlags()
+		timeout := "5s"
+		flags.KubeConfig, flags.Timeout = &kc, &timeout
+		conn, err := Connect(flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, burst)
+		var wg sync.WaitGroup
+		for i := range burst {
+			wg.Go(func() {
+				_, errs[i] = conn.Dynamic.Resource(GVRRollout).Namespace("shop").Get(context.Background(), fmt.Sprint("ro-", i), metav1.GetOptions{})
+			})
+		}
+		wg.Wait()
+		return errs
+	}
+	serve := func(t *testing.T, http2 bool) (string, *atomic.Int32) {
+		var conns atomic.Int32
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"apiVersion":"argoproj.io/v1alpha1","kind":"Rollout","metadata":{"name":%q,"namespace":"shop"}}`, path.Base(r.URL.Path))
+		}))
+		srv.EnableHTTP2 = http2
+		// Without HTTP/2 the client dials for requests that an earlier
+		// connection then serves; the server logs those as handshakes cut
+		// short when it closes.
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		return srv.URL, &conns
+	}
+	for _, tc := range []struct {
+		name     string
+		http2    bool
+		min, max int32
+	}{
+		{"http2", true, 1, 1},
+		{"http1.1", false, 1, burst},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, conns := serve(t, tc.http2)
+			for i, err := range read(t, url) {
+				if err != nil {
+					t.Errorf("read %d: %v", i, err)
+				}
+			}
+			if n := conns.Load(); n < tc.min || n > tc.max {
+				t.Errorf("%d connections for %d reads, want %d to %d", n, burst, tc.min, tc.max)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		start := time.Now()
+		for i, err := range read(t, strings.Replace(nettest.Refused(t), "http:", "https:", 1)) {
+			if err == nil || !strings.Contains(err.Error(), "refused") {
+				t.Errorf("read %d: %v, want connection refused", i, err)
+			}
+		}
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("took %s: the reads behind the first waited for more than its failure", took)
+		}
+	})
 }
