@@ -104,14 +104,27 @@ func NotFound(t testing.TB, delay time.Duration) string {
 // shop) points at server, in a temporary directory, and returns its path.
 func Kubeconfig(t testing.TB, server string) string {
 	t.Helper()
+	return kubeconfig(t, server, false)
+}
+
+// InsecureKubeconfig is Kubeconfig for a TLS test server (httptest's),
+// whose certificate the kubeconfig cannot name a CA for: it skips the
+// verification.
+func InsecureKubeconfig(t testing.TB, server string) string {
+	t.Helper()
+	return kubeconfig(t, server, true)
+}
+
+func kubeconfig(t testing.TB, server string, insecure bool) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "config")
 	cfg := fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: c, cluster: {server: %q}}]
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: %t}}]
 users: [{name: u, user: {token: t}}]
 contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
 current-context: lab
-`, server)
+`, server, insecure)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -299,17 +299,7 @@ func TestOneHandshakePerBurst(t *testing.T) {
 	const burst = 12
 	read := func(t *testing.T, url string) []error {
 		t.Helper()
-		kc := filepath.Join(t.TempDir(), "config")
-		cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
-current-context: lab
-`, url)
-		if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		kc := nettest.InsecureKubeconfig(t, url)
 		flags := NewConfigFlags()
 		timeout := "5s"
 		flags.KubeConfig, flags.Timeout = &kc, &timeout
