@@ -7,15 +7,13 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
@@ -107,7 +105,7 @@ func Scan(ctx context.Context, dc dynamic.Interface, opt gather.FleetOptions, ve
 // the snapshot, and after the read they were one core's work while the
 // others waited (a quarter of a one-cluster scan's CPU).
 func scanSnapshot(snap *snapshot.Snapshot, versionFlag string) (*Report, error) {
-	rep := &Report{APIVersion: diagnose.ReportAPIVersion, Kind: "FleetScan", Gaps: snap.Header.Gaps, Rows: []Row{}}
+	rep := &Report{APIVersion: diagnose.ReportAPIVersion, Kind: "FleetScan", Gaps: snap.Header.Gaps}
 	gap := ""
 	for _, g := range snap.Header.Gaps {
 		if g.Resource == "deployments.apps" {
@@ -130,22 +128,13 @@ func scanSnapshot(snap *snapshot.Snapshot, versionFlag string) (*Report, error) 
 	}
 	rows := make([]Row, len(items))
 	errs := make([]error, len(items))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(items)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
-				rows[i], errs[i] = scanRollout(items[i].ns, items[i].ro, versionFlag, gap)
-			}
-		})
-	}
-	wg.Wait()
+	par.Do(len(items), func(i int) { rows[i], errs[i] = scanRollout(items[i].ns, items[i].ro, versionFlag, gap) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
-	rep.Rollouts, rep.Rows = len(items), append(rep.Rows, rows...)
+	rep.Rollouts, rep.Rows = len(items), rows
 	rank(rep.Rows)
 	return rep, nil
 }

@@ -76,7 +76,7 @@ func newMonitor(server string) *monitor {
 // HTTP/2 gets a connection per request as before, the rest one handshake
 // later. Plain HTTP is let through: it has no handshake to wait for.
 func (m *monitor) connected(req *http.Request) (*http.Request, func(), error) {
-	if req.URL.Scheme != "https" || m.ready == nil {
+	if req.URL.Scheme != "https" {
 		return req, func() {}, nil
 	}
 	if m.first.CompareAndSwap(false, true) {
