@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -268,5 +269,96 @@ current-context: prod-eu
 	}
 	if _, stderr, code := runCLI(t, "", "scan", "--contexts", "prod-eu", "--context", "prod-us"); code != ExitUsage || !strings.Contains(stderr, "give the clusters in one flag") {
 		t.Errorf("--context with --contexts: exit %d (%s), want usage", code, stderr)
+	}
+}
+
+// scan --all-contexts reads a cluster once per way of reading it: a
+// context whose cluster and user entries say the same as an earlier one's
+// (an alias under another name) is not read again; one with another user
+// or proxy is read, and its Rollouts, the same UIDs, are listed once.
+func TestScanReadsAnAliasOnce(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "config")
+	cfg := `apiVersion: v1
+kind: Config
+clusters:
+- {name: c1, cluster: {server: "https://127.0.0.1:1"}}
+- {name: arn-c1, cluster: {server: "https://127.0.0.1:1"}}
+- {name: c1-proxy, cluster: {server: "https://127.0.0.1:1", proxy-url: "http://127.0.0.1:3128"}}
+users:
+- {name: u, user: {token: t}}
+- {name: arn-u, user: {token: t}}
+- {name: ro, user: {token: r}}
+contexts:
+- {name: prod-eu, context: {cluster: c1, user: u, namespace: shop}}
+- {name: arn-prod-eu, context: {cluster: arn-c1, user: arn-u, namespace: shop}}
+- {name: prod-eu-ro, context: {cluster: c1, user: ro, namespace: shop}}
+- {name: prod-eu-proxy, context: {cluster: c1-proxy, user: u, namespace: shop}}
+- {name: prod-eu-team, context: {cluster: c1, user: u, namespace: team}}
+current-context: prod-eu
+`
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kc)
+	fc := newFakeCluster(t)
+	run := func(args ...string) (string, []string, int) {
+		out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+		o := NewScanOptions(genericclioptions.NewConfigFlags(true), genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut})
+		var mu sync.Mutex
+		var read []string
+		o.connect = func(f *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (*gather.Connection, error) {
+			mu.Lock()
+			read = append(read, *f.Context)
+			mu.Unlock()
+			return fc.connect(f, tune...)
+		}
+		out2, stderr, code := execute(t, newScanCommand(o), out, errOut, args)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d, %s", args, code, stderr)
+		}
+		sort.Strings(read)
+		return out2, read, code
+	}
+	// In all namespaces, prod-eu-team reads what prod-eu reads.
+	out, read, _ := run("--all-contexts", "-A", "--color", "never", "--fail-on", "none")
+	if strings.Join(read, ",") != "arn-prod-eu,prod-eu-proxy,prod-eu-ro" {
+		t.Errorf("read %v, want the first of the aliases, the other user and the proxy", read)
+	}
+	for _, want := range []string{
+		"prod-eu  same cluster, credentials and namespaces as arn-prod-eu: not read again",
+		"prod-eu-team  same cluster, credentials and namespaces as arn-prod-eu: not read again",
+		"prod-eu-ro  1 Rollout(s)",
+		"same cluster as arn-prod-eu: its Rollouts are listed there",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "  shop  "); n != 1 {
+		t.Errorf("the Rollout is listed %d times, want once:\n%s", n, out)
+	}
+	// In each context's own namespace, prod-eu-team reads team: not an alias.
+	out, read, _ = run("--all-contexts", "-o", "json", "--fail-on", "none")
+	if strings.Join(read, ",") != "arn-prod-eu,prod-eu-proxy,prod-eu-ro,prod-eu-team" {
+		t.Errorf("read %v", read)
+	}
+	var rep struct {
+		Clusters []struct {
+			Context         string `json:"context"`
+			SameAs          string `json:"sameClusterAs"`
+			NotReadAgain    bool   `json:"notReadAgain"`
+			ListedElsewhere int    `json:"rolloutsListedElsewhere"`
+		} `json:"clusters"`
+		Rows []struct{ Cluster string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Rows) != 1 || rep.Rows[0].Cluster != "arn-prod-eu" || len(rep.Clusters) != 5 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, c := range rep.Clusters {
+		alias := c.Context == "prod-eu"
+		shared := c.Context == "prod-eu-ro" || c.Context == "prod-eu-proxy"
+		if c.NotReadAgain != alias || (c.SameAs == "arn-prod-eu") != (alias || shared) || (c.ListedElsewhere == 1) != shared {
+			t.Errorf("%+v", c)
+		}
 	}
 }

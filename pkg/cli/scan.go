@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/heapbudget"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/fleet"
@@ -157,7 +159,11 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 // with a section per cluster; a cluster that cannot be read is reported in
 // its section and fails the command (exit 2) after the others are printed.
 func (o *ScanOptions) runClusters(ctx context.Context) error {
-	names, err := o.contextNames()
+	raw, err := o.flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+	}
+	names, err := o.contextNames(raw)
 	if err != nil {
 		return err
 	}
@@ -179,6 +185,7 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 	targets := make([]fleet.Target, len(names))
 	for i, n := range names {
 		targets[i] = o.target(n)
+		targets[i].SameAs = o.readBefore(raw, names[:i], n)
 	}
 	mo := fleet.MultiOptions{Concurrency: o.Concurrency, Timeout: timeout, VersionFlag: o.ControllerVersion}
 	progress := isTerminal(o.streams.ErrOut)
@@ -206,11 +213,7 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 
 // contextNames are --contexts as given (each must exist) or every context
 // of the kubeconfig, sorted.
-func (o *ScanOptions) contextNames() ([]string, error) {
-	raw, err := o.flags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("reading kubeconfig: %w", err)}
-	}
+func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 	if o.AllContexts {
 		names := make([]string, 0, len(raw.Contexts))
 		for n := range raw.Contexts {
@@ -239,6 +242,60 @@ func (o *ScanOptions) contextNames() ([]string, error) {
 		return nil, usageErrorf("--contexts: give at least one context")
 	}
 	return names, nil
+}
+
+// readBefore names the first of the earlier contexts that reads exactly
+// what context name would: the same cluster entry and user entry (their
+// contents, wherever in the kubeconfig files they are and whatever they
+// are called) and the same namespaces. Such a context is an alias, and
+// reading it again would list every Rollout twice. Contexts that differ in
+// anything (another user, a proxy, a namespace) are read, and a cluster
+// reached through two of them is found by its Rollouts' UIDs instead
+// (fleet.ScanClusters).
+func (o *ScanOptions) readBefore(raw clientcmdapi.Config, earlier []string, name string) string {
+	key, ok := o.readKey(raw, name)
+	if !ok {
+		return ""
+	}
+	for _, e := range earlier {
+		if k, ok := o.readKey(raw, e); ok && reflect.DeepEqual(k, key) {
+			return e
+		}
+	}
+	return ""
+}
+
+// contextRead is what a context's scan reads: from which server, as whom,
+// in which namespaces ("" for all).
+type contextRead struct {
+	cluster   clientcmdapi.Cluster
+	user      clientcmdapi.AuthInfo
+	namespace string
+}
+
+// readKey is context name's contextRead; false when the context names a
+// cluster the kubeconfig does not have (its read fails and says so).
+func (o *ScanOptions) readKey(raw clientcmdapi.Config, name string) (contextRead, bool) {
+	ctx := raw.Contexts[name]
+	if ctx == nil || raw.Clusters[ctx.Cluster] == nil {
+		return contextRead{}, false
+	}
+	k := contextRead{cluster: *raw.Clusters[ctx.Cluster]}
+	if u := raw.AuthInfos[ctx.AuthInfo]; u != nil {
+		k.user = *u
+	}
+	// Where an entry was loaded from is not what it says.
+	k.cluster.LocationOfOrigin, k.user.LocationOfOrigin = "", ""
+	switch {
+	case o.AllNamespaces:
+	case o.Namespace != "":
+		k.namespace = o.Namespace
+	case ctx.Namespace != "":
+		k.namespace = ctx.Namespace
+	default:
+		k.namespace = "default"
+	}
+	return k, true
 }
 
 // target is one context's scan: its own flags (the kubeconfig, timeout,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
@@ -29,6 +30,11 @@ type Target struct {
 	// cluster's own goroutine: an exec credential plugin that hangs holds
 	// only its cluster.
 	Connect func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error)
+	// SameAs names an earlier target that reads exactly what this one
+	// would: the same cluster with the same credentials and namespaces,
+	// under another context name (an alias, as `aws eks update-kubeconfig
+	// --alias` adds). This one is then not read, and says so.
+	SameAs string
 }
 
 // Cluster is one cluster's section of a multi-cluster scan.
@@ -50,7 +56,17 @@ type Cluster struct {
 	Worst   string         `json:"worst,omitempty"`
 	Gaps    []snapshot.Gap `json:"gaps,omitempty"`
 	Seconds float64        `json:"seconds"`
-	worst   diagnose.Severity
+	// SameAs names the context this cluster's Rollouts are listed under
+	// when this context reaches the same cluster: its Rollouts were read
+	// through both (the same UIDs), and each is listed once.
+	SameAs string `json:"sameClusterAs,omitempty"`
+	// ListedElsewhere counts this context's Rollouts that are listed under
+	// another context that read them too (SameAs, or rarely several).
+	ListedElsewhere int `json:"rolloutsListedElsewhere,omitempty"`
+	// NotReadAgain: this context has the same cluster, credentials and
+	// namespaces as SameAs, so it was not read a second time.
+	NotReadAgain bool `json:"notReadAgain,omitempty"`
+	worst        diagnose.Severity
 }
 
 // ControllerSeen is one controller version in a cluster and how it was
@@ -126,7 +142,25 @@ func ScanClusters(ctx context.Context, targets []Target, opt MultiOptions) *Mult
 	}
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
+	finished := func(c Cluster) {
+		mu.Lock()
+		defer mu.Unlock()
+		delete(outstanding, c.Context)
+		left := make([]string, 0, len(outstanding))
+		for k := range outstanding {
+			left = append(left, k)
+		}
+		sort.Strings(left)
+		if opt.Done != nil {
+			opt.Done(c, left)
+		}
+	}
 	for i, t := range targets {
+		if t.SameAs != "" {
+			rep.Clusters[i] = Cluster{Context: t.Context, SameAs: t.SameAs, NotReadAgain: true}
+			finished(rep.Clusters[i])
+			continue
+		}
 		wg.Add(1)
 		go func(i int, t Target) {
 			defer wg.Done()
@@ -139,26 +173,66 @@ func ScanClusters(ctx context.Context, targets []Target, opt MultiOptions) *Mult
 			}
 			c, r := scanOne(ctx, t, opt)
 			rep.Clusters[i], rows[i] = c, r
-			mu.Lock()
-			delete(outstanding, t.Context)
-			left := make([]string, 0, len(outstanding))
-			for k := range outstanding {
-				left = append(left, k)
-			}
-			sort.Strings(left)
-			if opt.Done != nil {
-				opt.Done(c, left)
-			}
-			mu.Unlock()
+			finished(c)
 		}(i, t)
 	}
 	wg.Wait()
 	rep.Interrupted = ctx.Err() != nil
+	listOnce(rep.Clusters, rows)
 	for _, r := range rows {
 		rep.Rows = append(rep.Rows, r...)
 	}
 	rank(rep.Rows)
 	return rep
+}
+
+// listOnce keeps each Rollout in one cluster's rows when two contexts reach
+// the same cluster: with --all-contexts that is common (a cluster under
+// its generated name and an alias; an admin and a read-only user), and
+// listing its Rollouts twice would double what waits for a person. A UID
+// is unique within a cluster and, being random, across clusters, so a UID
+// read through two contexts is one Rollout, whatever the server URLs say
+// (behind a shared proxy, different clusters have one URL). The context
+// that read the most keeps the rows (an all-namespaces context over a
+// namespaced one), then the first in the list; the others say where their
+// Rollouts are listed.
+func listOnce(clusters []Cluster, rows [][]Row) {
+	order := make([]int, 0, len(rows))
+	for i := range rows {
+		if len(rows[i]) > 0 {
+			order = append(order, i)
+		}
+	}
+	if len(order) < 2 {
+		return
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(rows[order[a]]) > len(rows[order[b]]) })
+	owner := map[types.UID]int{}
+	for _, i := range order {
+		kept := rows[i][:0]
+		shared := map[int]int{}
+		for _, r := range rows[i] {
+			if r.uid != "" {
+				if o, ok := owner[r.uid]; ok && o != i {
+					shared[o]++
+					continue
+				}
+				owner[r.uid] = i
+			}
+			kept = append(kept, r)
+		}
+		rows[i] = kept
+		best := -1
+		for o, n := range shared {
+			if best < 0 || n > shared[best] || n == shared[best] && o < best {
+				best = o
+			}
+			clusters[i].ListedElsewhere += n
+		}
+		if best >= 0 {
+			clusters[i].SameAs = clusters[best].Context
+		}
+	}
 }
 
 // scanOne reads one cluster within its timeout.

@@ -10,18 +10,99 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
 
+// okTarget is a cluster of its own: the example and copies of it, each
+// Rollout with a UID no other cluster has, as in real clusters.
 func okTarget(t *testing.T, name string, copies int) Target {
 	dc := exampleCluster(t)
 	addCopies(t, dc, copies)
+	list, err := dc.Resource(gather.GVRRollout).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ro := range list.Items {
+		ro.SetUID(types.UID(name + "/" + ro.GetNamespace() + "/" + ro.GetName()))
+		if err := dc.Tracker().Update(gather.GVRRollout, &ro, ro.GetNamespace()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return contextOf(name, dc)
+}
+
+// contextOf is a context named name that reads cluster dc.
+func contextOf(name string, dc dynamic.Interface) Target {
 	return Target{Context: name, Connect: func(context.Context) (dynamic.Interface, gather.FleetOptions, error) {
 		return dc, gather.FleetOptions{Context: name, Server: "https://" + name}, nil
 	}}
+}
+
+// One cluster reached through two contexts (an alias with other
+// credentials, a context for one namespace) is listed once, under the
+// context that read the most; the others say where their Rollouts are.
+// A context marked as an alias of another is not read at all.
+func TestScanClustersListsACollisionOnce(t *testing.T) {
+	prod := okTarget(t, "prod", 3)
+	dc, _, err := prod.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through a shared proxy another cluster may have prod's URL: only the
+	// UIDs say which Rollouts are the same.
+	other := okTarget(t, "other", 1)
+	admin := contextOf("admin", dc)
+	// team-01 holds one of prod's copies.
+	team := Target{Context: "team", Connect: func(context.Context) (dynamic.Interface, gather.FleetOptions, error) {
+		return dc, gather.FleetOptions{Context: "team", Namespace: "team-01", Server: "https://prod"}, nil
+	}}
+	alias := Target{Context: "alias", SameAs: "admin", Connect: func(context.Context) (dynamic.Interface, gather.FleetOptions, error) {
+		t.Error("an alias was read")
+		return nil, gather.FleetOptions{}, errors.New("read")
+	}}
+	var done atomic.Int32
+	rep := ScanClusters(context.Background(), []Target{team, admin, alias, other, prod},
+		MultiOptions{Concurrency: 3, Done: func(Cluster, []string) { done.Add(1) }})
+	if done.Load() != 5 {
+		t.Errorf("Done called %d times, want 5", done.Load())
+	}
+	if len(rep.Rows) != 4+2 {
+		t.Fatalf("%d rows, want prod's 4 and other's 2", len(rep.Rows))
+	}
+	seen := map[string]string{}
+	for _, r := range rep.Rows {
+		if c, dup := seen[r.Namespace+"/"+r.Name]; dup && c != "other" && r.Cluster != "other" {
+			t.Errorf("%s/%s listed under %s and %s", r.Namespace, r.Name, c, r.Cluster)
+		}
+		seen[r.Namespace+"/"+r.Name] = r.Cluster
+		if r.Cluster != "admin" && r.Cluster != "other" {
+			t.Errorf("row under %s, want admin (the first of the two that read all 4) or other", r.Cluster)
+		}
+	}
+	byName := map[string]Cluster{}
+	for _, c := range rep.Clusters {
+		byName[c.Context] = c
+	}
+	for name, want := range map[string]Cluster{
+		"team":  {Rollouts: 1, SameAs: "admin", ListedElsewhere: 1},
+		"admin": {Rollouts: 4},
+		"alias": {SameAs: "admin", NotReadAgain: true},
+		"other": {Rollouts: 2},
+		"prod":  {Rollouts: 4, SameAs: "admin", ListedElsewhere: 4},
+	} {
+		c := byName[name]
+		if c.Rollouts != want.Rollouts || c.SameAs != want.SameAs || c.ListedElsewhere != want.ListedElsewhere || c.NotReadAgain != want.NotReadAgain || c.Error != "" {
+			t.Errorf("%s: %+v, want %+v", name, c, want)
+		}
+	}
+	if len(rep.Unread()) != 0 {
+		t.Errorf("unread: %v", rep.Unread())
+	}
 }
 
 // One table across clusters: the riskiest Rollout of every cluster first,

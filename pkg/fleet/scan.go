@@ -11,6 +11,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/par"
@@ -49,6 +50,9 @@ type Row struct {
 	Replicas    int32  `json:"replicas"`
 	Controller  string `json:"controller"`
 	severity    diagnose.Severity
+	// uid is the Rollout's: the same Rollout read through two contexts
+	// of one cluster is listed once (ScanClusters).
+	uid types.UID
 	// How the controller version was found, for a cluster's summary.
 	controllerSource, controllerFrom string
 	// ratio is pods the weight needs per available canary pod: the
@@ -144,14 +148,14 @@ func scanSnapshot(snap *snapshot.Snapshot, versionFlag string) (*Report, error) 
 func scanRollout(nsSnap *snapshot.Snapshot, ro *v1alpha1.Rollout, versionFlag, gap string) (Row, error) {
 	v, err := nsSnap.View(ro)
 	if err != nil {
-		return Row{Namespace: ro.Namespace, Name: ro.Name, Top: "unreadable: " + err.Error(), FindingIDs: []string{}}, nil
+		return Row{Namespace: ro.Namespace, Name: ro.Name, Top: "unreadable: " + err.Error(), FindingIDs: []string{}, uid: ro.UID}, nil
 	}
 	cv, err := model.DetectVersionFor(versionFlag, v, gap)
 	if err != nil {
 		return Row{}, err
 	}
 	row := rowOf(diagnose.Run(v, cv, diagnose.Options{Source: "scan", NoPods: true}))
-	row.Waiting = waitingFor(ro)
+	row.Waiting, row.uid = waitingFor(ro), ro.UID
 	return row, nil
 }
 

@@ -42,6 +42,10 @@ func MultiScan(w io.Writer, rep *fleet.MultiReport, s Styles) error {
 			fmt.Fprintf(w, "  %s  %s %s\n", s.Bold.Render(c.Context), s.Crit.Render("NOT READ"), c.Error)
 			continue
 		}
+		if c.NotReadAgain {
+			fmt.Fprintf(w, "  %s  same cluster, credentials and namespaces as %s: not read again\n", s.Bold.Render(c.Context), c.SameAs)
+			continue
+		}
 		var vers []string
 		for _, v := range c.Controllers {
 			how := v.Source
@@ -59,6 +63,13 @@ func MultiScan(w io.Writer, rep *fleet.MultiReport, s Styles) error {
 		}
 		if c.Waiting > 0 {
 			line += "; " + s.Warn.Render(fmt.Sprintf("%d waiting for a person", c.Waiting))
+		}
+		switch {
+		case c.ListedElsewhere == 0:
+		case c.ListedElsewhere == c.Rollouts:
+			line += fmt.Sprintf("; same cluster as %s: its Rollouts are listed there", c.SameAs)
+		default:
+			line += fmt.Sprintf("; same cluster as %s: %d of its Rollouts are listed there", c.SameAs, c.ListedElsewhere)
 		}
 		fmt.Fprintln(w, line)
 		for _, g := range c.Gaps {

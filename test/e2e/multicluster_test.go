@@ -125,8 +125,16 @@ func TestScanAcrossClusters(t *testing.T) {
 		waitJSONPath(t, l, "{.status.pauseConditions[0].reason}", "CanaryPauseStep")
 	}
 
+	// A second identity in the oldest lab: a service account's token.
+	labs[0].kubectl(t, "", "create", "serviceaccount", "scanner", "-n", "default")
+	labs[0].kubectl(t, "", "create", "clusterrolebinding", "scanner", "--clusterrole=cluster-admin", "--serviceaccount=default:scanner")
+	saToken := strings.TrimSpace(labs[0].kubectl(t, "", "create", "token", "scanner", "-n", "default", "--duration=1h"))
+
 	// One kubeconfig with every context: the suite's lab, the two others,
-	// and the suite's server with a token it does not know.
+	// the suite's server with a token it does not know, and the oldest lab
+	// twice more, as a kubeconfig collects them: an alias (copies of its
+	// cluster and user entries under other names) and the service
+	// account's context. Each cluster is listed once.
 	kc := filepath.Join(t.TempDir(), "config")
 	merged := clientcmdapi.NewConfig()
 	for name, path := range map[string]string{"suite": kubeconfig, "old": labs[0].kubeconfig, "new": labs[1].kubeconfig} {
@@ -145,6 +153,12 @@ func TestScanAcrossClusters(t *testing.T) {
 			merged.AuthInfos["refused"] = &clientcmdapi.AuthInfo{Token: "not-a-token"}
 			merged.Contexts["refused"] = &clientcmdapi.Context{Cluster: name, AuthInfo: "refused"}
 		}
+		if name == "old" {
+			merged.Clusters["old-alias"], merged.AuthInfos["old-alias"] = c.Clusters[cur.Cluster].DeepCopy(), c.AuthInfos[cur.AuthInfo].DeepCopy()
+			merged.Contexts["old-alias"] = &clientcmdapi.Context{Cluster: "old-alias", AuthInfo: "old-alias"}
+			merged.AuthInfos["old-sa"] = &clientcmdapi.AuthInfo{Token: saToken}
+			merged.Contexts["old-sa"] = &clientcmdapi.Context{Cluster: name, AuthInfo: "old-sa"}
+		}
 	}
 	if err := clientcmd.WriteToFile(*merged, kc); err != nil {
 		t.Fatal(err)
@@ -153,11 +167,14 @@ func TestScanAcrossClusters(t *testing.T) {
 	type scanJSON struct {
 		Kind     string `json:"kind"`
 		Clusters []struct {
-			Context     string `json:"context"`
-			Error       string `json:"error"`
-			Rollouts    int    `json:"rollouts"`
-			Waiting     int    `json:"waitingForAPerson"`
-			Controllers []struct {
+			Context         string `json:"context"`
+			Error           string `json:"error"`
+			Rollouts        int    `json:"rollouts"`
+			Waiting         int    `json:"waitingForAPerson"`
+			SameAs          string `json:"sameClusterAs"`
+			NotReadAgain    bool   `json:"notReadAgain"`
+			ListedElsewhere int    `json:"rolloutsListedElsewhere"`
+			Controllers     []struct {
 				Version string `json:"version"`
 				Source  string `json:"source"`
 			} `json:"controllers"`
@@ -216,7 +233,7 @@ func TestScanAcrossClusters(t *testing.T) {
 		}
 	}()
 	rep, code, stderr, took := scan("--all-contexts", "--request-timeout", "8s")
-	if code != 2 || !strings.Contains(stderr, "2 of 4 cluster(s) could not be read (new, refused)") {
+	if code != 2 || !strings.Contains(stderr, "2 of 6 cluster(s) could not be read (new, refused)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	check(rep, "old", true, oldest)
@@ -230,6 +247,24 @@ func TestScanAcrossClusters(t *testing.T) {
 		if c.Context == "refused" && !strings.Contains(strings.ToLower(c.Error), "unauthorized") && !strings.Contains(c.Error, "credentials") {
 			t.Errorf("the refused context: %q", c.Error)
 		}
+		if c.Context == "old-alias" && (!c.NotReadAgain || c.SameAs != "old" || c.Error != "") {
+			t.Errorf("the alias of old: %+v, want not read again, the same as old", c)
+		}
+		if c.Context == "old-sa" && (c.NotReadAgain || c.SameAs != "old" || c.Rollouts != 1 || c.ListedElsewhere != 1 || c.Error != "") {
+			t.Errorf("old through the service account: %+v, want its one Rollout read and listed under old", c)
+		}
+	}
+	listed := 0
+	for _, r := range rep.Rows {
+		if r.Namespace == "fleet" && strings.HasPrefix(r.Cluster, "old") {
+			listed++
+			if r.Cluster != "old" {
+				t.Errorf("the old cluster's Rollout is listed under %s, want old", r.Cluster)
+			}
+		}
+	}
+	if listed != 1 {
+		t.Errorf("the old cluster's Rollout is listed %d times through its three contexts, want once", listed)
 	}
 	// Bounded by the frozen cluster's timeout, not the sum of the clusters.
 	if took > 30*time.Second {
