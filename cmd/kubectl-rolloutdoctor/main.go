@@ -11,6 +11,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // exec, OIDC and cloud auth providers
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/cli"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
 
 func main() {
@@ -26,5 +27,6 @@ func main() {
 	if err != nil && err.Error() != "" {
 		fmt.Fprintln(os.Stderr, "error:", err)
 	}
+	gather.StopAbandonedPlugins()
 	os.Exit(cli.Code(err))
 }

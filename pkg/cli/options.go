@@ -294,15 +294,24 @@ func (o *CommonOptions) cluster(tune ...func(*rest.Config)) (*gather.Connection,
 	c.Options.ControllerNamespace = o.ControllerNamespace
 	c.Options.SkipController = o.ControllerVersion != ""
 	opt := c.Options
-	c.OnWaiting(o.net.waitNotice, func() { fmt.Fprintln(o.streams.ErrOut, waitingLine(opt)) })
+	c.OnWaiting(o.net.waitNotice, func(plugin string) { fmt.Fprintln(o.streams.ErrOut, waitingLine(opt, plugin)) })
 	return c, nil
 }
 
-// waitingLine is what a command says while the API server does not answer.
-func waitingLine(opt gather.Options) string {
+// waitingLine is what a command says while the API server does not
+// answer, or while the kubeconfig's credential plugin has not returned
+// (plugin names it: it may be waiting for a login in a browser).
+func waitingLine(opt gather.Options, plugin string) string {
 	bound := ""
 	if opt.Timeout > 0 {
 		bound = "; giving up after " + opt.Timeout.String()
+	}
+	if plugin != "" {
+		of := ""
+		if opt.Context != "" {
+			of = " of context " + opt.Context
+		}
+		return fmt.Sprintf("waiting for the credential plugin %q%s (a login?) … (Ctrl-C to stop%s)", plugin, of, bound)
 	}
 	return fmt.Sprintf("waiting for %s … (Ctrl-C to stop%s)", opt.APIServer(), bound)
 }

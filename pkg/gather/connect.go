@@ -43,9 +43,11 @@ type Connection struct {
 
 // OnWaiting arranges for fn to be called once, the first time a request
 // has waited `after` with no answer from the API server since it was sent
-// (a server that accepts the connection and never answers). Call it
-// before the first read. A Connection made by FromClient never calls fn.
-func (c *Connection) OnWaiting(after time.Duration, fn func()) {
+// (a server that accepts the connection and never answers); plugin names
+// the kubeconfig's credential plugin when the wait is for it (a login?).
+// Call it before the first read. A Connection made by FromClient never
+// calls fn.
+func (c *Connection) OnWaiting(after time.Duration, fn func(plugin string)) {
 	if c.monitor != nil {
 		c.monitor.onWaiting(after, fn)
 	}
@@ -120,21 +122,38 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
 	m := newMonitor(cfg.Host)
+	if e := cfg.ExecProvider; e != nil {
+		m.plugin = &credentialPlugin{command: e.Command, installHint: firstLine(e.InstallHint)}
+	}
 	cfg.Wrap(m.wrap)
-	dc, err := dynamic.NewForConfig(cfg)
+	// The monitor also wraps each client's transport as a whole, client-go's
+	// credential layer included (see monitorTransport.send): one HTTP client
+	// for the dynamic and the typed clients, so that they share its
+	// connection too.
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	hc.Transport = m.outer(hc.Transport)
+	dc, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
 	// Built-in kinds as protobuf: the API server encodes and this process
 	// decodes them several times faster than JSON, straight into structs
 	// (see Options.Kube).
-	kube, err := NewTyped(cfg)
+	kube, err := newTyped(cfg, hc)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
 	wcfg := rest.CopyConfig(cfg)
 	wcfg.Timeout = 0 // watches are long-running; Watch bounds their start
-	wdc, err := dynamic.NewForConfig(wcfg)
+	whc, err := rest.HTTPClientFor(wcfg)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	whc.Transport = m.outer(whc.Transport)
+	wdc, err := dynamic.NewForConfigAndClient(wcfg, whc)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}

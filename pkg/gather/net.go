@@ -51,16 +51,33 @@ type monitor struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 
+	// plugin is the kubeconfig's exec credential plugin (nil: none).
+	plugin *credentialPlugin
+
 	mu       sync.Mutex
 	answered time.Time // when the last response arrived
 	after    time.Duration
-	notify   func()
+	notify   func(plugin string)
 	once     sync.Once
+	// credErr is the credential plugin's last failure, at credAt (see
+	// credentialFailure).
+	credErr  error
+	credAt   time.Time
+	credHold time.Duration
+}
+
+// credentialPlugin is what messages need of an exec credential plugin.
+type credentialPlugin struct {
+	command, installHint string
 }
 
 func newMonitor(server string) *monitor {
-	return &monitor{server: server, ready: make(chan struct{})}
+	return &monitor{server: server, ready: make(chan struct{}), credHold: time.Second}
 }
+
+// reachedKey marks a request's context with whether the request got past
+// client-go's credential layer to the network (wireTransport sets it).
+type reachedKey struct{}
 
 // connected holds a request back while the connection's first request
 // over TLS is getting a connection, and returns the request to send.
@@ -92,28 +109,66 @@ func (m *monitor) connected(req *http.Request) (*http.Request, func(), error) {
 	}
 }
 
+// credentialFailure is the credential plugin's failure when it failed
+// within credHold: the requests of the same burst return it instead of
+// running the plugin again (client-go runs it once per waiting request,
+// each run writing its complaint to stderr). Later requests run it as
+// usual: a plugin may fail once and work the next time (escape and
+// record run for minutes).
+func (m *monitor) credentialFailure() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.credErr != nil && time.Since(m.credAt) < m.credHold {
+		return m.credErr
+	}
+	return nil
+}
+
 // onWaiting arranges for fn to be called once, the first time a request
-// has gone after without any answer from the server since it was sent.
-func (m *monitor) onWaiting(after time.Duration, fn func()) {
+// has gone after without any answer from the server since it was sent;
+// plugin names the credential plugin when the request is still waiting
+// for it, not for the server.
+func (m *monitor) onWaiting(after time.Duration, fn func(plugin string)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.after, m.notify = after, fn
 }
 
-// wrap is the rest.Config transport wrapper.
+// wrap is the rest.Config transport wrapper: it sits under client-go's
+// credential layer, next to the network.
 func (m *monitor) wrap(rt http.RoundTripper) http.RoundTripper {
 	if t, ok := rt.(*http.Transport); ok {
 		m.mu.Lock()
 		m.handshake = t.TLSHandshakeTimeout
 		m.mu.Unlock()
 	}
+	return &wireTransport{rt: rt}
+}
+
+// outer wraps a client's whole transport, client-go's credential layer
+// included: an exec credential plugin runs in that layer, where
+// client-go gives it no deadline.
+func (m *monitor) outer(rt http.RoundTripper) http.RoundTripper {
 	return &monitorTransport{m: m, rt: rt}
 }
+
+// wireTransport marks each request that reaches the network.
+type wireTransport struct{ rt http.RoundTripper }
+
+func (t *wireTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if r, ok := req.Context().Value(reachedKey{}).(*atomic.Bool); ok {
+		r.Store(true)
+	}
+	return t.rt.RoundTrip(req)
+}
+
+// WrappedRoundTripper lets client-go reach the transport underneath.
+func (t *wireTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
 
 // arm starts the waiting timer of a request sent at start; the returned
 // func stops it, or waits for the notice when it is being given (so that
 // the notice is written before anything the request's caller writes).
-func (m *monitor) arm(start time.Time) func() {
+func (m *monitor) arm(start time.Time, reached *atomic.Bool) func() {
 	m.mu.Lock()
 	after, notify := m.after, m.notify
 	m.mu.Unlock()
@@ -127,7 +182,11 @@ func (m *monitor) arm(start time.Time) func() {
 		quiet := !m.answered.After(start)
 		m.mu.Unlock()
 		if quiet {
-			m.once.Do(notify)
+			plugin := ""
+			if m.plugin != nil && !reached.Load() {
+				plugin = m.plugin.command
+			}
+			m.once.Do(func() { notify(plugin) })
 		}
 	})
 	return func() {
@@ -153,9 +212,24 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil {
 		return nil, err
 	}
-	stop := t.m.arm(time.Now())
-	resp, err := t.rt.RoundTrip(req)
+	if err := t.m.credentialFailure(); err != nil {
+		opened()
+		return nil, err
+	}
+	reached := new(atomic.Bool)
+	req = req.WithContext(context.WithValue(req.Context(), reachedKey{}, reached))
+	stop := t.m.arm(time.Now(), reached)
+	resp, err := t.send(req, reached)
 	stop()
+	if err != nil && t.m.plugin != nil && !reached.Load() {
+		// Nothing was sent: the credential plugin failed or did not return.
+		err = &CredentialPluginError{Command: t.m.plugin.command, InstallHint: t.m.plugin.installHint, Err: err}
+		if !errors.Is(err, context.Canceled) {
+			t.m.mu.Lock()
+			t.m.credErr, t.m.credAt = err, time.Now()
+			t.m.mu.Unlock()
+		}
+	}
 	opened() // a request that failed before it had a connection lets the others try
 	if resp == nil {
 		if err != nil && strings.Contains(err.Error(), "TLS handshake timeout") {
@@ -182,9 +256,121 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return nil, e
 }
 
+// send is the request's round trip, bounded by its context even while a
+// credential plugin runs. client-go runs the plugin without a deadline
+// (exec.Command, not CommandContext) before anything is sent, so a plugin
+// that waits for a login nobody completes held every command, and a
+// multi-cluster scan, past --request-timeout and Ctrl-C. Once the context
+// ends, a request that reached the network returns by itself (net/http
+// watches the context); one still in the plugin is left to it, and the
+// response it may yet get is closed.
+func (t *monitorTransport) send(req *http.Request, reached *atomic.Bool) (*http.Response, error) {
+	if t.m.plugin == nil {
+		return t.rt.RoundTrip(req)
+	}
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := t.rt.RoundTrip(req)
+		done <- result{resp, err}
+	}()
+	select {
+	case r := <-done:
+		return r.resp, r.err
+	case <-req.Context().Done():
+	}
+	if reached.Load() {
+		r := <-done
+		return r.resp, r.err
+	}
+	abandoned.Store(true)
+	go func() {
+		if r := <-done; r.resp != nil {
+			r.resp.Body.Close()
+		}
+	}()
+	return nil, &pluginWait{err: req.Context().Err()}
+}
+
 // WrappedRoundTripper lets client-go reach the transport underneath (to
 // cancel a request that timed out).
 func (t *monitorTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
+
+// CredentialPluginError is a request that never reached the API server
+// because the kubeconfig's exec credential plugin failed, is not
+// installed, or did not return in time.
+type CredentialPluginError struct {
+	Command, InstallHint string
+	Err                  error
+}
+
+// Error names the plugin: when the request's deadline ends it, net/http
+// keeps only this text of it (its Client.Timeout error is a string).
+func (e *CredentialPluginError) Error() string {
+	return fmt.Sprintf("credential plugin %q: %v", e.Command, e.Err)
+}
+func (e *CredentialPluginError) Unwrap() error { return e.Err }
+
+// pluginWait is a request whose context ended while the credential
+// plugin was still running.
+type pluginWait struct{ err error }
+
+func (e *pluginWait) Error() string { return pluginWaitText + " (" + e.err.Error() + ")" }
+func (e *pluginWait) Unwrap() error { return e.err }
+
+const pluginWaitText = "had not returned when the request's time was up"
+
+// pluginWaitIn finds, in the text of an error that net/http flattened,
+// the credential plugin a request was still waiting for.
+func pluginWaitIn(msg string) (command string, ok bool) {
+	const pre = `credential plugin "`
+	i := strings.Index(msg, pre)
+	if i < 0 {
+		return "", false
+	}
+	rest := msg[i+len(pre):]
+	j := strings.Index(rest, `": `+pluginWaitText)
+	if j < 0 {
+		return "", false
+	}
+	return rest[:j], true
+}
+
+// describe is the error's one line: what happened to the plugin and what
+// to do, for the context named.
+func (e *CredentialPluginError) describe(context string, timeout time.Duration) string {
+	of := fmt.Sprintf("the credential plugin %q", e.Command)
+	if context != "" {
+		of += " of context " + context
+	}
+	msg := e.Err.Error()
+	var wait *pluginWait
+	switch {
+	case errors.As(e.Err, &wait):
+		within := ""
+		if timeout > 0 {
+			within = " within " + timeout.String()
+		}
+		run := "kubectl get --raw /version"
+		if context != "" {
+			run = "kubectl --context " + context + " get --raw /version"
+		}
+		return fmt.Sprintf("%s did not return%s (is it waiting for a login?): run `%s` to see what it asks, or raise --request-timeout", of, within, run)
+	case strings.Contains(msg, "exec: executable") && strings.Contains(msg, "not found"):
+		fix := "install it, or fix users[].user.exec.command in the kubeconfig"
+		if e.InstallHint != "" {
+			fix = e.InstallHint
+		}
+		return fmt.Sprintf("%s is not installed (not found in PATH): %s", of, fix)
+	case strings.Contains(msg, "failed with exit code"):
+		code := strings.TrimSpace(msg[strings.LastIndex(msg, "exit code")+len("exit code"):])
+		return fmt.Sprintf("%s failed (exit code %s; what it printed is on stderr above): log in again as it says (an expired SSO or cloud CLI session?), then retry", of, code)
+	}
+	return fmt.Sprintf("%s: %s", of, oneLine(e.Err))
+}
 
 // handshakeTimeout is a TLS handshake that did not finish within the
 // transport's bound.
@@ -196,6 +382,14 @@ type handshakeTimeout struct {
 func (e *handshakeTimeout) Error() string { return e.err.Error() }
 func (e *handshakeTimeout) Unwrap() error { return e.err }
 func (e *handshakeTimeout) Timeout() bool { return true }
+
+// firstLine is s up to its first line break, trimmed.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}
 
 func isHTML(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
@@ -304,6 +498,25 @@ func netError(err error, o Options) *Error {
 	var nas *NotAPIServerError
 	if errors.As(err, &nas) {
 		return &Error{Msg: nas.describe(o.Context)}
+	}
+	var cpe *CredentialPluginError
+	if errors.As(err, &cpe) {
+		if errors.Is(err, context.Canceled) {
+			return nil // Ctrl-C
+		}
+		return &Error{Msg: cpe.describe(o.Context, o.Timeout)}
+	}
+	if cmd, ok := pluginWaitIn(err.Error()); ok {
+		cpe = &CredentialPluginError{Command: cmd, Err: &pluginWait{err: context.DeadlineExceeded}}
+		return &Error{Msg: cpe.describe(o.Context, o.Timeout)}
+	}
+	// A plugin that gives a client certificate runs during the TLS
+	// handshake, past the point monitorTransport can tell: client-go's
+	// words are all there is.
+	if _, rest, ok := strings.Cut(err.Error(), "getting credentials: exec: executable "); ok {
+		cmd, _, _ := strings.Cut(rest, " ")
+		cpe = &CredentialPluginError{Command: cmd, Err: errors.New(firstLine(rest))}
+		return &Error{Msg: cpe.describe(o.Context, o.Timeout)}
 	}
 	if apierrors.IsUnauthorized(err) {
 		return &Error{Msg: fmt.Sprintf("%s rejected the credentials (401): refresh your kubeconfig login (or check --context, --user)", o.APIServer())}

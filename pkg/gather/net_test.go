@@ -62,6 +62,12 @@ func TestNetErrorWording(t *testing.T) {
 			"presented a certificate the kubeconfig does not trust (x509: certificate signed by unknown authority): check --context and the kubeconfig's certificate-authority", false},
 		{"html page", get(&NotAPIServerError{Server: "https://10.0.0.1:6443", URL: "https://sso.corp/login", Status: 200, ContentType: "text/html", Title: "Sign in"}),
 			`the server at https://10.0.0.1:6443 (context prod) is not a Kubernetes API server: it redirected to https://sso.corp/login, which answered 200 with an HTML page (title "Sign in", Content-Type text/html): check the kubeconfig's server and proxy settings`, false},
+		// What net/http keeps of a request its Client.Timeout ended while
+		// the credential plugin ran, and a plugin run in the TLS handshake.
+		{"plugin wait flattened", get(errors.New(`credential plugin "aws": ` + pluginWaitText + ` (context deadline exceeded) (Client.Timeout exceeded while awaiting headers)`)),
+			`the credential plugin "aws" of context prod did not return within 30s (is it waiting for a login?): run ` + "`kubectl --context prod get --raw /version`", false},
+		{"plugin in handshake", get(errors.New("remote error: tls: getting credentials: exec: executable kubelogin failed with exit code 1")),
+			`the credential plugin "kubelogin" of context prod failed (exit code 1;`, false},
 		{"other content", errors.New("serializer for text/plain doesn't exist"),
 			"the server at https://10.0.0.1:6443 is not a Kubernetes API server: it answered with Content-Type text/plain: check the kubeconfig's server and proxy settings", false},
 	} {
@@ -187,7 +193,7 @@ func TestConnectHostileServers(t *testing.T) {
 			if notice == 0 {
 				notice = 300 * time.Millisecond
 			}
-			conn.OnWaiting(notice, func() { waiting.Add(1) })
+			conn.OnWaiting(notice, func(string) { waiting.Add(1) })
 			opt := conn.Options
 			opt.Namespace, opt.Name, opt.SkipController = "shop", "x", true
 			start := time.Now()

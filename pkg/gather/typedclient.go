@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -34,6 +35,15 @@ type Typed struct {
 // NewTyped makes the typed reader over cfg (its rate limiter and
 // transport wrappers are kept).
 func NewTyped(cfg *rest.Config) (*Typed, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newTyped(cfg, hc)
+}
+
+// newTyped is NewTyped over an HTTP client that is already made.
+func newTyped(cfg *rest.Config, hc *http.Client) (*Typed, error) {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = "application/vnd.kubernetes.protobuf"
 	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
@@ -43,7 +53,7 @@ func NewTyped(cfg *rest.Config) (*Typed, error) {
 	if c.UserAgent == "" {
 		c.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
-	rc, err := rest.UnversionedRESTClientFor(c)
+	rc, err := rest.UnversionedRESTClientForConfigAndClient(c, hc)
 	if err != nil {
 		return nil, err
 	}

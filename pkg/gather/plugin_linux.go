@@ -1,0 +1,42 @@
+package gather
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// stopChildren sends SIGTERM to every process whose parent is this one.
+func stopChildren() {
+	self := os.Getpid()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if ppid, ok := parentOf(string(b)); ok && ppid == self {
+			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			if err == nil {
+				syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
+	}
+}
+
+// parentOf reads the parent pid from a /proc/PID/stat line: "pid (comm)
+// state ppid …", where comm may itself contain spaces and parentheses.
+func parentOf(stat string) (int, bool) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package gather
+
+// stopChildren has no process table to read here.
+func stopChildren() {}

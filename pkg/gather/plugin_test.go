@@ -1,0 +1,207 @@
+package gather
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// pluginServer is a TLS API server that answers only the token the test's
+// credential plugins give.
+func pluginServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer from-plugin" {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Unauthorized","code":401}`)
+			return
+		}
+		fmt.Fprintf(w, `{"apiVersion":"argoproj.io/v1alpha1","kind":"Rollout","metadata":{"name":%q,"namespace":"shop"}}`, path.Base(r.URL.Path))
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// pluginConnection connects to server as context "lab" whose user is the
+// exec credential plugin body (a shell script, each run counted in the
+// returned file), or command when body is "".
+func pluginConnection(t *testing.T, server, body, command, hint, timeout string) (*Connection, string) {
+	t.Helper()
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	if body != "" {
+		command = filepath.Join(dir, "cloud-login")
+		script := "#!/bin/sh\necho run >> " + runs + "\n" + body + "\n"
+		if err := os.WriteFile(command, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kc := filepath.Join(dir, "config")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users:
+- name: u
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: %q, interactiveMode: Never, installHint: %q}
+contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
+current-context: lab
+`, server, command, hint)
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := NewConfigFlags()
+	flags.KubeConfig, flags.Timeout = &kc, &timeout
+	conn, err := Connect(flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn, runs
+}
+
+// burst sends n reads at once, as a scan's lists go out.
+func burst(conn *Connection, n int) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = conn.Dynamic.Resource(GVRRollout).Namespace("shop").Get(context.Background(), fmt.Sprint("ro-", i), metav1.GetOptions{})
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+func runsOf(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "run\n")
+}
+
+// Exec credential plugins, as cloud CLIs and SSO tools are used from a
+// kubeconfig: one that works serves a burst of reads with one run; one
+// that fails, is not installed or never returns (waiting for a login) is
+// said in one line that names it and says what to do, runs once for a
+// burst, and is bounded by the request timeout like the network.
+func TestCredentialPlugins(t *testing.T) {
+	server := pluginServer(t)
+	opt := func(conn *Connection) Options {
+		o := conn.Options
+		o.Namespace, o.Name, o.SkipController = "shop", "x", true
+		return o
+	}
+	t.Run("works", func(t *testing.T) {
+		conn, runs := pluginConnection(t, server, `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-plugin"}}'`, "", "", "5s")
+		for i, err := range burst(conn, 8) {
+			if err != nil {
+				t.Errorf("read %d: %v", i, err)
+			}
+		}
+		if n := runsOf(t, runs); n != 1 {
+			t.Errorf("the plugin ran %d times for one burst, want 1", n)
+		}
+	})
+	t.Run("fails", func(t *testing.T) {
+		conn, runs := pluginConnection(t, server, "echo 'session expired: run cloud-login' >&2\nexit 3", "", "", "5s")
+		for i, err := range burst(conn, 8) {
+			if err == nil {
+				t.Errorf("read %d: no error", i)
+			}
+		}
+		if n := runsOf(t, runs); n != 1 {
+			t.Errorf("the failing plugin ran %d times for one burst (each run writes to stderr), want 1", n)
+		}
+		_, err := Rollout(context.Background(), conn.Dynamic, opt(conn))
+		want := `the credential plugin "` + filepath.Join(filepath.Dir(runs), "cloud-login") + `" of context lab failed (exit code 3;`
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("err %v, want one line starting %q", err, want)
+		}
+		// A later read runs it again: it may work the next time.
+		conn.monitor.mu.Lock()
+		conn.monitor.credHold = 0
+		conn.monitor.mu.Unlock()
+		if _, err := Rollout(context.Background(), conn.Dynamic, opt(conn)); err == nil || runsOf(t, runs) != 2 {
+			t.Errorf("err %v after %d runs, want the plugin run once more per read", err, runsOf(t, runs))
+		}
+	})
+	t.Run("not installed", func(t *testing.T) {
+		conn, _ := pluginConnection(t, server, "", "rolloutdoctor-test-no-such-plugin", "Install it with: brew install example-login\nSee https://example.com", "5s")
+		_, err := Rollout(context.Background(), conn.Dynamic, opt(conn))
+		want := `the credential plugin "rolloutdoctor-test-no-such-plugin" of context lab is not installed (not found in PATH): Install it with: brew install example-login`
+		if err == nil || err.Error() != want {
+			t.Errorf("err %v, want %q", err, want)
+		}
+	})
+	t.Run("never returns", func(t *testing.T) {
+		conn, runs := pluginConnection(t, server, "exec sleep 30", "", "", "600ms")
+		// As the command does at exit; left running, the plugin would
+		// hold the test binary's output open for its 30 seconds.
+		t.Cleanup(StopAbandonedPlugins)
+		var waitingFor atomic.Value
+		conn.OnWaiting(200*time.Millisecond, func(plugin string) { waitingFor.Store(plugin) })
+		start := time.Now()
+		_, err := Rollout(context.Background(), conn.Dynamic, opt(conn))
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("took %s: the plugin was not bounded by the 600ms request timeout", took)
+		}
+		want := `the credential plugin "` + filepath.Join(filepath.Dir(runs), "cloud-login") + `" of context lab did not return within 600ms (is it waiting for a login?): run ` + "`kubectl --context lab get --raw /version`"
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("err %v, want %q…", err, want)
+		}
+		if w, _ := waitingFor.Load().(string); !strings.HasSuffix(w, "cloud-login") {
+			t.Errorf("the waiting notice named %q, want the plugin", w)
+		}
+		if !abandoned.Load() {
+			t.Error("the running plugin was not marked for stopping at exit")
+		}
+	})
+}
+
+// At exit the plugins given up on are stopped: every child still running.
+func TestStopChildren(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopChildren()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+			t.Errorf("the child ended with %v, want SIGTERM", err)
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the child was not stopped")
+	}
+	for stat, want := range map[string]int{
+		"4242 (sleep) S 77 4242 77 0 -1": 77,
+		"4243 (a (b) c) R 91 1 1 0":      91,
+	} {
+		if got, ok := parentOf(stat); !ok || got != want {
+			t.Errorf("parentOf(%q) = %d, %v; want %d", stat, got, ok, want)
+		}
+	}
+}
