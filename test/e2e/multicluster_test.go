@@ -129,6 +129,18 @@ func TestScanAcrossClusters(t *testing.T) {
 	labs[0].kubectl(t, "", "create", "serviceaccount", "scanner", "-n", "default")
 	labs[0].kubectl(t, "", "create", "clusterrolebinding", "scanner", "--clusterrole=cluster-admin", "--serviceaccount=default:scanner")
 	saToken := strings.TrimSpace(labs[0].kubectl(t, "", "create", "token", "scanner", "-n", "default", "--duration=1h"))
+	// Exec credential plugins, as cloud CLIs are used: one gives the
+	// service account's token, one waits for a login that never comes.
+	plugins := t.TempDir()
+	tokenPlugin, stuckPlugin := filepath.Join(plugins, "token-login"), filepath.Join(plugins, "stuck-login")
+	for path, body := range map[string]string{
+		tokenPlugin: `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$SA_TOKEN"`,
+		stuckPlugin: "exec sleep 601",
+	} {
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// One kubeconfig with every context: the suite's lab, the two others,
 	// the suite's server with a token it does not know, and the oldest lab
@@ -152,11 +164,15 @@ func TestScanAcrossClusters(t *testing.T) {
 		if name == "suite" {
 			merged.AuthInfos["refused"] = &clientcmdapi.AuthInfo{Token: "not-a-token"}
 			merged.Contexts["refused"] = &clientcmdapi.Context{Cluster: name, AuthInfo: "refused"}
+			merged.AuthInfos["stuck-login"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1",
+				Command: stuckPlugin, InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}
+			merged.Contexts["stuck-login"] = &clientcmdapi.Context{Cluster: name, AuthInfo: "stuck-login"}
 		}
 		if name == "old" {
 			merged.Clusters["old-alias"], merged.AuthInfos["old-alias"] = c.Clusters[cur.Cluster].DeepCopy(), c.AuthInfos[cur.AuthInfo].DeepCopy()
 			merged.Contexts["old-alias"] = &clientcmdapi.Context{Cluster: "old-alias", AuthInfo: "old-alias"}
-			merged.AuthInfos["old-sa"] = &clientcmdapi.AuthInfo{Token: saToken}
+			merged.AuthInfos["old-sa"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1",
+				Command: tokenPlugin, Env: []clientcmdapi.ExecEnvVar{{Name: "SA_TOKEN", Value: saToken}}, InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}
 			merged.Contexts["old-sa"] = &clientcmdapi.Context{Cluster: name, AuthInfo: "old-sa"}
 		}
 	}
@@ -233,19 +249,25 @@ func TestScanAcrossClusters(t *testing.T) {
 		}
 	}()
 	rep, code, stderr, took := scan("--all-contexts", "--request-timeout", "8s")
-	if code != 2 || !strings.Contains(stderr, "2 of 6 cluster(s) could not be read (new, refused)") {
+	if code != 2 || !strings.Contains(stderr, "3 of 7 cluster(s) could not be read (new, refused, stuck-login)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	check(rep, "old", true, oldest)
 	check(rep, "suite", true, "")
 	check(rep, "new", false, "")
 	check(rep, "refused", false, "")
+	check(rep, "stuck-login", false, "")
+	check(rep, "old-alias", true, "")
+	check(rep, "old-sa", true, "")
 	for _, c := range rep.Clusters {
 		if c.Context == "new" && !strings.Contains(c.Error, "not read within 8s") {
 			t.Errorf("the frozen cluster: %q", c.Error)
 		}
 		if c.Context == "refused" && !strings.Contains(strings.ToLower(c.Error), "unauthorized") && !strings.Contains(c.Error, "credentials") {
 			t.Errorf("the refused context: %q", c.Error)
+		}
+		if c.Context == "stuck-login" && !strings.Contains(c.Error, `the credential plugin "`+stuckPlugin+`" of context stuck-login did not return within 8s`) {
+			t.Errorf("the context whose plugin waits for a login: %q", c.Error)
 		}
 		if c.Context == "old-alias" && (!c.NotReadAgain || c.SameAs != "old" || c.Error != "") {
 			t.Errorf("the alias of old: %+v, want not read again, the same as old", c)
@@ -269,6 +291,13 @@ func TestScanAcrossClusters(t *testing.T) {
 	// Bounded by the frozen cluster's timeout, not the sum of the clusters.
 	if took > 30*time.Second {
 		t.Errorf("the scan took %s with an 8s bound per cluster", took)
+	}
+	// The plugin given up on does not outlive the scan.
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range cmdlines {
+		if b, _ := os.ReadFile(f); string(b) == "sleep\x00601\x00" {
+			t.Errorf("the stuck plugin still runs after the scan (%s)", f)
+		}
 	}
 	found := false
 	for _, r := range rep.Rows {
