@@ -263,7 +263,9 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // multi-cluster scan, past --request-timeout and Ctrl-C. Once the context
 // ends, a request that reached the network returns by itself (net/http
 // watches the context); one still in the plugin is left to it, and the
-// response it may yet get is closed.
+// response it may yet get is closed. Nothing is sent after it is left:
+// its context has ended, and net/http sends no request whose context has
+// (so an escape write reported as failed stays unwritten).
 func (t *monitorTransport) send(req *http.Request, reached *atomic.Bool) (*http.Response, error) {
 	if t.m.plugin == nil {
 		return t.rt.RoundTrip(req)

@@ -18,13 +18,16 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // pluginServer is a TLS API server that answers only the token the test's
 // credential plugins give.
-func pluginServer(t *testing.T) string {
+func pluginServer(t *testing.T) (string, *atomic.Int32) {
 	t.Helper()
+	var served atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		if r.Header.Get("Authorization") != "Bearer from-plugin" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -36,7 +39,7 @@ func pluginServer(t *testing.T) string {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL, &served
 }
 
 // pluginConnection connects to server as context "lab" whose user is the
@@ -104,7 +107,7 @@ func runsOf(t *testing.T, file string) int {
 // said in one line that names it and says what to do, runs once for a
 // burst, and is bounded by the request timeout like the network.
 func TestCredentialPlugins(t *testing.T) {
-	server := pluginServer(t)
+	server, _ := pluginServer(t)
 	opt := func(conn *Connection) Options {
 		o := conn.Options
 		o.Namespace, o.Name, o.SkipController = "shop", "x", true
@@ -175,6 +178,22 @@ func TestCredentialPlugins(t *testing.T) {
 			t.Error("the running plugin was not marked for stopping at exit")
 		}
 	})
+}
+
+// A request given up on while its plugin ran is not sent when the plugin
+// returns after all: a write reported as failed must stay unwritten.
+func TestNothingSentAfterAPluginWait(t *testing.T) {
+	server, served := pluginServer(t)
+	conn, _ := pluginConnection(t, server, `sleep 1
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-plugin"}}'`, "", "", "300ms")
+	_, err := conn.Dynamic.Resource(GVRRollout).Namespace("shop").Patch(context.Background(), "x", types.MergePatchType, []byte(`{"spec":{"paused":false}}`), metav1.PatchOptions{})
+	if err == nil || !strings.Contains(err.Error(), pluginWaitText) {
+		t.Fatalf("err %v, want the plugin wait", err)
+	}
+	time.Sleep(2 * time.Second) // the plugin returns after 1 s
+	if n := served.Load(); n != 0 {
+		t.Errorf("the server got %d request(s) after the command gave up", n)
+	}
 }
 
 // At exit the plugins given up on are stopped: every child still running.
