@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
@@ -310,6 +311,13 @@ current-context: prod-eu
 			mu.Lock()
 			read = append(read, *f.Context)
 			mu.Unlock()
+			probe := &rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "kubelogin"}}
+			for _, fn := range tune {
+				fn(probe)
+			}
+			if !probe.ExecProvider.StdinUnavailable {
+				t.Errorf("%s: a context's credential plugin would get the terminal in a multi-cluster scan", *f.Context)
+			}
 			return fc.connect(f, tune...)
 		}
 		out2, stderr, code := execute(t, newScanCommand(o), out, errOut, args)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/heapbudget"
@@ -305,7 +306,7 @@ func (o *ScanOptions) readKey(raw clientcmdapi.Config, name string) (contextRead
 func (o *ScanOptions) target(name string) fleet.Target {
 	return fleet.Target{Context: name, Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
 		f := contextFlags(o.flags, name)
-		conn, err := o.connect(f)
+		conn, err := o.connect(f, noPluginStdin)
 		if err != nil {
 			return nil, gather.FleetOptions{}, err
 		}
@@ -321,6 +322,18 @@ func (o *ScanOptions) target(name string) fleet.Target {
 		return conn.Dynamic, gather.FleetOptions{Namespace: ns, Selector: o.Selector, ToolVersion: Version,
 			Context: name, Server: conn.Options.Server, Timeout: conn.Options.Timeout, Kube: conn.Options.Kube}, nil
 	}}
+}
+
+// noPluginStdin keeps the terminal from the exec credential plugins of a
+// multi-cluster scan: they run at once, one per context, and two that
+// prompt would read the same keystrokes. client-go then runs a plugin
+// whose interactiveMode is IfAvailable without stdin (a browser or
+// device-code login still works) and refuses one that is Always.
+func noPluginStdin(cfg *rest.Config) {
+	if cfg.ExecProvider != nil {
+		cfg.ExecProvider.StdinUnavailable = true
+		cfg.ExecProvider.StdinUnavailableMessage = "a scan over several clusters gives no credential plugin the terminal"
+	}
 }
 
 // contextFlags are the command line's kube flags for another context: what

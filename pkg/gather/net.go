@@ -367,6 +367,16 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 			fix = e.InstallHint
 		}
 		return fmt.Sprintf("%s is not installed (not found in PATH): %s", of, fix)
+	case strings.Contains(msg, "cannot support interactive mode"):
+		why := "standard input is not a terminal"
+		if strings.Contains(msg, "gives no credential plugin the terminal") {
+			why = "a scan over several clusters gives no plugin the terminal"
+		}
+		run := "kubectl get --raw /version"
+		if context != "" {
+			run = "kubectl --context " + context + " get --raw /version"
+		}
+		return fmt.Sprintf("%s needs the terminal to log in (interactiveMode: Always) and %s: log in first with `%s` in a terminal, then run this again", of, why, run)
 	case strings.Contains(msg, "failed with exit code"):
 		code := strings.TrimSpace(msg[strings.LastIndex(msg, "exit code")+len("exit code"):])
 		return fmt.Sprintf("%s failed (exit code %s; what it printed is on stderr above): log in again as it says (an expired SSO or cloud CLI session?), then retry", of, code)

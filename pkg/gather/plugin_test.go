@@ -47,6 +47,13 @@ func pluginServer(t *testing.T) (string, *atomic.Int32) {
 // returned file), or command when body is "".
 func pluginConnection(t *testing.T, server, body, command, hint, timeout string) (*Connection, string) {
 	t.Helper()
+	return pluginConnectionMode(t, server, body, command, hint, timeout, "Never")
+}
+
+// pluginConnectionMode is pluginConnection with the plugin's
+// interactiveMode.
+func pluginConnectionMode(t *testing.T, server, body, command, hint, timeout, mode string) (*Connection, string) {
+	t.Helper()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	if body != "" {
@@ -63,10 +70,10 @@ clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
 users:
 - name: u
   user:
-    exec: {apiVersion: client.authentication.k8s.io/v1, command: %q, interactiveMode: Never, installHint: %q}
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: %q, interactiveMode: %s, installHint: %q}
 contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
 current-context: lab
-`, server, command, hint)
+`, server, command, mode, hint)
 	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +160,17 @@ func TestCredentialPlugins(t *testing.T) {
 		want := `the credential plugin "rolloutdoctor-test-no-such-plugin" of context lab is not installed (not found in PATH): Install it with: brew install example-login`
 		if err == nil || err.Error() != want {
 			t.Errorf("err %v, want %q", err, want)
+		}
+	})
+	t.Run("needs the terminal", func(t *testing.T) {
+		conn, runs := pluginConnectionMode(t, server, "exit 0", "", "", "5s", "Always")
+		_, err := Rollout(context.Background(), conn.Dynamic, opt(conn))
+		want := `of context lab needs the terminal to log in (interactiveMode: Always) and standard input is not a terminal: log in first with ` + "`kubectl --context lab get --raw /version`"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err %v, want %q", err, want)
+		}
+		if n := runsOf(t, runs); n != 0 {
+			t.Errorf("the plugin ran %d times without the terminal it needs", n)
 		}
 	})
 	t.Run("never returns", func(t *testing.T) {
