@@ -14,13 +14,11 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -302,7 +300,7 @@ func TestCheckKubeconfig(t *testing.T) {
 // each; one that does not still answers every read; and a first read that
 // cannot connect does not hold the others.
 func TestOneHandshakePerBurst(t *testing.T) {
-	const burst = 12
+	const reads = 12
 	read := func(t *testing.T, url string) []error {
 		t.Helper()
 		kc := nettest.InsecureKubeconfig(t, url)
@@ -313,15 +311,7 @@ func TestOneHandshakePerBurst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		errs := make([]error, burst)
-		var wg sync.WaitGroup
-		for i := range burst {
-			wg.Go(func() {
-				_, errs[i] = conn.Dynamic.Resource(GVRRollout).Namespace("shop").Get(context.Background(), fmt.Sprint("ro-", i), metav1.GetOptions{})
-			})
-		}
-		wg.Wait()
-		return errs
+		return burst(conn, reads)
 	}
 	serve := func(t *testing.T, http2 bool) (string, *atomic.Int32) {
 		var conns atomic.Int32
@@ -349,7 +339,7 @@ func TestOneHandshakePerBurst(t *testing.T) {
 		min, max int32
 	}{
 		{"http2", true, 1, 1},
-		{"http1.1", false, 1, burst},
+		{"http1.1", false, 1, reads},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, conns := serve(t, tc.http2)
@@ -359,7 +349,7 @@ func TestOneHandshakePerBurst(t *testing.T) {
 				}
 			}
 			if n := conns.Load(); n < tc.min || n > tc.max {
-				t.Errorf("%d connections for %d reads, want %d to %d", n, burst, tc.min, tc.max)
+				t.Errorf("%d connections for %d reads, want %d to %d", n, reads, tc.min, tc.max)
 			}
 		})
 	}
