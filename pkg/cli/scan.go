@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path"
 	"reflect"
 	"sort"
 	"strconv"
@@ -67,7 +68,7 @@ func newScanCommand(o *ScanOptions) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "scan every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "label selector on the Rollouts")
-	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated), in parallel, ranked together; each with its own credentials")
+	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated; shell patterns such as 'prod-*' allowed), in parallel, ranked together; each with its own credentials")
 	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "scan every context of the kubeconfig")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "with --contexts or --all-contexts: clusters read at once")
 	o.addOutputFlags(cmd, "json or yaml (default: a table)")
@@ -228,16 +229,47 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 	}
 	var names []string
 	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
 	for _, n := range o.Contexts {
 		n = strings.TrimSpace(n)
-		if n == "" || seen[n] {
+		if n == "" {
 			continue
 		}
-		if _, ok := raw.Contexts[n]; !ok {
+		if _, ok := raw.Contexts[n]; ok {
+			add(n)
+			continue
+		}
+		// A pattern (prod-*, *-eu-?) takes every context it matches, in
+		// name order; a name is taken as it is first, since a context may
+		// be called anything.
+		if !strings.ContainsAny(n, "*?[") {
 			return nil, usageErrorf("--contexts: no context %q in the kubeconfig (kubectl config get-contexts lists them)", n)
 		}
-		seen[n] = true
-		names = append(names, n)
+		// path.Match's * stops at a slash; EKS names its contexts
+		// arn:aws:eks:REGION:ACCOUNT:cluster/NAME, so here it does not.
+		slashless := func(s string) string { return strings.ReplaceAll(s, "/", "\x00") }
+		var matched []string
+		for c := range raw.Contexts {
+			ok, err := path.Match(slashless(n), slashless(c))
+			if err != nil {
+				return nil, usageErrorf("--contexts: %q is not a pattern (%v): use * and ? as in a shell", n, err)
+			}
+			if ok {
+				matched = append(matched, c)
+			}
+		}
+		if len(matched) == 0 {
+			return nil, usageErrorf("--contexts: no context in the kubeconfig matches %q (kubectl config get-contexts lists them)", n)
+		}
+		sort.Strings(matched)
+		for _, c := range matched {
+			add(c)
+		}
 	}
 	if len(names) == 0 {
 		return nil, usageErrorf("--contexts: give at least one context")

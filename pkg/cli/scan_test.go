@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -37,5 +39,42 @@ func TestNoPluginStdin(t *testing.T) {
 	noPluginStdin(plain)
 	if plain.ExecProvider != nil {
 		t.Errorf("a config without a plugin got one")
+	}
+}
+
+// --contexts takes names and shell patterns; * crosses the slash of an
+// EKS context name; a pattern that matches nothing, or is not one, is a
+// usage error, as is an unknown name.
+func TestContextPatterns(t *testing.T) {
+	raw := clientcmdapi.NewConfig()
+	for _, n := range []string{"prod-eu", "prod-us", "staging", "arn:aws:eks:eu-west-1:1234:cluster/prod-payments", "prod-*"} {
+		raw.Contexts[n] = &clientcmdapi.Context{Cluster: "c"}
+	}
+	for _, tc := range []struct {
+		flag []string
+		want string
+		code int
+	}{
+		{[]string{"prod-??"}, "prod-eu,prod-us", 0},
+		{[]string{"staging", "prod-e*", "prod-eu"}, "staging,prod-eu", 0},
+		{[]string{"*prod-pay*"}, "arn:aws:eks:eu-west-1:1234:cluster/prod-payments", 0},
+		// A context called prod-* is a name before it is a pattern.
+		{[]string{"prod-*"}, "prod-*", 0},
+		{[]string{"qa-*"}, "", ExitUsage},
+		{[]string{"prod-[eu"}, "", ExitUsage},
+		{[]string{"qa"}, "", ExitUsage},
+	} {
+		o := &ScanOptions{Contexts: tc.flag}
+		names, err := o.contextNames(*raw)
+		var ec *ExitCodeError
+		if tc.code != 0 {
+			if !errors.As(err, &ec) || ec.Code != tc.code {
+				t.Errorf("%v: %v, want exit %d", tc.flag, err, tc.code)
+			}
+			continue
+		}
+		if err != nil || strings.Join(names, ",") != tc.want {
+			t.Errorf("%v: %v, %v; want %s", tc.flag, names, err, tc.want)
+		}
 	}
 }
