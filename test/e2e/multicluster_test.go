@@ -311,7 +311,7 @@ func TestScanAcrossClusters(t *testing.T) {
 
 	syscall.Kill(pid, syscall.SIGCONT)
 	resumed = true
-	rep, code, stderr, _ = scan("--contexts", "old,new", "--fail-on", "none")
+	rep, code, stderr, _ = scan("--contexts", "old,n*", "--fail-on", "none") // n*: new
 	if code != 0 || len(rep.Rows) != 2 {
 		t.Fatalf("exit %d, %d rows, stderr %q", code, len(rep.Rows), stderr)
 	}
