@@ -216,7 +216,33 @@ func checkKubeconfig(flags *genericclioptions.ConfigFlags, getenv func(string) s
 			Fix:    fmt.Sprintf("pass --context NAME (it has: %s) or run kubectl config use-context NAME", contextNames(raw)),
 		}
 	}
+	// A context whose cluster entry is gone (deleted with kubectl config
+	// delete-cluster, or in a kubeconfig file no longer in KUBECONFIG):
+	// client-go would fall back to localhost:8080 and report it refused.
+	name := raw.CurrentContext
+	if set(flags.Context) {
+		name = *flags.Context
+	}
+	if ctx := raw.Contexts[name]; ctx != nil && !set(flags.ClusterName) && raw.Clusters[ctx.Cluster] == nil {
+		return &NoClusterError{
+			Reason: fmt.Sprintf("context %s names cluster %q, which the kubeconfig does not have (%s)", name, ctx.Cluster, kubeconfigFiles(files, explicit, env)),
+			Fix:    fmt.Sprintf("fix the context (kubectl config set-context %s --cluster=NAME; clusters: %s) or pass another --context", name, clusterNames(raw)),
+		}
+	}
 	return nil
+}
+
+// clusterNames lists the kubeconfig's clusters for a message.
+func clusterNames(raw clientcmdapi.Config) string {
+	names := make([]string, 0, len(raw.Clusters))
+	for n := range raw.Clusters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 func set(p *string) bool { return p != nil && *p != "" }

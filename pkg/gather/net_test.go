@@ -242,6 +242,8 @@ func TestCheckKubeconfig(t *testing.T) {
 	noContext := filepath.Join(dir, "no-context")
 	os.WriteFile(noContext, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://h'}}]\ncontexts: [{name: prod, context: {cluster: c}}, {name: dev, context: {cluster: c}}]\n"), 0o600)
 	good := nettest.Kubeconfig(t, "https://h")
+	dangling := filepath.Join(dir, "dangling")
+	os.WriteFile(dangling, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://h'}}]\ncontexts: [{name: prod, context: {cluster: gone}}, {name: dev, context: {cluster: c}}]\ncurrent-context: prod\n"), 0o600)
 	missing := filepath.Join(dir, "nope")
 	for _, tc := range []struct {
 		name       string
@@ -266,6 +268,10 @@ func TestCheckKubeconfig(t *testing.T) {
 		{name: "--server", kubeconfig: missing, server: "https://h"},
 		{name: "KUBERNETES_MASTER", kubeconfig: missing, master: "https://h"},
 		{name: "a kubeconfig", kubeconfig: good},
+		{name: "context without its cluster", kubeconfig: dangling,
+			want: `context prod names cluster "gone", which the kubeconfig does not have (KUBECONFIG=` + dangling + `): fix the context (kubectl config set-context prod --cluster=NAME; clusters: c) or pass another --context`},
+		{name: "another context", kubeconfig: dangling, context: "dev"},
+		{name: "--server over it", kubeconfig: dangling, server: "https://h"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KUBECONFIG", tc.kubeconfig)
