@@ -19,7 +19,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/heapbudget"
@@ -187,7 +186,9 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 	targets := make([]fleet.Target, len(names))
 	for i, n := range names {
 		targets[i] = o.target(n)
-		targets[i].SameAs = o.readBefore(raw, names[:i], n)
+	}
+	for i, same := range o.aliases(raw, names) {
+		targets[i].SameAs = same
 	}
 	mo := fleet.MultiOptions{Concurrency: o.Concurrency, Timeout: timeout, VersionFlag: o.ControllerVersion}
 	progress := isTerminal(o.streams.ErrOut)
@@ -277,25 +278,34 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 	return names, nil
 }
 
-// readBefore names the first of the earlier contexts that reads exactly
-// what context name would: the same cluster entry and user entry (their
-// contents, wherever in the kubeconfig files they are and whatever they
-// are called) and the same namespaces. Such a context is an alias, and
-// reading it again would list every Rollout twice. Contexts that differ in
-// anything (another user, a proxy, a namespace) are read, and a cluster
-// reached through two of them is found by its Rollouts' UIDs instead
-// (fleet.ScanClusters).
-func (o *ScanOptions) readBefore(raw clientcmdapi.Config, earlier []string, name string) string {
-	key, ok := o.readKey(raw, name)
-	if !ok {
-		return ""
-	}
-	for _, e := range earlier {
-		if k, ok := o.readKey(raw, e); ok && reflect.DeepEqual(k, key) {
-			return e
+// aliases names, for each context, the first earlier one that reads
+// exactly what it would ("" for none): the same cluster entry and user
+// entry (their contents, wherever in the kubeconfig files they are and
+// whatever they are called) and the same namespaces. Such a context is an
+// alias, and reading it again would list every Rollout twice. Contexts
+// that differ in anything (another user, a proxy, a namespace) are read,
+// and a cluster reached through two of them is found by its Rollouts'
+// UIDs instead (fleet.ScanClusters).
+func (o *ScanOptions) aliases(raw clientcmdapi.Config, names []string) []string {
+	same := make([]string, len(names))
+	var firsts []contextRead // the distinct reads so far, with their first context
+	var firstNames []string
+	for i, n := range names {
+		key, ok := o.readKey(raw, n)
+		if !ok {
+			continue
+		}
+		for j, k := range firsts {
+			if reflect.DeepEqual(k, key) {
+				same[i] = firstNames[j]
+				break
+			}
+		}
+		if same[i] == "" {
+			firsts, firstNames = append(firsts, key), append(firstNames, n)
 		}
 	}
-	return ""
+	return same
 }
 
 // contextRead is what a context's scan reads: from which server, as whom,
@@ -338,7 +348,7 @@ func (o *ScanOptions) readKey(raw clientcmdapi.Config, name string) (contextRead
 func (o *ScanOptions) target(name string) fleet.Target {
 	return fleet.Target{Context: name, Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
 		f := contextFlags(o.flags, name)
-		conn, err := o.connect(f, noPluginStdin)
+		conn, err := o.connect(f, gather.NoPluginTerminal)
 		if err != nil {
 			return nil, gather.FleetOptions{}, err
 		}
@@ -354,18 +364,6 @@ func (o *ScanOptions) target(name string) fleet.Target {
 		return conn.Dynamic, gather.FleetOptions{Namespace: ns, Selector: o.Selector, ToolVersion: Version,
 			Context: name, Server: conn.Options.Server, Timeout: conn.Options.Timeout, Kube: conn.Options.Kube}, nil
 	}}
-}
-
-// noPluginStdin keeps the terminal from the exec credential plugins of a
-// multi-cluster scan: they run at once, one per context, and two that
-// prompt would read the same keystrokes. client-go then runs a plugin
-// whose interactiveMode is IfAvailable without stdin (a browser or
-// device-code login still works) and refuses one that is Always.
-func noPluginStdin(cfg *rest.Config) {
-	if cfg.ExecProvider != nil {
-		cfg.ExecProvider.StdinUnavailable = true
-		cfg.ExecProvider.StdinUnavailableMessage = "a scan over several clusters gives no credential plugin the terminal"
-	}
 }
 
 // contextFlags are the command line's kube flags for another context: what

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
@@ -24,21 +23,6 @@ func TestContextFlagsKeepWhatAppliesToEveryCluster(t *testing.T) {
 	}
 	if *c.APIServer != "" || *c.AuthInfoName != "" {
 		t.Fatalf("--server %q and --user %q name one cluster and must not reach another context", *c.APIServer, *c.AuthInfoName)
-	}
-}
-
-// A multi-cluster scan runs the contexts' credential plugins at once, so
-// none gets the terminal; a context without a plugin is left as it is.
-func TestNoPluginStdin(t *testing.T) {
-	cfg := &rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "kubelogin", InteractiveMode: clientcmdapi.IfAvailableExecInteractiveMode}}
-	noPluginStdin(cfg)
-	if !cfg.ExecProvider.StdinUnavailable || cfg.ExecProvider.StdinUnavailableMessage == "" {
-		t.Errorf("exec config %+v: want stdin unavailable, with the reason", cfg.ExecProvider)
-	}
-	plain := &rest.Config{BearerToken: "t"}
-	noPluginStdin(plain)
-	if plain.ExecProvider != nil {
-		t.Errorf("a config without a plugin got one")
 	}
 }
 

@@ -123,18 +123,15 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	}
 	m := newMonitor(cfg.Host)
 	if e := cfg.ExecProvider; e != nil {
-		m.plugin = &credentialPlugin{command: e.Command, installHint: firstLine(e.InstallHint)}
+		m.plugin = &credentialPlugin{command: e.Command, installHint: strings.TrimSpace(firstLine(e.InstallHint))}
 	}
 	cfg.Wrap(m.wrap)
-	// The monitor also wraps each client's transport as a whole, client-go's
-	// credential layer included (see monitorTransport.send): one HTTP client
-	// for the dynamic and the typed clients, so that they share its
-	// connection too.
-	hc, err := rest.HTTPClientFor(cfg)
+	// One HTTP client for the dynamic and the typed clients, so that they
+	// share its connection too.
+	hc, err := m.httpClient(cfg)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	hc.Transport = m.outer(hc.Transport)
 	dc, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -148,11 +145,10 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	}
 	wcfg := rest.CopyConfig(cfg)
 	wcfg.Timeout = 0 // watches are long-running; Watch bounds their start
-	whc, err := rest.HTTPClientFor(wcfg)
+	whc, err := m.httpClient(wcfg)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	whc.Transport = m.outer(whc.Transport)
 	wdc, err := dynamic.NewForConfigAndClient(wcfg, whc)
 	if err != nil {
 		return nil, &ConfigError{Err: err}

@@ -137,13 +137,7 @@ func resourceName(gvr schema.GroupVersionResource) string {
 	return gvr.Resource + "." + gvr.Group
 }
 
-func oneLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
+func oneLine(err error) string { return firstLine(err.Error()) }
 
 // selectorString renders a label selector for a LIST ("" selects all; an
 // invalid selector was rejected by the API server when the object was made).

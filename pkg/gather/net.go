@@ -17,6 +17,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 )
 
 // DefaultRequestTimeout bounds each API request when --request-timeout is
@@ -145,11 +146,17 @@ func (m *monitor) wrap(rt http.RoundTripper) http.RoundTripper {
 	return &wireTransport{rt: rt}
 }
 
-// outer wraps a client's whole transport, client-go's credential layer
-// included: an exec credential plugin runs in that layer, where
-// client-go gives it no deadline.
-func (m *monitor) outer(rt http.RoundTripper) http.RoundTripper {
-	return &monitorTransport{m: m, rt: rt}
+// httpClient is cfg's HTTP client (cfg has wrap in its transport), with
+// the monitor around its whole transport, client-go's credential layer
+// included: an exec credential plugin runs in that layer, where client-go
+// gives it no deadline (see monitorTransport.send).
+func (m *monitor) httpClient(cfg *rest.Config) (*http.Client, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hc.Transport = &monitorTransport{m: m, rt: hc.Transport}
+	return hc, nil
 }
 
 // wireTransport marks each request that reaches the network.
@@ -348,6 +355,11 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 	if context != "" {
 		of += " of context " + context
 	}
+	// What shows the plugin's own prompt or complaint.
+	run := "kubectl get --raw /version"
+	if context != "" {
+		run = "kubectl --context " + context + " get --raw /version"
+	}
 	msg := e.Err.Error()
 	var wait *pluginWait
 	switch {
@@ -355,10 +367,6 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 		within := ""
 		if timeout > 0 {
 			within = " within " + timeout.String()
-		}
-		run := "kubectl get --raw /version"
-		if context != "" {
-			run = "kubectl --context " + context + " get --raw /version"
 		}
 		return fmt.Sprintf("%s did not return%s (is it waiting for a login?): run `%s` to see what it asks, or raise --request-timeout", of, within, run)
 	case strings.Contains(msg, "exec: executable") && strings.Contains(msg, "not found"):
@@ -369,12 +377,8 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 		return fmt.Sprintf("%s is not installed (not found in PATH): %s", of, fix)
 	case strings.Contains(msg, "cannot support interactive mode"):
 		why := "standard input is not a terminal"
-		if strings.Contains(msg, "gives no credential plugin the terminal") {
-			why = "a scan over several clusters gives no plugin the terminal"
-		}
-		run := "kubectl get --raw /version"
-		if context != "" {
-			run = "kubectl --context " + context + " get --raw /version"
+		if strings.Contains(msg, noTerminalMessage) {
+			why = noTerminalMessage
 		}
 		return fmt.Sprintf("%s needs the terminal to log in (interactiveMode: Always) and %s: log in first with `%s` in a terminal, then run this again", of, why, run)
 	case strings.Contains(msg, "failed with exit code"):
@@ -395,13 +399,28 @@ func (e *handshakeTimeout) Error() string { return e.err.Error() }
 func (e *handshakeTimeout) Unwrap() error { return e.err }
 func (e *handshakeTimeout) Timeout() bool { return true }
 
-// firstLine is s up to its first line break, trimmed.
+// firstLine is s up to its first line break.
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	return strings.TrimSpace(s)
+	return s
 }
+
+// NoPluginTerminal keeps the terminal from cfg's exec credential plugin:
+// a scan over several clusters runs theirs at once, one per context, and
+// two that prompt would read the same keystrokes. client-go then runs a
+// plugin whose interactiveMode is IfAvailable without stdin (a browser or
+// device-code login still works) and refuses one that is Always, which
+// the error then says.
+func NoPluginTerminal(cfg *rest.Config) {
+	if cfg.ExecProvider != nil {
+		cfg.ExecProvider.StdinUnavailable = true
+		cfg.ExecProvider.StdinUnavailableMessage = noTerminalMessage
+	}
+}
+
+const noTerminalMessage = "a scan over several clusters gives no credential plugin the terminal"
 
 func isHTML(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)

@@ -19,6 +19,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // pluginServer is a TLS API server that answers only the token the test's
@@ -240,5 +242,25 @@ func TestStopChildren(t *testing.T) {
 		if got, ok := parentOf(stat); !ok || got != want {
 			t.Errorf("parentOf(%q) = %d, %v; want %d", stat, got, ok, want)
 		}
+	}
+}
+
+// A multi-cluster scan runs the contexts' credential plugins at once, so
+// none gets the terminal; a context without a plugin is left as it is.
+func TestNoPluginTerminal(t *testing.T) {
+	cfg := &rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "kubelogin", InteractiveMode: clientcmdapi.IfAvailableExecInteractiveMode}}
+	NoPluginTerminal(cfg)
+	if !cfg.ExecProvider.StdinUnavailable || cfg.ExecProvider.StdinUnavailableMessage == "" {
+		t.Errorf("exec config %+v: want stdin unavailable, with the reason", cfg.ExecProvider)
+	}
+	e := &CredentialPluginError{Command: "kubelogin", Err: errors.New("getting credentials: exec plugin cannot support interactive mode: standard input is unavailable: " + cfg.ExecProvider.StdinUnavailableMessage)}
+	want := `the credential plugin "kubelogin" of context prod needs the terminal to log in (interactiveMode: Always) and ` + noTerminalMessage + ": log in first with `kubectl --context prod get --raw /version` in a terminal"
+	if got := e.describe("prod", 0); !strings.HasPrefix(got, want) {
+		t.Errorf("got  %s\nwant %s…", got, want)
+	}
+	plain := &rest.Config{BearerToken: "t"}
+	NoPluginTerminal(plain)
+	if plain.ExecProvider != nil {
+		t.Errorf("a config without a plugin got one")
 	}
 }
