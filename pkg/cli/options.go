@@ -286,7 +286,7 @@ func (o *CommonOptions) cluster(tune ...func(*rest.Config)) (*gather.Connection,
 		case errors.As(err, &nc) && o.offline:
 			err = fmt.Errorf("%s: %s, or use -f FILE to work offline", nc.Reason, nc.Fix)
 		case errors.As(err, &ce) && o.offline:
-			err = fmt.Errorf("no usable kubeconfig: %w (use --kubeconfig or --context, or -f FILE to work offline)", ce.Err)
+			err = fmt.Errorf("%s: %s, or use -f FILE to work offline", ce.Reason, ce.Fix)
 		}
 		return nil, &ExitCodeError{Code: ExitError, Err: err}
 	}

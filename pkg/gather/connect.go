@@ -1,6 +1,7 @@
 package gather
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -55,11 +56,28 @@ func (c *Connection) OnWaiting(after time.Duration, fn func(plugin string)) {
 
 // ConfigError says the kubeconfig gives no usable client configuration.
 // Nothing was sent to a cluster.
-type ConfigError struct{ Err error }
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("no usable kubeconfig: %v (use --kubeconfig or --context)", e.Err)
+type ConfigError struct {
+	Err error
+	// Reason says what is wrong, in one line (client-go's words, some of
+	// which span lines); Fix what to do about it.
+	Reason, Fix string
 }
+
+// configError words err, ToRESTConfig's, for the context named (""
+// when the kubeconfig itself could not be read: then no context is at
+// fault). A context's own entries at fault (a client certificate file
+// that is gone, an auth provider client-go removed, a server URL that
+// does not parse) are what most such errors are.
+func configError(err error, context string) *ConfigError {
+	cause := strings.Join(strings.Fields(err.Error()), " ")
+	if context == "" {
+		return &ConfigError{Err: err, Reason: "no usable kubeconfig: " + cause, Fix: "fix it, or use --kubeconfig or --context"}
+	}
+	return &ConfigError{Err: err, Reason: fmt.Sprintf("context %s is not usable: %s", context, cause),
+		Fix: fmt.Sprintf("fix its entries in the kubeconfig (kubectl config view --minify --context %s) or use another context", context)}
+}
+
+func (e *ConfigError) Error() string { return e.Reason + ": " + e.Fix }
 
 // Unwrap exposes the cause, for errors.As.
 func (e *ConfigError) Unwrap() error { return e.Err }
@@ -106,7 +124,7 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	}
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, configError(err, contextAtFault(flags))
 	}
 	// client-go's default limit (5 requests/s, bursts of 10) is made for
 	// controllers that run for days; a one-shot read of ~16 requests spent
@@ -125,33 +143,34 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	if e := cfg.ExecProvider; e != nil {
 		m.plugin = &credentialPlugin{command: e.Command, installHint: strings.TrimSpace(firstLine(e.InstallHint))}
 	}
+	m.proxy = routeOf(cfg, os.Getenv)
 	cfg.Wrap(m.wrap)
 	// One HTTP client for the dynamic and the typed clients, so that they
 	// share its connection too.
 	hc, err := m.httpClient(cfg)
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, configError(err, contextAtFault(flags))
 	}
 	dc, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, configError(err, contextAtFault(flags))
 	}
 	// Built-in kinds as protobuf: the API server encodes and this process
 	// decodes them several times faster than JSON, straight into structs
 	// (see Options.Kube).
 	kube, err := newTyped(cfg, hc)
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, configError(err, contextAtFault(flags))
 	}
 	wcfg := rest.CopyConfig(cfg)
 	wcfg.Timeout = 0 // watches are long-running; Watch bounds their start
 	whc, err := m.httpClient(wcfg)
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, configError(err, contextAtFault(flags))
 	}
 	wdc, err := dynamic.NewForConfigAndClient(wcfg, whc)
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, configError(err, contextAtFault(flags))
 	}
 	c := &Connection{Dynamic: dc, Watcher: wdc, Config: cfg, monitor: m}
 	raw, _ := flags.ToRawKubeConfigLoader().RawConfig()
@@ -164,6 +183,20 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 		c.Options.Mapper = c.Mapper
 	}
 	return c, nil
+}
+
+// contextAtFault names the context whose entries ToRESTConfig read: ""
+// when the kubeconfig itself does not load (its YAML, a file in
+// KUBECONFIG), when no context is at fault.
+func contextAtFault(flags *genericclioptions.ConfigFlags) string {
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return ""
+	}
+	if set(flags.Context) {
+		return *flags.Context
+	}
+	return raw.CurrentContext
 }
 
 // FromClient wraps a client that is already made (a library user's own, or
@@ -219,13 +252,58 @@ func checkKubeconfig(flags *genericclioptions.ConfigFlags, getenv func(string) s
 	if set(flags.Context) {
 		name = *flags.Context
 	}
-	if ctx := raw.Contexts[name]; ctx != nil && !set(flags.ClusterName) && raw.Clusters[ctx.Cluster] == nil {
+	ctx := raw.Contexts[name]
+	if ctx == nil {
+		return nil
+	}
+	if err := removedAuthProvider(raw, name, ctx.AuthInfo, flags); err != nil {
+		return err
+	}
+	cluster := ctx.Cluster
+	if set(flags.ClusterName) {
+		cluster = *flags.ClusterName
+	}
+	switch c := raw.Clusters[cluster]; {
+	case c == nil && !set(flags.ClusterName):
 		return &NoClusterError{
-			Reason: fmt.Sprintf("context %s names cluster %q, which the kubeconfig does not have (%s)", name, ctx.Cluster, kubeconfigFiles(files, explicit, env)),
+			Reason: fmt.Sprintf("context %s names cluster %q, which the kubeconfig does not have (%s)", name, cluster, kubeconfigFiles(files, explicit, env)),
 			Fix:    fmt.Sprintf("fix the context (kubectl config set-context %s --cluster=NAME; clusters: %s) or pass another --context", name, clusterNames(raw)),
+		}
+	case c != nil && c.Server == "":
+		// Half-written by a script or a failed login; client-go would use
+		// localhost:8080 here too.
+		return &NoClusterError{
+			Reason: fmt.Sprintf("cluster %q of context %s has no server address (%s)", cluster, name, kubeconfigFiles(files, explicit, env)),
+			Fix:    fmt.Sprintf("set it (kubectl config set-cluster %s --server=https://HOST:PORT), re-run the login that wrote it, or pass another --context", cluster),
 		}
 	}
 	return nil
+}
+
+// removedAuthProvider says so when the context's user still logs in with
+// the gcp or azure auth provider, which client-go removed in Kubernetes
+// 1.26 (kubeconfigs written before then by gcloud or az still have it):
+// client-go's own error spans three lines, and a binary that does not
+// link its stubs says only "no Auth Provider found".
+func removedAuthProvider(raw clientcmdapi.Config, context, user string, flags *genericclioptions.ConfigFlags) error {
+	if set(flags.AuthInfoName) {
+		user = *flags.AuthInfoName
+	}
+	u := raw.AuthInfos[user]
+	if u == nil || u.AuthProvider == nil {
+		return nil
+	}
+	var fix string
+	switch u.AuthProvider.Name {
+	case "gcp":
+		fix = "install gke-gcloud-auth-plugin (gcloud components install gke-gcloud-auth-plugin) and run gcloud container clusters get-credentials again, which writes an exec entry instead (https://cloud.google.com/kubernetes-engine/docs/deprecations/auth-plugin)"
+	case "azure":
+		fix = "install kubelogin and convert the kubeconfig to it (kubelogin convert-kubeconfig; https://github.com/Azure/kubelogin)"
+	default:
+		return nil
+	}
+	reason := fmt.Sprintf("user %q of context %s logs in with the %s auth provider, which client-go and kubectl removed in Kubernetes 1.26", user, context, u.AuthProvider.Name)
+	return &ConfigError{Err: errors.New(reason), Reason: reason, Fix: fix}
 }
 
 // clusterNames lists the kubeconfig's clusters for a message.

@@ -54,6 +54,8 @@ type monitor struct {
 
 	// plugin is the kubeconfig's exec credential plugin (nil: none).
 	plugin *credentialPlugin
+	// proxy is the proxy the requests go through (nil: none).
+	proxy *proxyRoute
 
 	mu       sync.Mutex
 	answered time.Time // when the last response arrived
@@ -239,6 +241,9 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	opened() // a request that failed before it had a connection lets the others try
 	if resp == nil {
+		if err != nil && t.m.proxy != nil {
+			err = t.m.proxy.failure(err, t.m.server)
+		}
 		if err != nil && strings.Contains(err.Error(), "TLS handshake timeout") {
 			t.m.mu.Lock()
 			err = &handshakeTimeout{after: t.m.handshake, err: err}
@@ -529,6 +534,10 @@ func netError(err error, o Options) *Error {
 	var nas *NotAPIServerError
 	if errors.As(err, &nas) {
 		return &Error{Msg: nas.describe(o.Context)}
+	}
+	var pe *ProxyError
+	if errors.As(err, &pe) {
+		return &Error{Retryable: pe.retryable(), Msg: pe.describe(o.Context)}
 	}
 	var cpe *CredentialPluginError
 	if errors.As(err, &cpe) {

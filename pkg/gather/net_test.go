@@ -244,6 +244,8 @@ func TestCheckKubeconfig(t *testing.T) {
 	good := nettest.Kubeconfig(t, "https://h")
 	dangling := filepath.Join(dir, "dangling")
 	os.WriteFile(dangling, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://h'}}]\ncontexts: [{name: prod, context: {cluster: gone}}, {name: dev, context: {cluster: c}}]\ncurrent-context: prod\n"), 0o600)
+	noServer := filepath.Join(dir, "no-server")
+	os.WriteFile(noServer, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://h'}}, {name: half, cluster: {certificate-authority-data: ''}}]\ncontexts: [{name: prod, context: {cluster: half}}, {name: dev, context: {cluster: c}}]\ncurrent-context: prod\n"), 0o600)
 	missing := filepath.Join(dir, "nope")
 	for _, tc := range []struct {
 		name       string
@@ -272,6 +274,9 @@ func TestCheckKubeconfig(t *testing.T) {
 			want: `context prod names cluster "gone", which the kubeconfig does not have (KUBECONFIG=` + dangling + `): fix the context (kubectl config set-context prod --cluster=NAME; clusters: c) or pass another --context`},
 		{name: "another context", kubeconfig: dangling, context: "dev"},
 		{name: "--server over it", kubeconfig: dangling, server: "https://h"},
+		{name: "cluster without a server", kubeconfig: noServer,
+			want: `cluster "half" of context prod has no server address (KUBECONFIG=` + noServer + `): set it (kubectl config set-cluster half --server=https://HOST:PORT), re-run the login that wrote it, or pass another --context`},
+		{name: "its other context", kubeconfig: noServer, context: "dev"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KUBECONFIG", tc.kubeconfig)
@@ -298,6 +303,69 @@ func TestCheckKubeconfig(t *testing.T) {
 	var nc *NoClusterError
 	if !errors.As(err, &nc) {
 		t.Fatalf("Connect without a kubeconfig: %v", err)
+	}
+}
+
+// A context whose own entries client-go cannot use is named, in one line
+// (client-go's words for a removed auth provider span three), with where
+// to look; a kubeconfig that does not load at all blames no context.
+func TestConfigError(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	os.WriteFile(path, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]
+users:
+- {name: cert, user: {client-certificate: /nonexistent/c.crt, client-key: /nonexistent/c.key}}
+- {name: gke, user: {auth-provider: {name: gcp, config: {}}}}
+contexts:
+- {name: cert, context: {cluster: c, user: cert}}
+- {name: gke, context: {cluster: c, user: gke}}
+current-context: cert
+`), 0o600)
+	for _, tc := range []struct{ context, says string }{
+		{"", "context cert is not usable: invalid configuration: [unable to read client-cert /nonexistent/c.crt for cert due to open /nonexistent/c.crt: no such file or directory"},
+	} {
+		flags := NewConfigFlags()
+		flags.KubeConfig, flags.Context = &path, &tc.context
+		_, err := Connect(flags)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), tc.says) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("context %q: got %q, want one line starting %q", tc.context, err, tc.says)
+			continue
+		}
+		name := tc.context
+		if name == "" {
+			name = "cert"
+		}
+		if want := "fix its entries in the kubeconfig (kubectl config view --minify --context " + name + ") or use another context"; !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("context %q: %v: want the fix %q", tc.context, err, want)
+		}
+	}
+	// The auth providers client-go removed: what to run instead.
+	for _, tc := range []struct{ provider, says string }{
+		{"gcp", `user "old" of context old logs in with the gcp auth provider, which client-go and kubectl removed in Kubernetes 1.26: install gke-gcloud-auth-plugin (gcloud components install gke-gcloud-auth-plugin) and run gcloud container clusters get-credentials again`},
+		{"azure", `user "old" of context old logs in with the azure auth provider, which client-go and kubectl removed in Kubernetes 1.26: install kubelogin and convert the kubeconfig to it (kubelogin convert-kubeconfig; https://github.com/Azure/kubelogin)`},
+		{"oidc", ""}, // still there: client-go's to use
+	} {
+		path := filepath.Join(dir, tc.provider)
+		os.WriteFile(path, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]
+users: [{name: old, user: {auth-provider: {name: `+tc.provider+`, config: {}}}}]
+contexts: [{name: old, context: {cluster: c, user: old}}]
+current-context: old
+`), 0o600)
+		flags := NewConfigFlags()
+		flags.KubeConfig = &path
+		err := checkKubeconfig(flags, func(string) string { return "" }, func() bool { return false })
+		var ce *ConfigError
+		if tc.says == "" && err != nil || tc.says != "" && (!errors.As(err, &ce) || !strings.HasPrefix(err.Error(), tc.says)) {
+			t.Errorf("%s: got %v\nwant %q", tc.provider, err, tc.says)
+		}
+	}
+	if got := configError(errors.New("error loading config file \"x\": yaml: bad"), "").Error(); got != `no usable kubeconfig: error loading config file "x": yaml: bad: fix it, or use --kubeconfig or --context` {
+		t.Errorf("kubeconfig-wide: %q", got)
 	}
 }
 
