@@ -1,6 +1,9 @@
 package gather
 
-import "sync/atomic"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // abandoned is set when a request gave up on a credential plugin that was
 // still running (see monitorTransport.send).
@@ -11,11 +14,46 @@ var abandoned atomic.Bool
 // handle a caller could stop them with; left running, a plugin that waits
 // for a login keeps its browser flow or local port open and holds this
 // process's stderr, so that `… | tee` waits for it. At exit every request
-// has ended, so a child process still running is such a plugin: each gets
-// SIGTERM, as Ctrl-C would have given it. Only where the process table
-// can be read (Linux /proc); elsewhere the plugin finishes on its own.
+// has ended, so a process still running below this one is such a plugin,
+// or a process it started (a plugin that is a wrapper script runs the real
+// one as its child, which would otherwise outlive it holding the same
+// stderr): each is stopped, as Ctrl-C would have stopped it. Where the
+// process table can be read: Linux (/proc), macOS (sysctl) and Windows
+// (a process snapshot); elsewhere the plugin finishes on its own.
 func StopAbandonedPlugins() {
 	if abandoned.Load() {
 		stopChildren()
 	}
+}
+
+// below lists the processes under root, children before grandchildren,
+// from each process's parent. sameLine, when not nil, confirms that child
+// was started by parent and not by an earlier process whose pid parent
+// now has (Windows keeps a process's parent pid after the parent ends,
+// and reuses pids); a child it rejects is left with its descendants.
+func below(parent map[int]int, root int, sameLine func(child, parent int) bool) []int {
+	children := map[int][]int{}
+	for pid, pp := range parent {
+		if pid != pp {
+			children[pp] = append(children[pp], pid)
+		}
+	}
+	var out []int
+	next := []int{root}
+	seen := map[int]bool{root: true}
+	for len(next) > 0 {
+		p := next[0]
+		next = next[1:]
+		kids := children[p]
+		slices.Sort(kids)
+		for _, c := range kids {
+			if seen[c] || sameLine != nil && !sameLine(c, p) {
+				continue
+			}
+			seen[c] = true
+			out = append(out, c)
+			next = append(next, c)
+		}
+	}
+	return out
 }

@@ -8,22 +8,28 @@ import (
 	"syscall"
 )
 
-// stopChildren sends SIGTERM to every process whose parent is this one.
+// stopChildren sends SIGTERM to every process below this one.
 func stopChildren() {
-	self := os.Getpid()
+	for _, pid := range below(processParents(), os.Getpid(), nil) {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+}
+
+// processParents reads each process's parent from /proc.
+func processParents() map[int]int {
+	parents := map[int]int{}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, path := range stats {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			continue
+			continue // it ended meanwhile
 		}
-		if ppid, ok := parentOf(string(b)); ok && ppid == self {
-			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-			if err == nil {
-				syscall.Kill(pid, syscall.SIGTERM)
-			}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if ppid, ok := parentOf(string(b)); ok && err == nil {
+			parents[pid] = ppid
 		}
 	}
+	return parents
 }
 
 // parentOf reads the parent pid from a /proc/PID/stat line: "pid (comm)

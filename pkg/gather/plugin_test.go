@@ -7,13 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -216,32 +215,19 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	}
 }
 
-// At exit the plugins given up on are stopped: every child still running.
-func TestStopChildren(t *testing.T) {
-	cmd := exec.Command("sleep", "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+// below walks the process table from the root down, children first; a
+// process whose parent pid is stale (Windows) is left with its subtree.
+func TestBelow(t *testing.T) {
+	parents := map[int]int{1: 0, 100: 1, 200: 100, 201: 100, 300: 200, 301: 300, 400: 1, 500: 201, 600: 600}
+	if got, want := below(parents, 100, nil), []int{200, 201, 300, 500, 301}; !slices.Equal(got, want) {
+		t.Errorf("below 100: %v, want %v", got, want)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	stopChildren()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-			t.Errorf("the child ended with %v, want SIGTERM", err)
-		}
-	case <-time.After(5 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("the child was not stopped")
+	if got := below(parents, 400, nil); len(got) != 0 {
+		t.Errorf("below a leaf: %v", got)
 	}
-	for stat, want := range map[string]int{
-		"4242 (sleep) S 77 4242 77 0 -1": 77,
-		"4243 (a (b) c) R 91 1 1 0":      91,
-	} {
-		if got, ok := parentOf(stat); !ok || got != want {
-			t.Errorf("parentOf(%q) = %d, %v; want %d", stat, got, ok, want)
-		}
+	stale := func(child, parent int) bool { return child != 201 }
+	if got, want := below(parents, 100, stale), []int{200, 300, 301}; !slices.Equal(got, want) {
+		t.Errorf("below 100 with 201 not its child: %v, want %v", got, want)
 	}
 }
 
