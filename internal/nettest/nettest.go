@@ -1,11 +1,13 @@
 // Package nettest serves hostile "API servers" on 127.0.0.1 for tests — one
 // that accepts connections and never answers, a port that refuses them, a
-// web page where the API should be — and writes kubeconfigs that point at
-// them. Everything started stops when the test ends.
+// web page where the API should be, a proxy in the way — and writes
+// kubeconfigs that point at them. Everything started stops when the test ends.
 package nettest
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -98,6 +100,43 @@ func Redirect(t testing.TB, status int, location, contentType string) string {
 func NotFound(t testing.TB, delay time.Duration) string {
 	return Page(t, http.StatusNotFound, "application/json",
 		`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"details":{"name":"x","group":"argoproj.io","kind":"rollouts"},"message":"rollouts.argoproj.io \"x\" not found"}`, delay)
+}
+
+// ConnectProxy is an HTTP proxy on 127.0.0.1 that answers CONNECT with
+// status (407, 403, 502 …); with 200 it tunnels to the address asked for,
+// as a corporate proxy does. It returns the proxy's http:// URL.
+func ConnectProxy(t testing.TB, status int) string {
+	t.Helper()
+	ln := listen(t)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil || req.Method != http.MethodConnect {
+					return
+				}
+				if status != http.StatusOK {
+					fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n\r\n", status, http.StatusText(status))
+					return
+				}
+				up, err := net.Dial("tcp", req.Host)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				fmt.Fprint(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+				go io.Copy(up, c)
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
 }
 
 // Kubeconfig writes a kubeconfig whose current context "lab" (namespace

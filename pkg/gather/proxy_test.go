@@ -1,7 +1,6 @@
 package gather
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -18,45 +17,6 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/nettest"
 )
-
-// connectProxy is an HTTP proxy on 127.0.0.1 that answers CONNECT with
-// status; with 200 it tunnels to the address asked for.
-func connectProxy(t *testing.T, status int) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil || req.Method != http.MethodConnect {
-					return
-				}
-				if status != http.StatusOK {
-					fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n\r\n", status, http.StatusText(status))
-					return
-				}
-				up, err := net.Dial("tcp", req.Host)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				fmt.Fprint(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-				go io.Copy(up, c)
-				io.Copy(c, up)
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
-}
 
 // socksRefusing is a SOCKS5 proxy on 127.0.0.1 that takes the greeting
 // and then answers every CONNECT with "connection refused" (reply 5).
@@ -109,14 +69,14 @@ func TestProxyFailures(t *testing.T) {
 		retryable bool
 	}{
 		{"proxy down", func(t *testing.T) string { return nettest.Refused(t) }, "on the way to the API server at " + apiServer.URL + " (context lab): connection refused: nothing answers there: start the tunnel or local proxy it names (ssh -D, a bastion or VPN client), or fix the cluster's proxy-url in the kubeconfig", true},
-		{"407", func(t *testing.T) string { return connectProxy(t, 407) },
+		{"407", func(t *testing.T) string { return nettest.ConnectProxy(t, 407) },
 			"(the kubeconfig's proxy-url) did not open a connection to the API server at " + apiServer.URL + " (context lab): it answered 407 Proxy Authentication Required: the proxy wants credentials", false},
-		{"403", func(t *testing.T) string { return connectProxy(t, 403) },
+		{"403", func(t *testing.T) string { return nettest.ConnectProxy(t, 403) },
 			"it answered 403 Forbidden: the proxy does not let this machine reach that address: ask for it to be allowed", false},
-		{"502", func(t *testing.T) string { return connectProxy(t, 502) },
+		{"502", func(t *testing.T) string { return nettest.ConnectProxy(t, 502) },
 			"it answered 502 Bad Gateway: the proxy could not reach the API server", true},
 		{"SOCKS refused", socksRefusing, "did not open a connection to the API server at " + apiServer.URL + " (context lab): it answered ", true},
-		{"tunnel", func(t *testing.T) string { return connectProxy(t, 200) }, `rollout "x" not found in namespace "shop"`, false},
+		{"tunnel", func(t *testing.T) string { return nettest.ConnectProxy(t, 200) }, `rollout "x" not found in namespace "shop"`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			proxy := tc.proxy(t)

@@ -17,6 +17,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/nettest"
 )
 
 // extraLab is a second (or third) lab beside the suite's: its own etcd, API
@@ -135,18 +137,24 @@ func TestScanAcrossClusters(t *testing.T) {
 	tokenPlugin, stuckPlugin := filepath.Join(plugins, "token-login"), filepath.Join(plugins, "stuck-login")
 	for path, body := range map[string]string{
 		tokenPlugin: `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$SA_TOKEN"`,
-		stuckPlugin: "exec sleep 601",
+		// Not exec'd: a wrapper whose child is the plugin, which must be
+		// stopped with it.
+		stuckPlugin: "sleep 601; echo never",
 	} {
 		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 
+	// Corporate proxies: one that tunnels, one that wants a login.
+	tunnel, proxyLogin := nettest.ConnectProxy(t, 200), nettest.ConnectProxy(t, 407)
+
 	// One kubeconfig with every context: the suite's lab, the two others,
 	// the suite's server with a token it does not know, and the oldest lab
-	// twice more, as a kubeconfig collects them: an alias (copies of its
-	// cluster and user entries under other names) and the service
-	// account's context. Each cluster is listed once.
+	// four more times, as a kubeconfig collects them: an alias (copies of
+	// its cluster and user entries under other names), the service
+	// account's context, and through each proxy (its proxy-url). Each
+	// cluster is listed once.
 	kc := filepath.Join(t.TempDir(), "config")
 	merged := clientcmdapi.NewConfig()
 	for name, path := range map[string]string{"suite": kubeconfig, "old": labs[0].kubeconfig, "new": labs[1].kubeconfig} {
@@ -174,6 +182,11 @@ func TestScanAcrossClusters(t *testing.T) {
 			merged.AuthInfos["old-sa"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1",
 				Command: tokenPlugin, Env: []clientcmdapi.ExecEnvVar{{Name: "SA_TOKEN", Value: saToken}}, InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}
 			merged.Contexts["old-sa"] = &clientcmdapi.Context{Cluster: name, AuthInfo: "old-sa"}
+			for ctx, proxy := range map[string]string{"old-proxied": tunnel, "proxy-login": proxyLogin} {
+				merged.Clusters[ctx] = c.Clusters[cur.Cluster].DeepCopy()
+				merged.Clusters[ctx].ProxyURL = proxy
+				merged.Contexts[ctx] = &clientcmdapi.Context{Cluster: ctx, AuthInfo: name}
+			}
 		}
 	}
 	if err := clientcmd.WriteToFile(*merged, kc); err != nil {
@@ -249,7 +262,7 @@ func TestScanAcrossClusters(t *testing.T) {
 		}
 	}()
 	rep, code, stderr, took := scan("--all-contexts", "--request-timeout", "8s")
-	if code != 2 || !strings.Contains(stderr, "3 of 7 cluster(s) could not be read (new, refused, stuck-login)") {
+	if code != 2 || !strings.Contains(stderr, "4 of 9 cluster(s) could not be read (new, proxy-login, refused, stuck-login)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	check(rep, "old", true, oldest)
@@ -259,7 +272,15 @@ func TestScanAcrossClusters(t *testing.T) {
 	check(rep, "stuck-login", false, "")
 	check(rep, "old-alias", true, "")
 	check(rep, "old-sa", true, "")
+	check(rep, "old-proxied", true, "")
+	check(rep, "proxy-login", false, "")
 	for _, c := range rep.Clusters {
+		if c.Context == "old-proxied" && (c.NotReadAgain || c.SameAs != "old" || c.Rollouts != 1 || c.ListedElsewhere != 1) {
+			t.Errorf("old through a proxy: %+v, want its one Rollout read and listed under old", c)
+		}
+		if c.Context == "proxy-login" && !strings.Contains(c.Error, "the proxy "+proxyLogin+" (the kubeconfig's proxy-url) did not open a connection to the API server at ") {
+			t.Errorf("the context behind a proxy that wants a login: %q", c.Error)
+		}
 		if c.Context == "new" && !strings.Contains(c.Error, "not read within 8s") {
 			t.Errorf("the frozen cluster: %q", c.Error)
 		}
@@ -286,17 +307,18 @@ func TestScanAcrossClusters(t *testing.T) {
 		}
 	}
 	if listed != 1 {
-		t.Errorf("the old cluster's Rollout is listed %d times through its three contexts, want once", listed)
+		t.Errorf("the old cluster's Rollout is listed %d times through its four readable contexts, want once", listed)
 	}
 	// Bounded by the frozen cluster's timeout, not the sum of the clusters.
 	if took > 30*time.Second {
 		t.Errorf("the scan took %s with an 8s bound per cluster", took)
 	}
-	// The plugin given up on does not outlive the scan.
+	// The plugin given up on does not outlive the scan, nor does the
+	// process it started.
 	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, f := range cmdlines {
-		if b, _ := os.ReadFile(f); string(b) == "sleep\x00601\x00" {
-			t.Errorf("the stuck plugin still runs after the scan (%s)", f)
+		if b, _ := os.ReadFile(f); string(b) == "sleep\x00601\x00" || strings.Contains(string(b), stuckPlugin) {
+			t.Errorf("the stuck plugin still runs after the scan (%s: %q)", f, b)
 		}
 	}
 	found := false
