@@ -107,6 +107,47 @@ func NotFound(t testing.TB, delay time.Duration) string {
 // as a corporate proxy does. It returns the proxy's http:// URL.
 func ConnectProxy(t testing.TB, status int) string {
 	t.Helper()
+	return "http://" + serveEach(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil || req.Method != http.MethodConnect {
+			return
+		}
+		if status != http.StatusOK {
+			fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n\r\n", status, http.StatusText(status))
+			return
+		}
+		up, err := net.Dial("tcp", req.Host)
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		fmt.Fprint(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		go io.Copy(up, c)
+		io.Copy(c, up)
+	})
+}
+
+// SOCKSRefusing is a SOCKS5 proxy on 127.0.0.1 that takes the greeting
+// and answers every CONNECT with "connection refused" (reply 5); it
+// returns the proxy's socks5:// URL.
+func SOCKSRefusing(t testing.TB) string {
+	t.Helper()
+	return "socks5://" + serveEach(t, func(c net.Conn) {
+		hello := make([]byte, 3) // version 5, one method: no authentication
+		if _, err := io.ReadFull(c, hello); err != nil {
+			return
+		}
+		c.Write([]byte{5, 0})
+		if _, err := c.Read(make([]byte, 512)); err != nil {
+			return
+		}
+		c.Write([]byte{5, 5, 0, 1, 0, 0, 0, 0, 0, 0})
+	})
+}
+
+// serveEach listens on 127.0.0.1 and hands each connection to handle,
+// closing it after; it returns the address.
+func serveEach(t testing.TB, handle func(net.Conn)) string {
 	ln := listen(t)
 	t.Cleanup(func() { ln.Close() })
 	go func() {
@@ -117,26 +158,11 @@ func ConnectProxy(t testing.TB, status int) string {
 			}
 			go func() {
 				defer c.Close()
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err != nil || req.Method != http.MethodConnect {
-					return
-				}
-				if status != http.StatusOK {
-					fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n\r\n", status, http.StatusText(status))
-					return
-				}
-				up, err := net.Dial("tcp", req.Host)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				fmt.Fprint(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-				go io.Copy(up, c)
-				io.Copy(c, up)
+				handle(c)
 			}()
 		}
 	}()
-	return "http://" + ln.Addr().String()
+	return ln.Addr().String()
 }
 
 // Kubeconfig writes a kubeconfig whose current context "lab" (namespace

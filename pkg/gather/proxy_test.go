@@ -3,8 +3,6 @@ package gather
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,39 +15,6 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/nettest"
 )
-
-// socksRefusing is a SOCKS5 proxy on 127.0.0.1 that takes the greeting
-// and then answers every CONNECT with "connection refused" (reply 5).
-func socksRefusing(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				hello := make([]byte, 3) // version 5, one method, no auth
-				if _, err := io.ReadFull(c, hello); err != nil {
-					return
-				}
-				c.Write([]byte{5, 0})
-				buf := make([]byte, 512)
-				if _, err := c.Read(buf); err != nil {
-					return
-				}
-				c.Write([]byte{5, 5, 0, 1, 0, 0, 0, 0, 0, 0})
-			}()
-		}
-	}()
-	return "socks5://" + ln.Addr().String()
-}
 
 // A proxy between this machine and the API server (the kubeconfig's
 // proxy-url here; HTTPS_PROXY in TestProxyRoute) that does not carry the
@@ -75,7 +40,7 @@ func TestProxyFailures(t *testing.T) {
 			"it answered 403 Forbidden: the proxy does not let this machine reach that address: ask for it to be allowed", false},
 		{"502", func(t *testing.T) string { return nettest.ConnectProxy(t, 502) },
 			"it answered 502 Bad Gateway: the proxy could not reach the API server", true},
-		{"SOCKS refused", socksRefusing, "did not open a connection to the API server at " + apiServer.URL + " (context lab): it answered ", true},
+		{"SOCKS refused", func(t *testing.T) string { return nettest.SOCKSRefusing(t) }, "did not open a connection to the API server at " + apiServer.URL + " (context lab): it answered ", true},
 		{"tunnel", func(t *testing.T) string { return nettest.ConnectProxy(t, 200) }, `rollout "x" not found in namespace "shop"`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
