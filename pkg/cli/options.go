@@ -294,24 +294,33 @@ func (o *CommonOptions) cluster(tune ...func(*rest.Config)) (*gather.Connection,
 	c.Options.ControllerNamespace = o.ControllerNamespace
 	c.Options.SkipController = o.ControllerVersion != ""
 	opt := c.Options
-	c.OnWaiting(o.net.waitNotice, func(plugin string) { fmt.Fprintln(o.streams.ErrOut, waitingLine(opt, plugin)) })
+	c.OnWaiting(o.net.waitNotice, func(cred *gather.Credentials) { fmt.Fprintln(o.streams.ErrOut, waitingLine(opt, cred)) })
 	return c, nil
 }
 
 // waitingLine is what a command says while the API server does not
 // answer, or while the kubeconfig's credential plugin has not returned
-// (plugin names it: it may be waiting for a login in a browser).
-func waitingLine(opt gather.Options, plugin string) string {
+// (cred names it: it may be waiting for a login in a browser) or its auth
+// provider is refreshing its token.
+func waitingLine(opt gather.Options, cred *gather.Credentials) string {
 	bound := ""
 	if opt.Timeout > 0 {
 		bound = "; giving up after " + opt.Timeout.String()
 	}
-	if plugin != "" {
-		of := ""
-		if opt.Context != "" {
-			of = " of context " + opt.Context
+	of := ""
+	if opt.Context != "" {
+		of = " of context " + opt.Context
+	}
+	switch {
+	case cred == nil:
+	case cred.Provider != "":
+		at := ""
+		if cred.Issuer != "" {
+			at = " at " + cred.Issuer
 		}
-		return fmt.Sprintf("waiting for the credential plugin %q%s (a login?) … (Ctrl-C to stop%s)", plugin, of, bound)
+		return fmt.Sprintf("waiting for the %s auth provider%s to refresh its token%s … (Ctrl-C to stop%s)", cred.Provider, of, at, bound)
+	default:
+		return fmt.Sprintf("waiting for the credential plugin %q%s (a login?) … (Ctrl-C to stop%s)", cred.Plugin, of, bound)
 	}
 	return fmt.Sprintf("waiting for %s … (Ctrl-C to stop%s)", opt.APIServer(), bound)
 }

@@ -44,11 +44,12 @@ type Connection struct {
 
 // OnWaiting arranges for fn to be called once, the first time a request
 // has waited `after` with no answer from the API server since it was sent
-// (a server that accepts the connection and never answers); plugin names
-// the kubeconfig's credential plugin when the wait is for it (a login?).
-// Call it before the first read. A Connection made by FromClient never
-// calls fn.
-func (c *Connection) OnWaiting(after time.Duration, fn func(plugin string)) {
+// (a server that accepts the connection and never answers); cred names
+// the kubeconfig's credential plugin or auth provider when the wait is
+// for it (a login, a token refresh), and is nil when it is for the
+// server. Call it before the first read. A Connection made by FromClient
+// never calls fn.
+func (c *Connection) OnWaiting(after time.Duration, fn func(cred *Credentials)) {
 	if c.monitor != nil {
 		c.monitor.onWaiting(after, fn)
 	}
@@ -140,8 +141,13 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
 	m := newMonitor(cfg.Host)
-	if e := cfg.ExecProvider; e != nil {
-		m.plugin = &credentialPlugin{command: e.Command, installHint: strings.TrimSpace(firstLine(e.InstallHint))}
+	switch e, a := cfg.ExecProvider, cfg.AuthProvider; {
+	case e != nil:
+		m.plugin = &Credentials{Plugin: e.Command, InstallHint: strings.TrimSpace(firstLine(e.InstallHint))}
+	case a != nil:
+		// oidc refreshes its token at the issuer with a client of its own,
+		// without a deadline.
+		m.plugin = &Credentials{Provider: a.Name, Issuer: a.Config["idp-issuer-url"]}
 	}
 	m.proxy = routeOf(cfg, os.Getenv)
 	cfg.Wrap(m.wrap)

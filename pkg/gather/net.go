@@ -52,15 +52,16 @@ type monitor struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 
-	// plugin is the kubeconfig's exec credential plugin (nil: none).
-	plugin *credentialPlugin
+	// plugin is the kubeconfig's exec credential plugin or auth provider
+	// (nil: none).
+	plugin *Credentials
 	// proxy is the proxy the requests go through (nil: none).
 	proxy *proxyRoute
 
 	mu       sync.Mutex
 	answered time.Time // when the last response arrived
 	after    time.Duration
-	notify   func(plugin string)
+	notify   func(cred *Credentials)
 	once     sync.Once
 	// credErr is the credential plugin's last failure, at credAt (see
 	// credentialFailure).
@@ -69,9 +70,15 @@ type monitor struct {
 	credHold time.Duration
 }
 
-// credentialPlugin is what messages need of an exec credential plugin.
-type credentialPlugin struct {
-	command, installHint string
+// Credentials is the kubeconfig's credential layer, which runs before a
+// request is sent: an exec credential plugin or an auth provider.
+type Credentials struct {
+	// Plugin is the exec plugin's command, InstallHint the first line of
+	// its installHint.
+	Plugin, InstallHint string
+	// Provider is the auth provider's name (oidc), Issuer where it
+	// refreshes its token.
+	Provider, Issuer string
 }
 
 func newMonitor(server string) *monitor {
@@ -129,9 +136,9 @@ func (m *monitor) credentialFailure() error {
 
 // onWaiting arranges for fn to be called once, the first time a request
 // has gone after without any answer from the server since it was sent;
-// plugin names the credential plugin when the request is still waiting
-// for it, not for the server.
-func (m *monitor) onWaiting(after time.Duration, fn func(plugin string)) {
+// cred is the credential layer when the request is still waiting for it,
+// not for the server.
+func (m *monitor) onWaiting(after time.Duration, fn func(cred *Credentials)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.after, m.notify = after, fn
@@ -191,11 +198,11 @@ func (m *monitor) arm(start time.Time, reached *atomic.Bool) func() {
 		quiet := !m.answered.After(start)
 		m.mu.Unlock()
 		if quiet {
-			plugin := ""
+			var cred *Credentials
 			if m.plugin != nil && !reached.Load() {
-				plugin = m.plugin.command
+				cred = m.plugin
 			}
-			m.once.Do(func() { notify(plugin) })
+			m.once.Do(func() { notify(cred) })
 		}
 	})
 	return func() {
@@ -231,8 +238,10 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	resp, err := t.send(req, reached)
 	stop()
 	if err != nil && t.m.plugin != nil && !reached.Load() {
-		// Nothing was sent: the credential plugin failed or did not return.
-		err = &CredentialPluginError{Command: t.m.plugin.command, InstallHint: t.m.plugin.installHint, Err: err}
+		// Nothing was sent: the credential plugin (or auth provider) failed
+		// or did not return.
+		c := t.m.plugin
+		err = &CredentialPluginError{Command: c.Plugin, InstallHint: c.InstallHint, Provider: c.Provider, Issuer: c.Issuer, Err: err}
 		if !errors.Is(err, context.Canceled) {
 			t.m.mu.Lock()
 			t.m.credErr, t.m.credAt = err, time.Now()
@@ -315,15 +324,23 @@ func (t *monitorTransport) WrappedRoundTripper() http.RoundTripper { return t.rt
 
 // CredentialPluginError is a request that never reached the API server
 // because the kubeconfig's exec credential plugin failed, is not
-// installed, or did not return in time.
+// installed, or did not return in time — or its auth provider (Provider
+// set, Command not) could not get a token.
 type CredentialPluginError struct {
 	Command, InstallHint string
+	Provider, Issuer     string
 	Err                  error
 }
 
 // Error names the plugin: when the request's deadline ends it, net/http
 // keeps only this text of it (its Client.Timeout error is a string).
 func (e *CredentialPluginError) Error() string {
+	if e.Provider != "" && e.Issuer != "" {
+		return fmt.Sprintf("auth provider %q at %s: %v", e.Provider, e.Issuer, e.Err)
+	}
+	if e.Provider != "" {
+		return fmt.Sprintf("auth provider %q: %v", e.Provider, e.Err)
+	}
 	return fmt.Sprintf("credential plugin %q: %v", e.Command, e.Err)
 }
 func (e *CredentialPluginError) Unwrap() error { return e.Err }
@@ -338,24 +355,36 @@ func (e *pluginWait) Unwrap() error { return e.err }
 const pluginWaitText = "had not returned when the request's time was up"
 
 // pluginWaitIn finds, in the text of an error that net/http flattened,
-// the credential plugin a request was still waiting for.
-func pluginWaitIn(msg string) (command string, ok bool) {
-	const pre = `credential plugin "`
-	i := strings.Index(msg, pre)
-	if i < 0 {
-		return "", false
+// the credential plugin or auth provider a request was still waiting for.
+func pluginWaitIn(msg string) (*CredentialPluginError, bool) {
+	for _, pre := range []string{`credential plugin "`, `auth provider "`} {
+		i := strings.Index(msg, pre)
+		if i < 0 {
+			continue
+		}
+		rest := msg[i+len(pre):]
+		j := strings.Index(rest, ": "+pluginWaitText)
+		if j < 0 {
+			continue
+		}
+		// `NAME"`, or `NAME" at ISSUER` for an auth provider.
+		name, issuer, _ := strings.Cut(rest[:j], `" at `)
+		name = strings.TrimSuffix(name, `"`)
+		e := &CredentialPluginError{Command: name, Err: &pluginWait{err: context.DeadlineExceeded}}
+		if pre == `auth provider "` {
+			e.Command, e.Provider, e.Issuer = "", name, issuer
+		}
+		return e, true
 	}
-	rest := msg[i+len(pre):]
-	j := strings.Index(rest, `": `+pluginWaitText)
-	if j < 0 {
-		return "", false
-	}
-	return rest[:j], true
+	return nil, false
 }
 
 // describe is the error's one line: what happened to the plugin and what
 // to do, for the context named.
 func (e *CredentialPluginError) describe(context string, timeout time.Duration) string {
+	if e.Provider != "" {
+		return e.describeProvider(context, timeout)
+	}
 	of := fmt.Sprintf("the credential plugin %q", e.Command)
 	if context != "" {
 		of += " of context " + context
@@ -391,6 +420,38 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 		return fmt.Sprintf("%s failed (exit code %s; what it printed is on stderr above): log in again as it says (an expired SSO or cloud CLI session?), then retry", of, code)
 	}
 	return fmt.Sprintf("%s: %s", of, oneLine(e.Err))
+}
+
+// describeProvider is describe for an auth provider (oidc): it refreshes
+// its token at the issuer before the request goes out, with an HTTP
+// client of its own that has no deadline, and a failure there is not the
+// API server's.
+func (e *CredentialPluginError) describeProvider(context string, timeout time.Duration) string {
+	of := fmt.Sprintf("the %s auth provider", e.Provider)
+	if context != "" {
+		of += " of context " + context
+	}
+	at, issuer := "", "its issuer"
+	if e.Issuer != "" {
+		at, issuer = " (it refreshes it at "+e.Issuer+")", "its issuer "+e.Issuer
+	}
+	var wait *pluginWait
+	if errors.As(e.Err, &wait) {
+		within := ""
+		if timeout > 0 {
+			within = " within " + timeout.String()
+		}
+		return fmt.Sprintf("%s did not get a token%s%s: check that %s is reachable from here (VPN, proxy), or raise --request-timeout", of, within, at, issuer)
+	}
+	cause, fix := oneLine(e.Err), "log in again for a new refresh token (the old one expired or was revoked?)"
+	switch d := dialCause(e.Err); {
+	case d == cause:
+	case strings.HasPrefix(d, "its certificate"):
+		at, cause, fix = "", "cannot reach "+issuer+": "+d, "check idp-certificate-authority in the kubeconfig's auth-provider config"
+	default:
+		at, cause, fix = "", "cannot reach "+issuer+": "+d, "check that it is reachable from here (VPN, proxy)"
+	}
+	return fmt.Sprintf("%s could not get a token%s: %s: %s", of, at, cause, fix)
 }
 
 // handshakeTimeout is a TLS handshake that did not finish within the
@@ -546,8 +607,7 @@ func netError(err error, o Options) *Error {
 		}
 		return &Error{Msg: cpe.describe(o.Context, o.Timeout)}
 	}
-	if cmd, ok := pluginWaitIn(err.Error()); ok {
-		cpe = &CredentialPluginError{Command: cmd, Err: &pluginWait{err: context.DeadlineExceeded}}
+	if cpe, ok := pluginWaitIn(err.Error()); ok {
 		return &Error{Msg: cpe.describe(o.Context, o.Timeout)}
 	}
 	// A plugin that gives a client certificate runs during the TLS

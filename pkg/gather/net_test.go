@@ -191,7 +191,7 @@ func TestConnectHostileServers(t *testing.T) {
 			if notice == 0 {
 				notice = 300 * time.Millisecond
 			}
-			conn.OnWaiting(notice, func(string) { waiting.Add(1) })
+			conn.OnWaiting(notice, func(*Credentials) { waiting.Add(1) })
 			opt := conn.Options
 			opt.Namespace, opt.Name, opt.SkipController = "shop", "x", true
 			start := time.Now()

@@ -20,6 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	_ "k8s.io/client-go/plugin/pkg/client/auth/oidc" // as the command links it
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/nettest"
 )
 
 // pluginServer is a TLS API server that answers only the token the test's
@@ -180,7 +184,11 @@ func TestCredentialPlugins(t *testing.T) {
 		// hold the test binary's output open for its 30 seconds.
 		t.Cleanup(StopAbandonedPlugins)
 		var waitingFor atomic.Value
-		conn.OnWaiting(200*time.Millisecond, func(plugin string) { waitingFor.Store(plugin) })
+		conn.OnWaiting(200*time.Millisecond, func(c *Credentials) {
+			if c != nil {
+				waitingFor.Store(c.Plugin)
+			}
+		})
 		start := time.Now()
 		_, err := Rollout(context.Background(), conn.Dynamic, opt(conn))
 		if took := time.Since(start); took > 5*time.Second {
@@ -213,6 +221,96 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	if n := served.Load(); n != 0 {
 		t.Errorf("the server got %d request(s) after the command gave up", n)
 	}
+}
+
+// The oidc auth provider refreshes its token at the issuer before a
+// request goes out, with an HTTP client of its own without a deadline: an
+// issuer that does not answer held the command past --request-timeout,
+// and one that refused was reported as the API server refusing. Both are
+// now the provider's, bounded like any request; one that works is left
+// alone.
+func TestAuthProvider(t *testing.T) {
+	server, served := pluginServer(t)
+	issuer := oidcIssuer(t, http.StatusOK, `{"access_token":"a","token_type":"Bearer","expires_in":3600,"id_token":"from-plugin"}`)
+	connect := func(t *testing.T, issuer string) *Connection {
+		kc := filepath.Join(t.TempDir(), "config")
+		os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {auth-provider: {name: oidc, config: {idp-issuer-url: %q, client-id: rd, refresh-token: r}}}}]
+contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
+current-context: lab
+`, server, issuer)), 0o600)
+		flags := NewConfigFlags()
+		timeout := "600ms"
+		flags.KubeConfig, flags.Timeout = &kc, &timeout
+		conn, err := Connect(flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	opt := func(conn *Connection) Options {
+		o := conn.Options
+		o.Namespace, o.Name, o.SkipController = "shop", "x", true
+		return o
+	}
+	t.Run("works", func(t *testing.T) {
+		conn := connect(t, issuer)
+		if _, err := Rollout(context.Background(), conn.Dynamic, opt(conn)); err != nil {
+			t.Fatalf("with a token from the issuer: %v", err)
+		}
+	})
+	for _, tc := range []struct {
+		name, issuer, says string
+		waiting            bool
+	}{
+		{"issuer hangs", nettest.Hang(t), "the oidc auth provider of context lab did not get a token within 600ms (it refreshes it at ISSUER): check that its issuer ISSUER is reachable from here (VPN, proxy), or raise --request-timeout", true},
+		{"issuer refuses", nettest.Refused(t), "the oidc auth provider of context lab could not get a token: cannot reach its issuer ISSUER: connection refused: check that it is reachable from here (VPN, proxy)", false},
+		{"refresh token refused", oidcIssuer(t, http.StatusBadRequest, `{"error":"invalid_grant"}`), "the oidc auth provider of context lab could not get a token (it refreshes it at ISSUER): failed to refresh token: oauth2: \"invalid_grant\"", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := connect(t, tc.issuer)
+			var waiting atomic.Value
+			conn.OnWaiting(200*time.Millisecond, func(c *Credentials) { waiting.Store(c) })
+			before := served.Load()
+			start := time.Now()
+			_, err := Rollout(context.Background(), conn.Dynamic, opt(conn))
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %s: not bounded by the 600ms request timeout", took)
+			}
+			if want := strings.ReplaceAll(tc.says, "ISSUER", tc.issuer); err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("got  %v\nwant %s…", err, want)
+
+			}
+			if served.Load() != before {
+				t.Errorf("the API server was sent a request without a token")
+			}
+			c, _ := waiting.Load().(*Credentials)
+			if tc.waiting && (c == nil || c.Provider != "oidc" || c.Issuer != tc.issuer) {
+				t.Errorf("the waiting notice named %+v, want the oidc provider and its issuer", c)
+			}
+		})
+	}
+}
+
+// oidcIssuer is an OpenID Connect issuer whose token endpoint answers
+// status and body to a refresh; it returns the issuer's URL.
+func oidcIssuer(t *testing.T, status int, body string) string {
+	issuer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			fmt.Fprintf(w, `{"issuer":%q,"token_endpoint":%q}`, "http://"+r.Host, "http://"+r.Host+"/token")
+		case "/token":
+			w.WriteHeader(status)
+			fmt.Fprint(w, body)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(issuer.Close)
+	return issuer.URL
 }
 
 // below walks the process table from the root down, children first; a
