@@ -143,11 +143,11 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	m := newMonitor(cfg.Host)
 	switch e, a := cfg.ExecProvider, cfg.AuthProvider; {
 	case e != nil:
-		m.plugin = &Credentials{Plugin: e.Command, InstallHint: strings.TrimSpace(firstLine(e.InstallHint))}
+		m.cred = &Credentials{Plugin: e.Command, InstallHint: strings.TrimSpace(firstLine(e.InstallHint))}
 	case a != nil:
 		// oidc refreshes its token at the issuer with a client of its own,
 		// without a deadline.
-		m.plugin = &Credentials{Provider: a.Name, Issuer: a.Config["idp-issuer-url"]}
+		m.cred = &Credentials{Provider: a.Name, Issuer: a.Config["idp-issuer-url"]}
 	}
 	m.proxy = routeOf(cfg, os.Getenv)
 	cfg.Wrap(m.wrap)

@@ -52,9 +52,9 @@ type monitor struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 
-	// plugin is the kubeconfig's exec credential plugin or auth provider
+	// cred is the kubeconfig's exec credential plugin or auth provider
 	// (nil: none).
-	plugin *Credentials
+	cred *Credentials
 	// proxy is the proxy the requests go through (nil: none).
 	proxy *proxyRoute
 
@@ -199,8 +199,8 @@ func (m *monitor) arm(start time.Time, reached *atomic.Bool) func() {
 		m.mu.Unlock()
 		if quiet {
 			var cred *Credentials
-			if m.plugin != nil && !reached.Load() {
-				cred = m.plugin
+			if m.cred != nil && !reached.Load() {
+				cred = m.cred
 			}
 			m.once.Do(func() { notify(cred) })
 		}
@@ -237,10 +237,10 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	stop := t.m.arm(time.Now(), reached)
 	resp, err := t.send(req, reached)
 	stop()
-	if err != nil && t.m.plugin != nil && !reached.Load() {
+	if err != nil && t.m.cred != nil && !reached.Load() {
 		// Nothing was sent: the credential plugin (or auth provider) failed
 		// or did not return.
-		c := t.m.plugin
+		c := t.m.cred
 		err = &CredentialPluginError{Command: c.Plugin, InstallHint: c.InstallHint, Provider: c.Provider, Issuer: c.Issuer, Err: err}
 		if !errors.Is(err, context.Canceled) {
 			t.m.mu.Lock()
@@ -278,17 +278,19 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 }
 
 // send is the request's round trip, bounded by its context even while a
-// credential plugin runs. client-go runs the plugin without a deadline
-// (exec.Command, not CommandContext) before anything is sent, so a plugin
-// that waits for a login nobody completes held every command, and a
-// multi-cluster scan, past --request-timeout and Ctrl-C. Once the context
+// credential plugin runs (or an auth provider refreshes its token).
+// client-go runs the plugin without a deadline (exec.Command, not
+// CommandContext) before anything is sent, so a plugin that waits for a
+// login nobody completes held every command, and a multi-cluster scan,
+// past --request-timeout and Ctrl-C; the oidc provider's refresh has no
+// deadline either. Once the context
 // ends, a request that reached the network returns by itself (net/http
 // watches the context); one still in the plugin is left to it, and the
 // response it may yet get is closed. Nothing is sent after it is left:
 // its context has ended, and net/http sends no request whose context has
 // (so an escape write reported as failed stays unwritten).
 func (t *monitorTransport) send(req *http.Request, reached *atomic.Bool) (*http.Response, error) {
-	if t.m.plugin == nil {
+	if t.m.cred == nil {
 		return t.rt.RoundTrip(req)
 	}
 	type result struct {
