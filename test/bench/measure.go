@@ -45,6 +45,10 @@ type benchCase struct {
 	// both see the same machine (measurePair); set is their clusters.
 	alongside *benchCase
 	set       *clusterSet
+	// fewer, when set, is the same scan of two of the clusters, measured in
+	// the same loop: what the ratio is when the clusters are no more than
+	// the cores (this machine's two), for reference.
+	fewer *benchCase
 }
 
 // clusters is how many API servers the multi-cluster cases scan at once:
@@ -77,17 +81,25 @@ func (s *clusterSet) close() {
 // what names the set's clusters for the benchmark's table: all of them,
 // or the one a single scan reads.
 func (s *clusterSet) what(all bool) string {
-	n, server, servers, cl, behind := "one", "API server", "API server's", "cluster", "behind a link"
 	if all {
-		n, server, servers, cl, behind = fmt.Sprint(clusters), "API servers", "API servers'", "clusters", "each behind its own link"
+		return s.whatN(clusters)
+	}
+	return s.whatN(1)
+}
+
+// whatN names n of the set's clusters for the benchmark's table.
+func (s *clusterSet) whatN(n int) string {
+	count, server, servers, cl, behind := "one", "API server", "API server's", "cluster", "behind a link"
+	if n > 1 {
+		count, server, servers, cl, behind = fmt.Sprint(n), "API servers", "API servers'", "clusters", "each behind its own link"
 	}
 	switch {
 	case s.link == nil:
-		return fmt.Sprintf("%s %s on this machine", n, server)
+		return fmt.Sprintf("%s %s on this machine", count, server)
 	case s.elsewhere:
-		return fmt.Sprintf("%s %s elsewhere (the %s work off this machine's cores), %s of %s", n, cl, servers, behind, s.link)
+		return fmt.Sprintf("%s %s elsewhere (the %s work off this machine's cores), %s of %s", count, cl, servers, behind, s.link)
 	}
-	return fmt.Sprintf("%s %s on this machine, %s of %s", n, server, behind, s.link)
+	return fmt.Sprintf("%s %s on this machine, %s of %s", count, server, behind, s.link)
 }
 
 // writeClusterSet writes path: base's current context's credentials, once
@@ -215,8 +227,14 @@ func cases(c *config, snapshotFile string, sets []*clusterSet) []benchCase {
 			continue
 		}
 		one := benchCase{name: fmt.Sprintf("`scan -A` of %s", s.what(false)), rd: []string{"scan", "-A"}, kubeconfig: s.kubeconfig}
-		cs = append(cs, benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.what(true)),
-			rd: multi, baseline: one.name, kubeconfig: s.kubeconfig, target: "≤ 1.5×", alongside: &one, set: s})
+		bc := benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.what(true)),
+			rd: multi, baseline: one.name, kubeconfig: s.kubeconfig, target: "≤ 1.5×", alongside: &one, set: s}
+		if s.elsewhere {
+			two := strings.Join(strings.Split(s.contexts, ",")[:2], ",")
+			bc.fewer = &benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.whatN(2)),
+				rd: []string{"scan", "-A", "--contexts", two}, baseline: one.name, kubeconfig: s.kubeconfig, target: "as many clusters as cores: no target"}
+		}
+		cs = append(cs, bc)
 	}
 	return cs
 }
@@ -281,12 +299,14 @@ func measure(ctx context.Context, c *config, l *lab) (*results, error) {
 	byName := map[string]*result{}
 	for i, bc := range cases(c, snap, sets) {
 		if bc.alongside != nil {
-			one, multi, err := c.measurePair(ctx, bc, i+1)
+			rs, err := c.measureTogether(ctx, bc, i+1)
 			if err != nil {
 				return nil, err
 			}
-			res.cases = append(res.cases, one, multi)
-			byName[one.c.name], byName[multi.c.name] = one, multi
+			for _, r := range rs {
+				res.cases = append(res.cases, r)
+				byName[r.c.name] = r
+			}
 			continue
 		}
 		r := &result{c: bc}
@@ -380,25 +400,28 @@ func (c *config) profile(ctx context.Context, r *result, name, kubeconfig string
 	return nil
 }
 
-// measurePair measures a multi-cluster case and the one-cluster scan it is
-// compared with (bc.alongside) in one loop, alternating which goes first,
-// so that a change in the machine's load between two cases cannot move
-// the ratio. A set of clusters elsewhere is measured with the lab stopped
+// measureTogether measures a multi-cluster case, the one-cluster scan it
+// is compared with (bc.alongside) and the two-cluster scan (bc.fewer,
+// when set) in one loop, rotating which goes first, so that a change in
+// the machine's load between cases cannot move the ratio. It returns the
+// one-cluster result first. A set of clusters elsewhere is measured with the lab stopped
 // (freezeLab): after the warm-ups the remotes have recorded every answer,
 // and nothing of the clusters' own upkeep runs on the measured cores.
-func (c *config) measurePair(ctx context.Context, bc benchCase, n int) (one, multi *result, err error) {
-	one, multi = &result{c: *bc.alongside}, &result{c: bc}
-	both := []*result{one, multi}
+func (c *config) measureTogether(ctx context.Context, bc benchCase, n int) (rs []*result, err error) {
+	rs = []*result{{c: *bc.alongside}, {c: bc}}
+	if bc.fewer != nil {
+		rs = append(rs, &result{c: *bc.fewer})
+	}
 	step("%s: %d runs each, interleaved with one cluster's", bc.name, c.runs)
-	for _, r := range both { // warm-ups: the remotes record every answer
+	for _, r := range rs { // warm-ups: the remotes record every answer
 		if _, err := c.runTool(ctx, c.rd, r.c.rd, bc.kubeconfig); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if bc.set.elsewhere {
 		thaw, err := freezeLab(c.stateDir)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, r := range bc.set.remotes {
 			r.frozen.Store(true)
@@ -417,24 +440,21 @@ func (c *config) measurePair(ctx context.Context, bc benchCase, n int) (one, mul
 		}()
 	}
 	for i := 0; i < c.runs; i++ {
-		order := both
-		if i%2 == 1 {
-			order = []*result{multi, one}
-		}
-		for _, r := range order {
+		for j := range rs {
+			r := rs[(i+j)%len(rs)]
 			s, err := c.runTool(ctx, c.rd, r.c.rd, bc.kubeconfig)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			r.rd = append(r.rd, s)
 		}
 	}
-	for i, r := range both {
+	for i, r := range rs {
 		if err := c.profile(ctx, r, fmt.Sprintf("%02d%c-%s", n, 'a'+i, slug(r.c.rd)), bc.kubeconfig); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return one, multi, nil
+	return rs, nil
 }
 
 // runTool runs one command to completion and measures it. Exit status 1 is
