@@ -701,7 +701,7 @@ func (res *results) markdown(c *config) string {
 		fmt.Fprintf(&b, "rolloutdoctor was the binary %s, not the checkout's.\n\n", c.rdBin)
 	}
 	b.WriteString("Each cell: wall time, the tool's CPU, its peak memory; then the CPU the lab's API servers spent serving it, on the same cores.")
-	b.WriteString(" A multi-cluster case behind links is measured run for run with its one-cluster case; for clusters elsewhere, every process of the lab is stopped (SIGSTOP) during those runs and the remotes answer from what they recorded in the warm-ups.\n\n")
+	b.WriteString(" A multi-cluster case behind links is measured run for run with its one-cluster case (and, for clusters elsewhere, the same scan of two of the clusters); for clusters elsewhere, every process of the lab is stopped (SIGSTOP) during those runs and the remotes answer from what they recorded in the warm-ups.\n\n")
 	b.WriteString("| case | rolloutdoctor | other | ratio (target) | requests |\n|---|---|---|---|---|\n")
 	for _, r := range res.cases {
 		target := r.c.target
