@@ -133,10 +133,15 @@ func TestHTMLTitle(t *testing.T) {
 
 func connectTo(t *testing.T, server, timeout string) *Connection {
 	t.Helper()
+	return connectKubeconfig(t, nettest.Kubeconfig(t, server), timeout)
+}
+
+// connectKubeconfig connects with the kubeconfig at path and the request
+// timeout given, as the command's flags would.
+func connectKubeconfig(t *testing.T, path, timeout string) *Connection {
+	t.Helper()
 	flags := NewConfigFlags()
-	path := nettest.Kubeconfig(t, server)
-	flags.KubeConfig = &path
-	flags.Timeout = &timeout
+	flags.KubeConfig, flags.Timeout = &path, &timeout
 	conn, err := Connect(flags)
 	if err != nil {
 		t.Fatal(err)
@@ -377,15 +382,7 @@ func TestOneHandshakePerBurst(t *testing.T) {
 	const reads = 12
 	read := func(t *testing.T, url string) []error {
 		t.Helper()
-		kc := nettest.InsecureKubeconfig(t, url)
-		flags := NewConfigFlags()
-		timeout := "5s"
-		flags.KubeConfig, flags.Timeout = &kc, &timeout
-		conn, err := Connect(flags)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return burst(conn, reads)
+		return burst(connectKubeconfig(t, nettest.InsecureKubeconfig(t, url), "5s"), reads)
 	}
 	serve := func(t *testing.T, http2 bool) (string, *atomic.Int32) {
 		var conns atomic.Int32

@@ -82,13 +82,7 @@ current-context: lab
 	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	flags := NewConfigFlags()
-	flags.KubeConfig, flags.Timeout = &kc, &timeout
-	conn, err := Connect(flags)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conn, runs
+	return connectKubeconfig(t, kc, timeout), runs
 }
 
 // burst sends n reads at once, as a scan's lists go out.
@@ -241,14 +235,7 @@ users: [{name: u, user: {auth-provider: {name: oidc, config: {idp-issuer-url: %q
 contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
 current-context: lab
 `, server, issuer)), 0o600)
-		flags := NewConfigFlags()
-		timeout := "600ms"
-		flags.KubeConfig, flags.Timeout = &kc, &timeout
-		conn, err := Connect(flags)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return conn
+		return connectKubeconfig(t, kc, "600ms")
 	}
 	opt := func(conn *Connection) Options {
 		o := conn.Options

@@ -53,16 +53,10 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
 current-context: lab
 `, apiServer.URL, proxy)), 0o600)
-			flags := NewConfigFlags()
-			timeout := "5s"
-			flags.KubeConfig, flags.Timeout = &path, &timeout
-			conn, err := Connect(flags)
-			if err != nil {
-				t.Fatal(err)
-			}
+			conn := connectKubeconfig(t, path, "5s")
 			opt := conn.Options
 			opt.Namespace, opt.Name, opt.SkipController = "shop", "x", true
-			_, err = Rollout(context.Background(), conn.Dynamic, opt)
+			_, err := Rollout(context.Background(), conn.Dynamic, opt)
 			if err == nil || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("got  %v\nwant it to say %q", err, tc.says)
 			}
