@@ -123,9 +123,11 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	if err := checkKubeconfig(flags, os.Getenv, inCluster); err != nil {
 		return nil, err
 	}
+	// What client-go refuses to make a client of is the kubeconfig's.
+	unusable := func(err error) (*Connection, error) { return nil, configError(err, contextAtFault(flags)) }
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
-		return nil, configError(err, contextAtFault(flags))
+		return unusable(err)
 	}
 	// client-go's default limit (5 requests/s, bursts of 10) is made for
 	// controllers that run for days; a one-shot read of ~16 requests spent
@@ -155,28 +157,28 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	// share its connection too.
 	hc, err := m.httpClient(cfg)
 	if err != nil {
-		return nil, configError(err, contextAtFault(flags))
+		return unusable(err)
 	}
 	dc, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
-		return nil, configError(err, contextAtFault(flags))
+		return unusable(err)
 	}
 	// Built-in kinds as protobuf: the API server encodes and this process
 	// decodes them several times faster than JSON, straight into structs
 	// (see Options.Kube).
 	kube, err := newTyped(cfg, hc)
 	if err != nil {
-		return nil, configError(err, contextAtFault(flags))
+		return unusable(err)
 	}
 	wcfg := rest.CopyConfig(cfg)
 	wcfg.Timeout = 0 // watches are long-running; Watch bounds their start
 	whc, err := m.httpClient(wcfg)
 	if err != nil {
-		return nil, configError(err, contextAtFault(flags))
+		return unusable(err)
 	}
 	wdc, err := dynamic.NewForConfigAndClient(wcfg, whc)
 	if err != nil {
-		return nil, configError(err, contextAtFault(flags))
+		return unusable(err)
 	}
 	c := &Connection{Dynamic: dc, Watcher: wdc, Config: cfg, monitor: m}
 	raw, _ := flags.ToRawKubeConfigLoader().RawConfig()

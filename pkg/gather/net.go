@@ -641,12 +641,13 @@ func netError(err error, o Options) *Error {
 			within = " within " + o.Timeout.String()
 		}
 		return &Error{Retryable: true, Msg: fmt.Sprintf("%s did not answer%s: %s, or raise --request-timeout", o.APIServer(), within, reachable)}
-	case strings.Contains(msg, "connection refused"):
-		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: connection refused: %s", o.APIServer(), reachable)}
-	case strings.Contains(msg, "no such host"):
-		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: its host name does not resolve: check --context, the VPN and DNS", o.APIServer())}
-	case strings.Contains(msg, "network is unreachable"), strings.Contains(msg, "no route to host"):
-		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: no route to it: %s", o.APIServer(), reachable)}
+	case strings.Contains(msg, "connection refused"), strings.Contains(msg, "no such host"),
+		strings.Contains(msg, "network is unreachable"), strings.Contains(msg, "no route to host"):
+		cause, fix := dialCause(err), reachable
+		if strings.Contains(msg, "no such host") {
+			fix = "check --context, the VPN and DNS"
+		}
+		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: %s: %s", o.APIServer(), cause, fix)}
 	case strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"), strings.HasSuffix(msg, "EOF"):
 		return &Error{Retryable: true, Msg: fmt.Sprintf("the connection to %s broke: %s", o.APIServer(), reachable)}
 	case strings.Contains(msg, "x509:"), strings.Contains(msg, "tls: failed to verify"):

@@ -35,16 +35,14 @@ func routeOf(cfg *rest.Config, getenv func(string) string) *proxyRoute {
 	from := "proxy-url"
 	proxy := cfg.Proxy
 	if proxy == nil {
-		env := &httpproxy.Config{
-			HTTPProxy:  firstSet(getenv, "HTTP_PROXY", "http_proxy"),
-			HTTPSProxy: firstSet(getenv, "HTTPS_PROXY", "https_proxy"),
-			NoProxy:    firstSet(getenv, "NO_PROXY", "no_proxy"),
-		}
-		fn := env.ProxyFunc()
+		httpName, httpURL := firstSet(getenv, "HTTP_PROXY", "http_proxy")
+		httpsName, httpsURL := firstSet(getenv, "HTTPS_PROXY", "https_proxy")
+		_, noProxy := firstSet(getenv, "NO_PROXY", "no_proxy")
+		fn := (&httpproxy.Config{HTTPProxy: httpURL, HTTPSProxy: httpsURL, NoProxy: noProxy}).ProxyFunc()
 		proxy = utilnet.NewProxierWithNoProxyCIDR(func(req *http.Request) (*url.URL, error) { return fn(req.URL) })
-		from = variableSet(getenv, "HTTP_PROXY", "http_proxy")
+		from = httpName
 		if u.Scheme == "https" {
-			from = variableSet(getenv, "HTTPS_PROXY", "https_proxy")
+			from = httpsName
 		}
 	}
 	p, err := proxy(&http.Request{URL: u, Header: http.Header{}})
@@ -54,22 +52,15 @@ func routeOf(cfg *rest.Config, getenv func(string) string) *proxyRoute {
 	return &proxyRoute{url: p.Redacted(), from: from, host: p.Hostname()}
 }
 
-func firstSet(getenv func(string) string, names ...string) string {
+// firstSet is the first of the variables names that is set, and its
+// value; the first name and "" when none is.
+func firstSet(getenv func(string) string, names ...string) (name, value string) {
 	for _, n := range names {
 		if v := getenv(n); v != "" {
-			return v
+			return n, v
 		}
 	}
-	return ""
-}
-
-func variableSet(getenv func(string) string, names ...string) string {
-	for _, n := range names {
-		if getenv(n) != "" {
-			return n
-		}
-	}
-	return names[0]
+	return names[0], ""
 }
 
 // failure turns a round trip's error into a ProxyError when the proxy

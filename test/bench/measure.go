@@ -78,17 +78,9 @@ func (s *clusterSet) close() {
 	}
 }
 
-// what names the set's clusters for the benchmark's table: all of them,
-// or the one a single scan reads.
-func (s *clusterSet) what(all bool) string {
-	if all {
-		return s.whatN(clusters)
-	}
-	return s.whatN(1)
-}
-
-// whatN names n of the set's clusters for the benchmark's table.
-func (s *clusterSet) whatN(n int) string {
+// what names n of the set's clusters for the benchmark's table: all of
+// them (clusters), two, or the one a single scan reads.
+func (s *clusterSet) what(n int) string {
 	count, server, servers, cl, behind := "one", "API server", "API server's", "cluster", "behind a link"
 	if n > 1 {
 		count, server, servers, cl, behind = fmt.Sprint(n), "API servers", "API servers'", "clusters", "each behind its own link"
@@ -222,16 +214,16 @@ func cases(c *config, snapshotFile string, sets []*clusterSet) []benchCase {
 	for _, s := range sets {
 		multi := []string{"scan", "-A", "--contexts", s.contexts}
 		if s.link == nil {
-			cs = append(cs, benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s vs one `scan -A`", s.what(true)),
+			cs = append(cs, benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s vs one `scan -A`", s.what(clusters)),
 				rd: multi, baseline: scan, kubeconfig: s.kubeconfig, target: "≤ 1.5×"})
 			continue
 		}
-		one := benchCase{name: fmt.Sprintf("`scan -A` of %s", s.what(false)), rd: []string{"scan", "-A"}, kubeconfig: s.kubeconfig}
-		bc := benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.what(true)),
+		one := benchCase{name: fmt.Sprintf("`scan -A` of %s", s.what(1)), rd: []string{"scan", "-A"}, kubeconfig: s.kubeconfig}
+		bc := benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.what(clusters)),
 			rd: multi, baseline: one.name, kubeconfig: s.kubeconfig, target: "≤ 1.5×", alongside: &one, set: s}
 		if s.elsewhere {
 			two := strings.Join(strings.Split(s.contexts, ",")[:2], ",")
-			bc.fewer = &benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.whatN(2)),
+			bc.fewer = &benchCase{name: fmt.Sprintf("`scan -A --contexts` of %s, vs one", s.what(2)),
 				rd: []string{"scan", "-A", "--contexts", two}, baseline: one.name, kubeconfig: s.kubeconfig, target: "as many clusters as cores: no target"}
 		}
 		cs = append(cs, bc)
