@@ -271,6 +271,17 @@ current-context: prod-eu
 	if _, stderr, code := runCLI(t, "", "scan", "--contexts", "prod-eu", "--context", "prod-us"); code != ExitUsage || !strings.Contains(stderr, "give the clusters in one flag") {
 		t.Errorf("--context with --contexts: exit %d (%s), want usage", code, stderr)
 	}
+	// A flag that names one cluster's connection or credentials is refused,
+	// not ignored; impersonation applies to every cluster.
+	for _, flag := range []string{"--server=https://127.0.0.1:1", "--token=t", "--user=u", "--cluster=c1", "--insecure-skip-tls-verify", "--certificate-authority=/ca.crt"} {
+		name, _, _ := strings.Cut(flag, "=")
+		if _, stderr, code := runCLI(t, "", "scan", "--all-contexts", flag); code != ExitUsage || !strings.Contains(stderr, name+" names one cluster") {
+			t.Errorf("%s with --all-contexts: exit %d (%s), want usage", flag, code, stderr)
+		}
+	}
+	if _, stderr, code := runCLI(t, "", "scan", "--contexts", "prod-us", "--as", "alice", "--request-timeout", "5s"); code != ExitError || !strings.Contains(stderr, "could not be read (prod-us)") {
+		t.Errorf("--as with --contexts: exit %d (%s), want prod-us read and refused", code, stderr)
+	}
 }
 
 // scan --all-contexts reads a cluster once per way of reading it: a

@@ -109,8 +109,40 @@ func (o *ScanOptions) Validate() error {
 		case o.Concurrency < 1:
 			return usageErrorf("--concurrency %d: at least 1", o.Concurrency)
 		}
+		if f := oneClusterFlag(o.flags); f != "" {
+			return usageErrorf("%s names one cluster's connection or credentials, and with --contexts/--all-contexts each context's own are used: drop %s, or scan that cluster alone with it", f, f)
+		}
 	}
 	return o.validate()
+}
+
+// oneClusterFlag is the first kube flag given that belongs to one cluster
+// (where to connect, as whom): kubectl applies it to the current context,
+// and a multi-cluster scan has none, so it would be ignored without a word
+// (or, applied to every cluster, send one cluster's token to all).
+// Impersonation, the timeout and compression apply to every cluster.
+func oneClusterFlag(f *genericclioptions.ConfigFlags) string {
+	for _, c := range []struct {
+		flag string
+		set  bool
+	}{
+		{"--cluster", f.ClusterName != nil && *f.ClusterName != ""},
+		{"--user", f.AuthInfoName != nil && *f.AuthInfoName != ""},
+		{"--server", f.APIServer != nil && *f.APIServer != ""},
+		{"--tls-server-name", f.TLSServerName != nil && *f.TLSServerName != ""},
+		{"--insecure-skip-tls-verify", f.Insecure != nil && *f.Insecure},
+		{"--certificate-authority", f.CAFile != nil && *f.CAFile != ""},
+		{"--client-certificate", f.CertFile != nil && *f.CertFile != ""},
+		{"--client-key", f.KeyFile != nil && *f.KeyFile != ""},
+		{"--token", f.BearerToken != nil && *f.BearerToken != ""},
+		{"--username", f.Username != nil && *f.Username != ""},
+		{"--password", f.Password != nil && *f.Password != ""},
+	} {
+		if c.set {
+			return c.flag
+		}
+	}
+	return ""
 }
 
 func (o *ScanOptions) multi() bool { return o.AllContexts || len(o.Contexts) > 0 }
