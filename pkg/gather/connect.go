@@ -170,6 +170,7 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	if err != nil {
 		return unusable(err)
 	}
+	kube.m = m
 	wcfg := rest.CopyConfig(cfg)
 	wcfg.Timeout = 0 // watches are long-running; Watch bounds their start
 	whc, err := m.httpClient(wcfg)

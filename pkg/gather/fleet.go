@@ -132,7 +132,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 		<-done
 	}
 	if err != nil {
-		return nil, listError(err, Options{Namespace: opt.Namespace, Context: opt.Context, Server: opt.Server, Timeout: opt.Timeout})
+		return nil, listError(err, Options{Namespace: opt.Namespace, Context: opt.Context, Server: opt.Server, Timeout: opt.Timeout, Kube: opt.Kube})
 	}
 	c.add(ros.objs...)
 	h := snapshot.Header{TargetKind: "Fleet", TargetNamespace: opt.Namespace, TakenAt: time.Now().UTC().Truncate(time.Second),

@@ -455,6 +455,9 @@ func listError(err error, opt Options) error {
 // network, the server, the credentials (see netError); anything else is
 // "doing: cause".
 func readError(err error, opt Options, doing string) error {
+	if opt.Kube != nil {
+		err = opt.Kube.m.restore(err)
+	}
 	if e := netError(err, opt); e != nil {
 		return e
 	}

@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -57,6 +58,11 @@ type monitor struct {
 	cred *Credentials
 	// proxy is the proxy the requests go through (nil: none).
 	proxy *proxyRoute
+	// dial is how far the connection attempts got (see unconnected);
+	// flattened holds the errors unconnected made, by their text (see
+	// restore): one or two per connection.
+	dial      dialProgress
+	flattened map[string]error
 
 	mu       sync.Mutex
 	answered time.Time // when the last response arrived
@@ -103,20 +109,148 @@ type reachedKey struct{}
 // HTTP/2 gets a connection per request as before, the rest one handshake
 // later. Plain HTTP is let through: it has no handshake to wait for.
 func (m *monitor) connected(req *http.Request) (*http.Request, func(), error) {
+	trace := m.dial.trace()
 	if req.URL.Scheme != "https" {
-		return req, func() {}, nil
+		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), func() {}, nil
 	}
 	if m.first.CompareAndSwap(false, true) {
 		open := func() { m.readyOnce.Do(func() { close(m.ready) }) }
-		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { open() }}
+		trace.GotConn = func(httptrace.GotConnInfo) { open() }
 		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), open, nil
 	}
 	select {
 	case <-m.ready:
-		return req, func() {}, nil
+		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), func() {}, nil
 	case <-req.Context().Done():
-		return nil, nil, req.Context().Err()
+		return nil, nil, m.unconnected(req.Context(), req.Context().Err())
 	}
+}
+
+// dialProgress is how far a connection's attempts to connect got: a
+// request that times out before it has a connection did not wait for an
+// answer, and what it waited for instead (a host name lookup, or a TCP
+// connection that nothing answers) is what the engineer must fix.
+type dialProgress struct {
+	lookup, looked, tried, made atomic.Bool
+}
+
+func (d *dialProgress) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		DNSStart:     func(httptrace.DNSStartInfo) { d.lookup.Store(true) },
+		DNSDone:      func(httptrace.DNSDoneInfo) { d.looked.Store(true) },
+		ConnectStart: func(string, string) { d.tried.Store(true) },
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil {
+				d.made.Store(true)
+			}
+		},
+	}
+}
+
+// unconnected is err, the failure of a request whose context is ctx, as a
+// NotConnectedError when the request timed out and no TCP connection was
+// ever made to the first hop (the API server, or the proxy on the way,
+// which is then a ProxyError): "did not answer" would send the engineer to
+// look at a server that never heard from us. (When the http.Client's
+// Timeout, which client-go sets with the context's, fires first, net/http
+// says only "context canceled" or "request canceled while waiting for
+// connection": the deadline tells.)
+func (m *monitor) unconnected(ctx context.Context, err error) error {
+	d := &m.dial
+	if err == nil || d.made.Load() || !isTimeout(err) && !pastDeadline(ctx) {
+		return err
+	}
+	var lookingUp bool
+	switch {
+	case d.lookup.Load() && !d.looked.Load():
+		lookingUp = true
+	case d.tried.Load():
+	default:
+		return err // still in the credential layer, or never sent
+	}
+	if m.proxy != nil {
+		err = &ProxyError{Proxy: m.proxy.url, From: m.proxy.from, Server: m.server, local: isLoopback(m.proxy.host),
+			Err: &NotConnectedError{Server: m.proxy.url, LookingUp: lookingUp, Err: err}}
+	} else {
+		err = &NotConnectedError{Server: m.server, LookingUp: lookingUp, Err: err}
+	}
+	m.mu.Lock()
+	if m.flattened == nil {
+		m.flattened = map[string]error{}
+	}
+	m.flattened[err.Error()] = err
+	m.mu.Unlock()
+	return err
+}
+
+// pastDeadline is true when ctx has a deadline and it has passed.
+func pastDeadline(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
+}
+
+// restore is err with the error unconnected made for it, when net/http
+// kept only its text: the request's context and the http.Client's
+// Timeout (client-go sets both to --request-timeout) end together, and
+// when the client's timer has fired by the time the transport returns,
+// net/http replaces the error with a string of it plus "(Client.Timeout
+// exceeded while awaiting headers)".
+func (m *monitor) restore(err error) error {
+	if m == nil || err == nil {
+		return err
+	}
+	if errors.As(err, new(*ProxyError)) || errors.As(err, new(*NotConnectedError)) {
+		return err
+	}
+	msg := err.Error()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for text, typed := range m.flattened {
+		if strings.Contains(msg, text) {
+			return typed
+		}
+	}
+	return err
+}
+
+// NotConnectedError is a read that timed out before any TCP connection to
+// the API server was made: its host name was still being looked up, or
+// nothing answered the attempts to connect — a private endpoint without
+// its VPN, a firewall that drops the packets, an address where the
+// cluster no longer is. (A refused connection fails at once, as itself.)
+type NotConnectedError struct {
+	Server    string
+	LookingUp bool
+	Err       error
+}
+
+// Error is the same for every request of a connection that failed the
+// same way, whatever net/http said of each (see monitor.restore).
+func (e *NotConnectedError) Error() string {
+	if e.LookingUp {
+		return "timed out looking up the host name of " + e.Server
+	}
+	return "timed out connecting to " + e.Server
+}
+
+func (e *NotConnectedError) Unwrap() error { return e.Err }
+func (e *NotConnectedError) Timeout() bool { return true }
+
+// cause says in a few words what the time went on, "within" the bound;
+// likely says what usually causes it at an API server's address.
+func (e *NotConnectedError) cause(within string, likely bool) string {
+	if e.LookingUp {
+		s := "its host name was not resolved" + within
+		if likely {
+			s += " (a DNS server that does not answer: one reached only over a VPN?)"
+		}
+		return s
+	}
+	s := "nothing answered the attempt to connect" + within
+	if likely {
+		s += " (a private endpoint without its VPN, a firewall that drops it, or an address the cluster left)"
+	}
+	return s
 }
 
 // credentialFailure is the credential plugin's failure when it failed
@@ -250,6 +384,7 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	opened() // a request that failed before it had a connection lets the others try
 	if resp == nil {
+		err = t.m.unconnected(req.Context(), err)
 		if err != nil && t.m.proxy != nil {
 			err = t.m.proxy.failure(err, t.m.server)
 		}
@@ -625,6 +760,14 @@ func netError(err error, o Options) *Error {
 	}
 	msg := err.Error()
 	reachable := "check that the cluster is up and reachable from here (VPN, proxy, --context)"
+	var nc *NotConnectedError
+	if errors.As(err, &nc) { // a timeout, whatever net/http's words for it
+		within := ""
+		if o.Timeout > 0 {
+			within = " within " + o.Timeout.String()
+		}
+		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: %s: %s, or raise --request-timeout", o.APIServer(), nc.cause(within, true), reachable)}
+	}
 	switch {
 	case errors.Is(err, context.Canceled) || strings.Contains(msg, "context canceled"):
 		return nil // Ctrl-C, not the network
@@ -639,6 +782,10 @@ func netError(err error, o Options) *Error {
 		within := ""
 		if o.Timeout > 0 {
 			within = " within " + o.Timeout.String()
+		}
+		var de *net.DNSError
+		if errors.As(err, &de) { // the resolver's own timeout, before the request's
+			return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: %s: check --context, the VPN and DNS", o.APIServer(), dialCause(err))}
 		}
 		return &Error{Retryable: true, Msg: fmt.Sprintf("%s did not answer%s: %s, or raise --request-timeout", o.APIServer(), within, reachable)}
 	case strings.Contains(msg, "connection refused"), strings.Contains(msg, "no such host"),

@@ -50,6 +50,12 @@ func TestNetErrorWording(t *testing.T) {
 			"the API server at https://10.0.0.1:6443 (context prod) did not complete the TLS handshake within 10s: check", true},
 		{"dns", get(errors.New("dial tcp: lookup k8s.corp on 127.0.0.53:53: no such host")),
 			"cannot reach the API server at https://10.0.0.1:6443 (context prod): its host name does not resolve: check --context, the VPN and DNS", true},
+		{"dns timeout", get(&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "i/o timeout", Name: "k8s.corp", Server: "10.8.0.1:53", IsTimeout: true}}),
+			"cannot reach the API server at https://10.0.0.1:6443 (context prod): its host name could not be looked up (the DNS server 10.8.0.1:53 did not answer: one reached only over a VPN?): check --context, the VPN and DNS", true},
+		{"no connection", get(&NotConnectedError{Server: "https://10.0.0.1:6443", Err: context.Canceled}),
+			"cannot reach the API server at https://10.0.0.1:6443 (context prod): nothing answered the attempt to connect within 30s (a private endpoint without its VPN, a firewall that drops it, or an address the cluster left): check", true},
+		{"no lookup", get(&NotConnectedError{Server: "https://10.0.0.1:6443", LookingUp: true, Err: context.DeadlineExceeded}),
+			"cannot reach the API server at https://10.0.0.1:6443 (context prod): its host name was not resolved within 30s (a DNS server that does not answer", true},
 		{"reset", get(errors.New("read tcp 127.0.0.1:5->10.0.0.1:6443: read: connection reset by peer")),
 			"the connection to the API server at https://10.0.0.1:6443 (context prod) broke: check", true},
 		{"overloaded", apierrors.NewServiceUnavailable("apiserver is shutting down"),
@@ -150,7 +156,8 @@ func connectKubeconfig(t *testing.T, path, timeout string) *Connection {
 }
 
 // Against real listeners: a server that never answers is bounded by the
-// request timeout and said once after the wait threshold; a web page is
+// request timeout and said once after the wait threshold, and one that
+// never even takes the connection is told apart from it; a web page is
 // not a Kubernetes API server, whatever its status; a slow but real
 // server is waited for without a word.
 func TestConnectHostileServers(t *testing.T) {
@@ -166,6 +173,8 @@ func TestConnectHostileServers(t *testing.T) {
 	}{
 		{"hang", nettest.Hang, "did not answer within 600ms", 1, 0},
 		{"refused", nettest.Refused, "connection refused", 0, 0},
+		{"drops", nettest.Blackhole, "cannot reach the API server at https://", 1, 0},
+		{"drops, said", nettest.Blackhole, "(context lab): nothing answered the attempt to connect within 600ms (a private endpoint without its VPN", 1, 0},
 		{"login page", func(t testing.TB) string {
 			return nettest.Page(t, 200, "text/html; charset=utf-8", "<html><title>Corp SSO</title></html>", 0)
 		}, `is not a Kubernetes API server: it answered 200 with an HTML page (title "Corp SSO", Content-Type text/html; charset=utf-8)`, 0, 0},
@@ -435,4 +444,25 @@ func TestOneHandshakePerBurst(t *testing.T) {
 			t.Errorf("took %s: the reads behind the first waited for more than its failure", took)
 		}
 	})
+}
+
+// net/http keeps only the text of a transport's error when its
+// Client.Timeout fires as the request fails; the connection's monitor
+// gives the typed error back, and only for that text.
+func TestRestoreFlattened(t *testing.T) {
+	m := newMonitor("https://10.0.0.1:6443")
+	typed := &NotConnectedError{Server: m.server, Err: context.DeadlineExceeded}
+	m.flattened = map[string]error{typed.Error(): typed}
+	flat := &url.Error{Op: "Get", URL: m.server + "/apis", Err: errors.New(typed.Error() + " (Client.Timeout exceeded while awaiting headers)")}
+	if got := m.restore(flat); got != typed {
+		t.Errorf("restore(%v) = %v, want the typed error", flat, got)
+	}
+	other := &url.Error{Op: "Get", URL: m.server + "/apis", Err: errors.New("read: connection reset by peer")}
+	if got := m.restore(other); got != error(other) {
+		t.Errorf("restore(%v) = %v, want it unchanged", other, got)
+	}
+	var none *monitor
+	if got := none.restore(flat); got != error(flat) {
+		t.Errorf("no monitor: %v", got)
+	}
 }

@@ -68,6 +68,10 @@ func firstSet(getenv func(string) string, names ...string) (name, value string) 
 // tunnel's CONNECT with something other than 200. Anything else (the API
 // server's own answer, its certificate) is returned as it is.
 func (r *proxyRoute) failure(err error, server string) error {
+	var pe *ProxyError
+	if errors.As(err, &pe) {
+		return err
+	}
 	var op *net.OpError
 	if errors.As(err, &op) {
 		switch {
@@ -181,6 +185,14 @@ func (e *ProxyError) settingName() string {
 func dialCause(err error) string {
 	if err == nil {
 		return "no connection"
+	}
+	var nc *NotConnectedError
+	if errors.As(err, &nc) {
+		return nc.cause("", false)
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) && de.IsTimeout {
+		return "its host name could not be looked up (the DNS server " + orUnknown(de.Server) + " did not answer: one reached only over a VPN?)"
 	}
 	msg := err.Error()
 	switch {

@@ -42,6 +42,8 @@ func TestProxyFailures(t *testing.T) {
 			"it answered 502 Bad Gateway: the proxy could not reach the API server", true},
 		{"SOCKS refused", func(t *testing.T) string { return nettest.SOCKSRefusing(t) }, "did not open a connection to the API server at " + apiServer.URL + " (context lab): it answered ", true},
 		{"tunnel", func(t *testing.T) string { return nettest.ConnectProxy(t, 200) }, `rollout "x" not found in namespace "shop"`, false},
+		{"proxy drops", func(t *testing.T) string { return "http://" + strings.TrimPrefix(nettest.Blackhole(t), "https://") },
+			"on the way to the API server at " + apiServer.URL + " (context lab): nothing answered the attempt to connect: nothing answers there: start the tunnel", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			proxy := tc.proxy(t)
@@ -53,7 +55,11 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
 current-context: lab
 `, apiServer.URL, proxy)), 0o600)
-			conn := connectKubeconfig(t, path, "5s")
+			timeout := "5s"
+			if tc.name == "proxy drops" {
+				timeout = "1s" // the time it waits for nothing
+			}
+			conn := connectKubeconfig(t, path, timeout)
 			opt := conn.Options
 			opt.Namespace, opt.Name, opt.SkipController = "shop", "x", true
 			_, err := Rollout(context.Background(), conn.Dynamic, opt)

@@ -30,6 +30,9 @@ import (
 // second copy of it as client-go's envelope decoding makes.
 type Typed struct {
 	rc rest.Interface
+	// m is the connection's monitor (nil outside Connect), which keeps
+	// what net/http's Client.Timeout may flatten (see monitor.restore).
+	m *monitor
 }
 
 // NewTyped makes the typed reader over cfg (its rate limiter and
