@@ -226,10 +226,19 @@ current-context: prod-eu
 	}
 	t.Setenv("KUBECONFIG", kc)
 	fc := newFakeCluster(t)
+	var reached []string
 	run := func(args ...string) (string, string, int) {
 		out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 		o := NewScanOptions(genericclioptions.NewConfigFlags(true), genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut})
 		var seen []string
+		reached = nil
+		o.reach = func(_ context.Context, f *genericclioptions.ConfigFlags, timeout time.Duration) error {
+			reached = append(reached, *f.Context+" "+timeout.String())
+			if *f.Context == "prod-us" {
+				return errors.New("cannot reach the API server at https://127.0.0.1:2 (context prod-us): nothing answered the attempt to connect within 7s")
+			}
+			return nil
+		}
 		o.connect = func(f *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (*gather.Connection, error) {
 			seen = append(seen, *f.Context)
 			if *f.Context == "prod-us" {
@@ -267,6 +276,14 @@ current-context: prod-eu
 		if _, stderr, code := run(args...); code != ExitUsage {
 			t.Errorf("%v: exit %d (%s), want usage", args, code, stderr)
 		}
+	}
+	// More clusters than turns: each is reached first, with its own
+	// context and the bound (DefaultClusterTimeout here), and one that
+	// cannot be is not read.
+	out, stderr, code = run("--all-contexts", "--concurrency", "1", "--color", "never")
+	if code != ExitError || strings.Join(reached, ",") != "prod-eu 1m0s,prod-us 1m0s" && strings.Join(reached, ",") != "prod-us 1m0s,prod-eu 1m0s" ||
+		!strings.Contains(out, "prod-us  NOT READ cannot reach the API server at https://127.0.0.1:2 (context prod-us): nothing answered") || !strings.Contains(out, "prod-eu  1 Rollout(s)") {
+		t.Errorf("exit %d, reached %v, stderr %q\n%s", code, reached, stderr, out)
 	}
 	if _, stderr, code := runCLI(t, "", "scan", "--contexts", "prod-eu", "--context", "prod-us"); code != ExitUsage || !strings.Contains(stderr, "give the clusters in one flag") {
 		t.Errorf("--context with --contexts: exit %d (%s), want usage", code, stderr)

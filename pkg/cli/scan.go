@@ -39,6 +39,10 @@ type ScanOptions struct {
 	AllContexts bool
 	// Concurrency bounds the clusters read at once.
 	Concurrency int
+
+	// reach opens and closes a connection to a context's cluster (see
+	// fleet.Target.Reach); a parameter for tests, as connect is.
+	reach func(ctx context.Context, flags *genericclioptions.ConfigFlags, timeout time.Duration) error
 }
 
 // DefaultClusterTimeout bounds each cluster of a multi-cluster scan when
@@ -48,7 +52,7 @@ const DefaultClusterTimeout = 60 * time.Second
 
 // NewScanOptions makes the scan command's options with their defaults.
 func NewScanOptions(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *ScanOptions {
-	o := &ScanOptions{CommonOptions: newCommon(flags, streams, "json", "yaml"), Concurrency: 8}
+	o := &ScanOptions{CommonOptions: newCommon(flags, streams, "json", "yaml"), Concurrency: 8, reach: gather.Reach}
 	o.FailOn = "none"
 	return o
 }
@@ -69,7 +73,7 @@ func newScanCommand(o *ScanOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "label selector on the Rollouts")
 	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated; shell patterns such as 'prod-*' allowed), in parallel, ranked together; each with its own credentials")
 	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "scan every context of the kubeconfig")
-	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "with --contexts or --all-contexts: clusters read at once")
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "with --contexts or --all-contexts: clusters read at once (with more clusters than this, each is first dialled, all at once, and one that cannot be reached takes no turn)")
 	o.addOutputFlags(cmd, "json or yaml (default: a table)")
 	o.addControllerFlags(cmd, "controller version to model (default: from the controller Deployment's image)", false)
 	o.addFailOnFlag(cmd, "exit 1 when some Rollout has a finding at least this severe")
@@ -217,7 +221,7 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 	}
 	targets := make([]fleet.Target, len(names))
 	for i, n := range names {
-		targets[i] = o.target(n)
+		targets[i] = o.target(n, timeout)
 	}
 	for i, same := range o.aliases(raw, names) {
 		targets[i].SameAs = same
@@ -376,9 +380,10 @@ func (o *ScanOptions) readKey(raw clientcmdapi.Config, name string) (contextRead
 // target is one context's scan: its own flags (the kubeconfig, timeout,
 // compression and impersonation of the command line, the context's own
 // cluster, user and default namespace), connected in the cluster's
-// goroutine.
-func (o *ScanOptions) target(name string) fleet.Target {
-	return fleet.Target{Context: name, Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
+// goroutine, and reached first when it must wait for a turn.
+func (o *ScanOptions) target(name string, timeout time.Duration) fleet.Target {
+	reach := func(ctx context.Context) error { return o.reach(ctx, contextFlags(o.flags, name), timeout) }
+	return fleet.Target{Context: name, Reach: reach, Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
 		f := contextFlags(o.flags, name)
 		conn, err := o.connect(f, gather.NoPluginTerminal)
 		if err != nil {

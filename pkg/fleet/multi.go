@@ -30,6 +30,15 @@ type Target struct {
 	// cluster's own goroutine: an exec credential plugin that hangs holds
 	// only its cluster.
 	Connect func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error)
+	// Reach, if set, tries to open a connection to the cluster (its API
+	// server, or the proxy on the way) and says in an error why it could
+	// not. When there are more clusters than are read at once, every
+	// cluster is reached first, all at once, and one that cannot be is
+	// reported without waiting for a turn: a kubeconfig full of clusters
+	// behind a VPN that is down costs one --request-timeout, not one per
+	// Concurrency of them. With no more clusters than that, it is not
+	// called: they all start at once anyway.
+	Reach func(ctx context.Context) error
 	// SameAs names an earlier target that reads exactly what this one
 	// would: the same cluster with the same credentials and namespaces,
 	// under another context name (an alias, as `aws eks update-kubeconfig
@@ -111,6 +120,10 @@ func (r *MultiReport) Unread() []string {
 	return out
 }
 
+// maxReaching bounds the connections opened at once to reach clusters:
+// a file descriptor each, and macOS gives a process 256 by default.
+const maxReaching = 64
+
 // MultiOptions tune a multi-cluster scan.
 type MultiOptions struct {
 	// Concurrency bounds the clusters read at once (default 8).
@@ -141,6 +154,14 @@ func ScanClusters(ctx context.Context, targets []Target, opt MultiOptions) *Mult
 		outstanding[t.Context] = true
 	}
 	sem := make(chan struct{}, n)
+	toRead := 0
+	for _, t := range targets {
+		if t.SameAs == "" {
+			toRead++
+		}
+	}
+	queued := toRead > n
+	reaching := make(chan struct{}, maxReaching)
 	var wg sync.WaitGroup
 	finished := func(c Cluster) {
 		mu.Lock()
@@ -164,6 +185,13 @@ func ScanClusters(ctx context.Context, targets []Target, opt MultiOptions) *Mult
 		wg.Add(1)
 		go func(i int, t Target) {
 			defer wg.Done()
+			if queued && t.Reach != nil {
+				if c, ok := reach(ctx, t, opt, reaching); !ok {
+					rep.Clusters[i] = c
+					finished(c)
+					return
+				}
+			}
 			select {
 			case sem <- struct{}{}:
 				defer func() { <-sem }()
@@ -233,6 +261,31 @@ func listOnce(clusters []Cluster, rows [][]Row) {
 			clusters[i].SameAs = clusters[best].Context
 		}
 	}
+}
+
+// reach is t.Reach within the cluster's timeout, at most cap(slots) at
+// once; false with the cluster's section when it could not be reached.
+func reach(ctx context.Context, t Target, opt MultiOptions, slots chan struct{}) (Cluster, bool) {
+	start := time.Now()
+	select {
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
+	case <-ctx.Done():
+		return Cluster{Context: t.Context, Error: "not read: interrupted before its turn"}, false
+	}
+	if opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)
+		defer cancel()
+	}
+	err := t.Reach(ctx)
+	switch {
+	case err == nil:
+		return Cluster{}, true
+	case errors.Is(ctx.Err(), context.Canceled):
+		return Cluster{Context: t.Context, Error: "not read: interrupted before its turn"}, false
+	}
+	return Cluster{Context: t.Context, Error: clusterError(ctx, err, opt.Timeout), Seconds: time.Since(start).Round(time.Millisecond).Seconds()}, false
 }
 
 // scanOne reads one cluster within its timeout.

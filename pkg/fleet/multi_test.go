@@ -225,3 +225,63 @@ func TestWaitingForAPerson(t *testing.T) {
 		}
 	}
 }
+
+// With more clusters than are read at once, every cluster is reached
+// first: the ones that cannot be (their attempts to connect go
+// unanswered) are reported without taking a turn, so the reachable ones
+// are read while they are still being tried. Were they given turns, the
+// unreachable ones would hold both and nothing would be read until they
+// gave up.
+func TestUnreachableClustersTakeNoTurn(t *testing.T) {
+	release := make(chan struct{}) // the unreachable clusters give up
+	dead := func(name string) Target {
+		return Target{Context: name,
+			Reach: func(ctx context.Context) error {
+				select {
+				case <-release:
+					return errors.New("cannot reach the API server at https://" + name + ": nothing answered the attempt to connect")
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			},
+			Connect: func(context.Context) (dynamic.Interface, gather.FleetOptions, error) {
+				t.Errorf("%s was read after it could not be reached", name)
+				return nil, gather.FleetOptions{}, errors.New("read")
+			}}
+	}
+	var reached atomic.Int32
+	live := func(name string) Target {
+		c := okTarget(t, name, 0)
+		c.Reach = func(context.Context) error { reached.Add(1); return nil }
+		return c
+	}
+	targets := []Target{dead("gone-1"), dead("gone-2"), live("eu"), dead("gone-3"), live("us"), live("ap")}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	readLive := 0
+	rep := ScanClusters(ctx, targets, MultiOptions{Concurrency: 2, Done: func(c Cluster, _ []string) {
+		if c.Error == "" {
+			if readLive++; readLive == 3 {
+				close(release)
+			}
+		}
+	}})
+	if ctx.Err() != nil {
+		t.Fatalf("the scan waited for the unreachable clusters before reading the others: %+v", rep.Clusters)
+	}
+	for _, c := range rep.Clusters {
+		gone := strings.HasPrefix(c.Context, "gone")
+		if gone != strings.Contains(c.Error, "nothing answered the attempt to connect") || !gone && c.Rollouts == 0 {
+			t.Errorf("%s: %+v", c.Context, c)
+		}
+	}
+	if reached.Load() != 3 {
+		t.Errorf("the live clusters were reached %d times, want 3", reached.Load())
+	}
+	// As many clusters as turns: none is reached first.
+	reached.Store(0)
+	ScanClusters(context.Background(), []Target{live("eu"), live("us")}, MultiOptions{Concurrency: 2})
+	if reached.Load() != 0 {
+		t.Errorf("reached %d clusters that had a turn at once", reached.Load())
+	}
+}

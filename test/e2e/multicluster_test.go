@@ -189,6 +189,15 @@ func TestScanAcrossClusters(t *testing.T) {
 			}
 		}
 	}
+	// Three clusters behind a VPN that is down: nothing answers their
+	// addresses. With twelve contexts, more than the eight read at once,
+	// each cluster is reached first, and these take no turn.
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("vpn-down-%d", i)
+		merged.Clusters[name] = &clientcmdapi.Cluster{Server: nettest.Blackhole(t), InsecureSkipTLSVerify: true}
+		merged.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: "t"}
+		merged.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	}
 	if err := clientcmd.WriteToFile(*merged, kc); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +271,7 @@ func TestScanAcrossClusters(t *testing.T) {
 		}
 	}()
 	rep, code, stderr, took := scan("--all-contexts", "--request-timeout", "8s")
-	if code != 2 || !strings.Contains(stderr, "4 of 9 cluster(s) could not be read (new, proxy-login, refused, stuck-login)") {
+	if code != 2 || !strings.Contains(stderr, "7 of 12 cluster(s) could not be read (new, proxy-login, refused, stuck-login, vpn-down-1, vpn-down-2, vpn-down-3)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	check(rep, "old", true, oldest)
@@ -280,6 +289,9 @@ func TestScanAcrossClusters(t *testing.T) {
 		}
 		if c.Context == "proxy-login" && !strings.Contains(c.Error, "the proxy "+proxyLogin+" (the kubeconfig's proxy-url) did not open a connection to the API server at ") {
 			t.Errorf("the context behind a proxy that wants a login: %q", c.Error)
+		}
+		if strings.HasPrefix(c.Context, "vpn-down") && !strings.Contains(c.Error, "(context "+c.Context+"): nothing answered the attempt to connect within 8s") {
+			t.Errorf("the cluster behind a VPN that is down: %q", c.Error)
 		}
 		if c.Context == "new" && !strings.Contains(c.Error, "not read within 8s") {
 			t.Errorf("the frozen cluster: %q", c.Error)
