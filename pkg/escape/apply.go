@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
 
 // This file is the only code in rolloutdoctor that writes to a cluster.
@@ -164,7 +166,7 @@ func describe(err error, p *Plan, o *Option, r Request, sent []Sent) error {
 		msg := fmt.Sprintf("%s changed since it was read (resourceVersion %s): nothing was written by this request; re-run to plan against its current state%s", target, p.ResourceVersion, partial)
 		return &ApplyError{Msg: msg, Partial: sent, Conflict: true}
 	case apierrors.IsForbidden(err):
-		return &ApplyError{Msg: fmt.Sprintf("not allowed to patch %s: grant patch on rollouts and rollouts/status (see docs/rbac.yaml)%s", target, partial), Partial: sent}
+		return &ApplyError{Msg: fmt.Sprintf("not allowed to patch %s%s: grant patch on rollouts and rollouts/status (see docs/rbac.yaml)%s", target, gather.ForbiddenAs(err), partial), Partial: sent}
 	case apierrors.IsNotFound(err):
 		return &ApplyError{Msg: fmt.Sprintf("%s no longer exists%s", target, partial), Partial: sent}
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):

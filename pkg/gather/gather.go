@@ -418,7 +418,7 @@ func rolloutError(err error, opt Options) error {
 	case apierrors.IsNotFound(err):
 		return &Error{Absent: true, Msg: fmt.Sprintf("rollout %q not found in namespace %q (check -n/--namespace)", opt.Name, opt.Namespace)}
 	case apierrors.IsForbidden(err):
-		return &Error{Msg: fmt.Sprintf("not allowed to get rollout %q in namespace %q: grant get/list on rollouts.argoproj.io (see docs/rbac.yaml)", opt.Name, opt.Namespace)}
+		return &Error{Msg: fmt.Sprintf("not allowed to get rollout %q in namespace %q%s: grant get/list on rollouts.argoproj.io (see docs/rbac.yaml)", opt.Name, opt.Namespace, ForbiddenAs(err))}
 	}
 	return readError(err, opt, fmt.Sprintf("reading rollout %q in namespace %q", opt.Name, opt.Namespace))
 }
@@ -433,6 +433,26 @@ func notServedError() error {
 	return &Error{Absent: true, Msg: "the cluster does not serve rollouts.argoproj.io: Argo Rollouts CRDs are not installed (wrong --context?)"}
 }
 
+// ForbiddenAs is " as USER" for a 403 whose message names the user the
+// API server took the request to be from ("" when it names none): with a
+// context per cluster, an SSO group mapping or --as, who was refused is
+// half of the fix. A request it took as system:anonymous carried no
+// credentials it accepted, which is what to fix instead of RBAC.
+func ForbiddenAs(err error) string {
+	_, rest, ok := strings.Cut(err.Error(), `User "`)
+	if !ok {
+		return ""
+	}
+	user, _, ok := strings.Cut(rest, `" cannot `)
+	if !ok || user == "" {
+		return ""
+	}
+	if user == "system:anonymous" {
+		return " as system:anonymous (the API server took no credentials from the request: check the context's user entry, or log in again)"
+	}
+	return fmt.Sprintf(" as %q", user)
+}
+
 // listError words a failed LIST of the Rollouts in a scope (scan, shell
 // completion): "all namespaces" or namespace "shop", never a Rollout name.
 func listError(err error, opt Options) error {
@@ -444,9 +464,9 @@ func listError(err error, opt Options) error {
 	case notServed(err), apierrors.IsNotFound(err): // a LIST is not found only when its API is not served
 		return notServedError()
 	case apierrors.IsForbidden(err) && opt.Namespace == "":
-		return &Error{Msg: "not allowed to list Rollouts in all namespaces: grant list on rollouts.argoproj.io cluster-wide (see docs/rbac.yaml), or scan one namespace with -n NAMESPACE"}
+		return &Error{Msg: "not allowed to list Rollouts in all namespaces" + ForbiddenAs(err) + ": grant list on rollouts.argoproj.io cluster-wide (see docs/rbac.yaml), or scan one namespace with -n NAMESPACE"}
 	case apierrors.IsForbidden(err):
-		return &Error{Msg: fmt.Sprintf("not allowed to list Rollouts in %s: grant list on rollouts.argoproj.io (see docs/rbac.yaml)", scope)}
+		return &Error{Msg: fmt.Sprintf("not allowed to list Rollouts in %s%s: grant list on rollouts.argoproj.io (see docs/rbac.yaml)", scope, ForbiddenAs(err))}
 	}
 	return readError(err, opt, "listing Rollouts in "+scope)
 }

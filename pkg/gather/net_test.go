@@ -106,6 +106,11 @@ func TestFleetErrorsNameTheScope(t *testing.T) {
 	}{
 		{"", forbidden, "not allowed to list Rollouts in all namespaces: grant list on rollouts.argoproj.io cluster-wide (see docs/rbac.yaml), or scan one namespace with -n NAMESPACE"},
 		{"shop", forbidden, `not allowed to list Rollouts in namespace "shop": grant list on rollouts.argoproj.io (see docs/rbac.yaml)`},
+		// As the API server's RBAC says it: who was refused is named.
+		{"", apierrors.NewForbidden(schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, "", errors.New(`User "system:serviceaccount:ci:scanner" cannot list resource "rollouts" in API group "argoproj.io" at the cluster scope`)),
+			`not allowed to list Rollouts in all namespaces as "system:serviceaccount:ci:scanner": grant list on rollouts.argoproj.io cluster-wide`},
+		{"shop", apierrors.NewForbidden(schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, "", errors.New(`User "system:anonymous" cannot list resource "rollouts" in API group "argoproj.io" in the namespace "shop"`)),
+			`not allowed to list Rollouts in namespace "shop" as system:anonymous (the API server took no credentials from the request: check the context's user entry, or log in again): grant list`},
 		{"", apierrors.NewBadRequest("bad selector"), "listing Rollouts in all namespaces: bad selector"},
 		{"shop", apierrors.NewBadRequest("bad selector"), `listing Rollouts in namespace "shop": bad selector`},
 		{"", apierrors.NewNotFound(schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, ""), "the cluster does not serve rollouts.argoproj.io"},

@@ -290,7 +290,7 @@ func deploymentError(err error, opt Options) error {
 	case apierrors.IsNotFound(err):
 		return &Error{Absent: true, Msg: fmt.Sprintf("deployment %q not found in namespace %q (check -n/--namespace, or name a Rollout)", opt.Name, opt.Namespace)}
 	case apierrors.IsForbidden(err):
-		return &Error{Msg: fmt.Sprintf("not allowed to get deployment %q in namespace %q: grant get/list on deployments.apps (see docs/rbac.yaml)", opt.Name, opt.Namespace)}
+		return &Error{Msg: fmt.Sprintf("not allowed to get deployment %q in namespace %q%s: grant get/list on deployments.apps (see docs/rbac.yaml)", opt.Name, opt.Namespace, ForbiddenAs(err))}
 	}
 	return readError(err, opt, fmt.Sprintf("reading deployment %q in namespace %q", opt.Name, opt.Namespace))
 }
