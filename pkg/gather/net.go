@@ -219,9 +219,14 @@ func (m *monitor) restore(err error) error {
 // its VPN, a firewall that drops the packets, an address where the
 // cluster no longer is. (A refused connection fails at once, as itself.)
 type NotConnectedError struct {
-	Server    string
+	// Server is where the connection was for: the API server's URL, or
+	// the proxy's on the way (inside a ProxyError).
+	Server string
+	// LookingUp is true when the time went on the host name lookup.
 	LookingUp bool
-	Err       error
+	// Err is what net/http said (a deadline, or a cancellation by the
+	// client's timer).
+	Err error
 }
 
 // Error is the same for every request of a connection that failed the
