@@ -75,6 +75,11 @@ type Cluster struct {
 	// NotReadAgain: this context has the same cluster, credentials and
 	// namespaces as SameAs, so it was not read a second time.
 	NotReadAgain bool `json:"notReadAgain,omitempty"`
+	// NotInstalled: the cluster does not serve rollouts.argoproj.io (the
+	// Argo Rollouts CRDs are not installed), so it has no Rollouts. That
+	// was read, not a failure to read: --all-contexts takes every cluster
+	// of the kubeconfig, and many may not run Argo Rollouts at all.
+	NotInstalled bool `json:"notInstalled,omitempty"`
 	worst        diagnose.Severity
 }
 
@@ -303,6 +308,12 @@ func scanOne(ctx context.Context, t Target, opt MultiOptions) (Cluster, []Row) {
 		c.Server = fo.Server
 		var res *gather.FleetResult
 		res, err = gather.Fleet(ctx, dc, fo)
+		var ge *gather.Error
+		if errors.As(err, &ge) && ge.Absent { // a LIST is absent only when its API is not served
+			c.NotInstalled = true
+			done()
+			return c, nil
+		}
 		if err == nil {
 			var rep *Report
 			rep, err = scanSnapshot(res.Snapshot, opt.VersionFlag)

@@ -10,10 +10,14 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
@@ -283,5 +287,24 @@ func TestUnreachableClustersTakeNoTurn(t *testing.T) {
 	ScanClusters(context.Background(), []Target{live("eu"), live("us")}, MultiOptions{Concurrency: 2})
 	if reached.Load() != 0 {
 		t.Errorf("reached %d clusters that had a turn at once", reached.Load())
+	}
+}
+
+// A cluster without Argo Rollouts (--all-contexts takes them all) was
+// read: it has no Rollouts, says why, and is not a cluster that could not
+// be read.
+func TestClusterWithoutArgoRollouts(t *testing.T) {
+	dc := exampleCluster(t)
+	dc.PrependReactor("list", "rollouts", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, "")
+	})
+	rep := ScanClusters(context.Background(), []Target{okTarget(t, "prod", 0), contextOf("platform", dc)}, MultiOptions{})
+	c := rep.Clusters[1]
+	if c.Context != "platform" || !c.NotInstalled || c.Error != "" || c.Rollouts != 0 || len(rep.Unread()) != 0 || len(rep.Rows) != 1 {
+		t.Errorf("%+v, unread %v, %d rows", c, rep.Unread(), len(rep.Rows))
+	}
+	b, _ := json.Marshal(rep)
+	if !strings.Contains(string(b), `"context":"platform","server":"https://platform","rollouts":0,`) || !strings.Contains(string(b), `"notInstalled":true}`) || strings.Contains(string(b), `"error"`) {
+		t.Errorf("JSON: %s", b)
 	}
 }

@@ -46,6 +46,10 @@ func MultiScan(w io.Writer, rep *fleet.MultiReport, s Styles) error {
 			fmt.Fprintf(w, "  %s  same cluster, credentials and namespaces as %s: not read again\n", s.Bold.Render(c.Context), c.SameAs)
 			continue
 		}
+		if c.NotInstalled {
+			fmt.Fprintf(w, "  %s  no Argo Rollouts: the cluster does not serve rollouts.argoproj.io (its CRDs are not installed)\n", s.Bold.Render(c.Context))
+			continue
+		}
 		var vers []string
 		for _, v := range c.Controllers {
 			how := v.Source

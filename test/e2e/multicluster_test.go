@@ -28,8 +28,8 @@ type extraLab struct {
 	offset                     int
 }
 
-func (l extraLab) cmd(script string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(labDir, script))
+func (l extraLab) cmd(script string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(labDir, script), args...)
 	port := func(name string, off int) string { return fmt.Sprintf("%s=%d", name, portBase+l.offset+off) }
 	cmd.Env = append(os.Environ(), "LAB_STATE="+l.state, "LAB_CONTROLLER="+l.version, "LAB_NODES=2",
 		port("LAB_ETCD_PORT", 2379), port("LAB_ETCD_PEER_PORT", 2380), port("LAB_APISERVER_PORT", 6443),
@@ -83,7 +83,8 @@ spec:
 // once: the suite's lab, and two more labs each with its own controller
 // version (the oldest and the newest modeled), one of which stops
 // answering (its API server is frozen with SIGSTOP), plus a context whose
-// credentials the API server refuses. The readable clusters are read and
+// credentials the API server refuses, a cluster without Argo Rollouts and
+// three behind a VPN that is down. The readable clusters are read and
 // ranked together — each Rollout with its cluster, the controller version
 // found in each and how, the Rollout waiting for a person called out — the
 // broken ones are sections with their reason, the frozen one is bounded by
@@ -114,6 +115,17 @@ func TestScanAcrossClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A cluster without Argo Rollouts: one more API server over the oldest
+	// lab's etcd, keeping its objects under a prefix of its own.
+	bare := fmt.Sprintf("https://127.0.0.1:%d", portBase+labs[0].offset+6450)
+	bareUp := make(chan error, 1)
+	go func() {
+		out, err := labs[0].cmd("apiserver.sh", "start", "bare", strings.TrimPrefix(bare, "https://127.0.0.1:"), "/bare").CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("the bare API server: %v\n%s", err, out)
+		}
+		bareUp <- err
+	}()
 	// A Rollout in each, updated and paused at its indefinite pause step.
 	for _, l := range labs {
 		l.kubectl(t, "", "create", "namespace", "fleet")
@@ -189,8 +201,14 @@ func TestScanAcrossClusters(t *testing.T) {
 			}
 		}
 	}
+	if err := <-bareUp; err != nil {
+		t.Fatal(err)
+	}
+	merged.Clusters["bare"] = merged.Clusters["old"].DeepCopy()
+	merged.Clusters["bare"].Server = bare
+	merged.Contexts["bare"] = &clientcmdapi.Context{Cluster: "bare", AuthInfo: "old"}
 	// Three clusters behind a VPN that is down: nothing answers their
-	// addresses. With twelve contexts, more than the eight read at once,
+	// addresses. With thirteen contexts, more than the eight read at once,
 	// each cluster is reached first, and these take no turn.
 	for i := 1; i <= 3; i++ {
 		name := fmt.Sprintf("vpn-down-%d", i)
@@ -211,6 +229,7 @@ func TestScanAcrossClusters(t *testing.T) {
 			Waiting         int    `json:"waitingForAPerson"`
 			SameAs          string `json:"sameClusterAs"`
 			NotReadAgain    bool   `json:"notReadAgain"`
+			NotInstalled    bool   `json:"notInstalled"`
 			ListedElsewhere int    `json:"rolloutsListedElsewhere"`
 			Controllers     []struct {
 				Version string `json:"version"`
@@ -271,7 +290,7 @@ func TestScanAcrossClusters(t *testing.T) {
 		}
 	}()
 	rep, code, stderr, took := scan("--all-contexts", "--request-timeout", "8s")
-	if code != 2 || !strings.Contains(stderr, "7 of 12 cluster(s) could not be read (new, proxy-login, refused, stuck-login, vpn-down-1, vpn-down-2, vpn-down-3)") {
+	if code != 2 || !strings.Contains(stderr, "7 of 13 cluster(s) could not be read (new, proxy-login, refused, stuck-login, vpn-down-1, vpn-down-2, vpn-down-3)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	check(rep, "old", true, oldest)
@@ -289,6 +308,9 @@ func TestScanAcrossClusters(t *testing.T) {
 		}
 		if c.Context == "proxy-login" && !strings.Contains(c.Error, "the proxy "+proxyLogin+" (the kubeconfig's proxy-url) did not open a connection to the API server at ") {
 			t.Errorf("the context behind a proxy that wants a login: %q", c.Error)
+		}
+		if c.Context == "bare" && (!c.NotInstalled || c.Error != "" || c.Rollouts != 0) {
+			t.Errorf("the cluster without Argo Rollouts: %+v, want read, with no Rollouts and not installed", c)
 		}
 		if strings.HasPrefix(c.Context, "vpn-down") && !strings.Contains(c.Error, "(context "+c.Context+"): nothing answered the attempt to connect within 8s") {
 			t.Errorf("the cluster behind a VPN that is down: %q", c.Error)

@@ -49,9 +49,11 @@ running() { [[ -f $STATE/pids/$1.pid ]] && kill -0 "$(cat "$STATE/pids/$1.pid")"
 # the lab's certificates, serving on 127.0.0.1:PORT: up.sh's, and more beside
 # it (apiserver.sh) that serve the same objects as other clusters would.
 start_apiserver() {
-	local pki="$STATE/pki"
+	local pki="$STATE/pki" prefix=()
+	# A third argument is an etcd prefix of its own: a cluster with nothing in it.
+	[[ -n "${3:-}" ]] && prefix=(--etcd-prefix "$3")
 	start "$1" "$BIN/kube-apiserver-$KUBERNETES_VERSION" \
-		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+		--etcd-servers "http://127.0.0.1:$ETCD_PORT" ${prefix[@]+"${prefix[@]}"} \
 		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$2" \
 		--endpoint-reconciler-type none \
 		--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
