@@ -51,9 +51,14 @@ type Cluster struct {
 	Context string `json:"context"`
 	Server  string `json:"server,omitempty"`
 	// Error says what could not be read and why; the cluster has no rows.
-	Error    string `json:"error,omitempty"`
-	Rollouts int    `json:"rollouts"`
-	Requests int    `json:"apiRequests"`
+	Error string `json:"error,omitempty"`
+	// Retryable: a later try may read it (the network, an overloaded or
+	// slow API server), as opposed to credentials, permissions or a
+	// kubeconfig to fix first. A scheduled scan may try such a cluster
+	// again before it pages anyone.
+	Retryable bool `json:"retryable,omitempty"`
+	Rollouts  int  `json:"rollouts"`
+	Requests  int  `json:"apiRequests"`
 	// Controllers are the controller versions the Rollouts were modeled
 	// with and how each was found.
 	Controllers []ControllerSeen `json:"controllers,omitempty"`
@@ -290,7 +295,8 @@ func reach(ctx context.Context, t Target, opt MultiOptions, slots chan struct{})
 	case errors.Is(ctx.Err(), context.Canceled):
 		return Cluster{Context: t.Context, Error: "not read: interrupted before its turn"}, false
 	}
-	return Cluster{Context: t.Context, Error: clusterError(ctx, err, opt.Timeout), Seconds: time.Since(start).Round(time.Millisecond).Seconds()}, false
+	return Cluster{Context: t.Context, Error: clusterError(ctx, err, opt.Timeout), Retryable: retryable(ctx, err),
+		Seconds: time.Since(start).Round(time.Millisecond).Seconds()}, false
 }
 
 // scanOne reads one cluster within its timeout.
@@ -328,7 +334,7 @@ func scanOne(ctx context.Context, t Target, opt MultiOptions) (Cluster, []Row) {
 			}
 		}
 	}
-	c.Error = clusterError(ctx, err, opt.Timeout)
+	c.Error, c.Retryable = clusterError(ctx, err, opt.Timeout), retryable(ctx, err)
 	done()
 	return c, nil
 }
@@ -343,6 +349,18 @@ func clusterError(ctx context.Context, err error, timeout time.Duration) string 
 		return "not read: interrupted while reading"
 	}
 	return firstLine(err)
+}
+
+// retryable is true when a later read of the cluster may succeed: as the
+// read's error says (gather.IsRetryable: a credential plugin that waits
+// for a login is not, though it too ran out of time), or, for an error
+// the read did not word, when the cluster's time ran out.
+func retryable(ctx context.Context, err error) bool {
+	var ge *gather.Error
+	if errors.As(err, &ge) {
+		return ge.Retryable
+	}
+	return errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
 
 func firstLine(err error) string {

@@ -135,11 +135,11 @@ func TestScanClustersPartialFailure(t *testing.T) {
 	for _, c := range rep.Clusters {
 		byName[c.Context] = c
 	}
-	if c := byName["hung"]; !strings.Contains(c.Error, "not read within 300ms") {
+	if c := byName["hung"]; !strings.Contains(c.Error, "not read within 300ms") || !c.Retryable {
 		t.Errorf("hung: %+v", c)
 	}
-	if c := byName["refused"]; c.Error != "the server has asked for the client to provide credentials" {
-		t.Errorf("refused: %q", c.Error)
+	if c := byName["refused"]; c.Error != "the server has asked for the client to provide credentials" || c.Retryable {
+		t.Errorf("refused: %+v", c)
 	}
 	a, b := byName["a-prod"], byName["b-prod"]
 	if a.Error != "" || a.Rollouts != 1 || b.Rollouts != 4 || a.Server != "https://a-prod" || a.ByStrategy["canary"] != 1 || len(a.Controllers) == 0 {
