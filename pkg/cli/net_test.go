@@ -55,10 +55,11 @@ var clusterCommands = [][]string{
 	{"scan", "-o", "yaml"},
 }
 
-// Against a server that never answers, a refused port, and a web page
-// where the API server should be, every command ends in bounded time with
-// exit 2 and one line that names the server and says what to check; only
-// the silent server gets the one "waiting" line first. stdout stays empty
+// Against a server that never answers, an address that drops the attempts
+// to connect, a refused port, and a web page where the API server should
+// be, every command ends in bounded time with exit 2 and one line that
+// names the server and says what to check; only the silent ones get the
+// one "waiting" line first, which says which wait it is. stdout stays empty
 // (it carries -o json).
 func TestHostileNetworksEveryCommand(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
@@ -69,6 +70,7 @@ func TestHostileNetworksEveryCommand(t *testing.T) {
 		says   string // after the server's URL
 	}{
 		{"never answers", nettest.Hang, " (context lab) did not answer within 500ms: check that the cluster is up and reachable from here (VPN, proxy, --context), or raise --request-timeout"},
+		{"drops the connection attempts", nettest.Blackhole, " (context lab): nothing answered the attempt to connect within 500ms (a private endpoint without its VPN, a firewall that drops it, or an address the cluster left): check that the cluster is up"},
 		{"refuses", nettest.Refused, " (context lab): connection refused: check that the cluster is up and reachable from here (VPN, proxy, --context)"},
 		{"login page", func(t testing.TB) string {
 			return nettest.Page(t, 200, "text/html", "<!DOCTYPE html><html><head><title>Sign in – Corp SSO</title>", 0)
@@ -86,10 +88,14 @@ func TestHostileNetworksEveryCommand(t *testing.T) {
 				took := time.Since(start)
 				got := lines(stderr)
 				want := 1
-				if tc.name == "never answers" {
+				waiting := map[string]string{
+					"never answers":                 "waiting for the API server at " + url + " (context lab) … (Ctrl-C to stop; giving up after 500ms)",
+					"drops the connection attempts": "waiting for a connection to the API server at " + url + " (context lab): nothing has answered yet (a private endpoint needs its VPN) … (Ctrl-C to stop; giving up after 500ms)",
+				}[tc.name]
+				if waiting != "" {
 					want = 2
-					if len(got) > 0 && got[0] != "waiting for the API server at "+url+" (context lab) … (Ctrl-C to stop; giving up after 500ms)" {
-						t.Errorf("%v: first line %q, want the waiting line", args, got[0])
+					if len(got) > 0 && got[0] != waiting {
+						t.Errorf("%v: first line %q, want the waiting line %q", args, got[0], waiting)
 					}
 				}
 				if code != ExitError || stdout != "" || len(got) != want || !strings.Contains(got[len(got)-1], url+tc.says) || took > 5*time.Second {

@@ -294,15 +294,17 @@ func (o *CommonOptions) cluster(tune ...func(*rest.Config)) (*gather.Connection,
 	c.Options.ControllerNamespace = o.ControllerNamespace
 	c.Options.SkipController = o.ControllerVersion != ""
 	opt := c.Options
-	c.OnWaiting(o.net.waitNotice, func(cred *gather.Credentials) { fmt.Fprintln(o.streams.ErrOut, waitingLine(opt, cred)) })
+	c.OnWaiting(o.net.waitNotice, func(w gather.Waiting) { fmt.Fprintln(o.streams.ErrOut, waitingLine(opt, w)) })
 	return c, nil
 }
 
 // waitingLine is what a command says while the API server does not
-// answer, or while the kubeconfig's credential plugin has not returned
-// (cred names it: it may be waiting for a login in a browser) or its auth
-// provider is refreshing its token.
-func waitingLine(opt gather.Options, cred *gather.Credentials) string {
+// answer, while nothing has answered the attempt to connect to it (a VPN
+// not up?), or while the kubeconfig's credential plugin has not returned
+// (it may be waiting for a login in a browser) or its auth provider is
+// refreshing its token.
+func waitingLine(opt gather.Options, w gather.Waiting) string {
+	cred := w.Cred
 	bound := ""
 	if opt.Timeout > 0 {
 		bound = "; giving up after " + opt.Timeout.String()
@@ -312,6 +314,12 @@ func waitingLine(opt gather.Options, cred *gather.Credentials) string {
 		of = " of context " + opt.Context
 	}
 	switch {
+	case cred == nil && w.LookingUp:
+		return fmt.Sprintf("waiting for the host name of %s to resolve (the DNS server has not answered: one reached only over a VPN?) … (Ctrl-C to stop%s)", opt.APIServer(), bound)
+	case cred == nil && w.Connecting && w.Proxy != "":
+		return fmt.Sprintf("waiting for a connection to the proxy %s on the way to %s: nothing has answered yet … (Ctrl-C to stop%s)", w.Proxy, opt.APIServer(), bound)
+	case cred == nil && w.Connecting:
+		return fmt.Sprintf("waiting for a connection to %s: nothing has answered yet (a private endpoint needs its VPN) … (Ctrl-C to stop%s)", opt.APIServer(), bound)
 	case cred == nil:
 	case cred.Provider != "":
 		at := ""

@@ -44,12 +44,12 @@ type Connection struct {
 
 // OnWaiting arranges for fn to be called once, the first time a request
 // has waited `after` with no answer from the API server since it was sent
-// (a server that accepts the connection and never answers); cred names
-// the kubeconfig's credential plugin or auth provider when the wait is
-// for it (a login, a token refresh), and is nil when it is for the
-// server. Call it before the first read. A Connection made by FromClient
-// never calls fn.
-func (c *Connection) OnWaiting(after time.Duration, fn func(cred *Credentials)) {
+// (a server that accepts the connection and never answers), with what it
+// waits for: the kubeconfig's credential plugin or auth provider (a
+// login, a token refresh), a connection that nothing has answered yet, or
+// the server. Call it before the first read. A Connection made by
+// FromClient never calls fn.
+func (c *Connection) OnWaiting(after time.Duration, fn func(Waiting)) {
 	if c.monitor != nil {
 		c.monitor.onWaiting(after, fn)
 	}

@@ -67,7 +67,7 @@ type monitor struct {
 	mu       sync.Mutex
 	answered time.Time // when the last response arrived
 	after    time.Duration
-	notify   func(cred *Credentials)
+	notify   func(Waiting)
 	once     sync.Once
 	// credErr is the credential plugin's last failure, at credAt (see
 	// credentialFailure).
@@ -132,6 +132,33 @@ func (m *monitor) connected(req *http.Request) (*http.Request, func(), error) {
 // connection that nothing answers) is what the engineer must fix.
 type dialProgress struct {
 	lookup, looked, tried, made atomic.Bool
+}
+
+// Waiting is what a request that has had no answer for a while waits for
+// (see Connection.OnWaiting): the credential layer, a connection, or, when
+// neither, the API server's answer.
+type Waiting struct {
+	// Cred names the kubeconfig's credential plugin or auth provider when
+	// the request is still in it (a login, a token refresh).
+	Cred *Credentials
+	// Connecting: no connection has been made yet, to the API server or
+	// to Proxy (its URL and where it is set) on the way; LookingUp: the
+	// host name has not resolved yet.
+	Connecting, LookingUp bool
+	Proxy                 string
+}
+
+// waiting is what the attempts to connect so far leave to wait for.
+func (d *dialProgress) waiting() Waiting {
+	switch {
+	case d.made.Load():
+		return Waiting{}
+	case d.lookup.Load() && !d.looked.Load():
+		return Waiting{Connecting: true, LookingUp: true}
+	case d.tried.Load():
+		return Waiting{Connecting: true}
+	}
+	return Waiting{}
 }
 
 func (d *dialProgress) trace() *httptrace.ClientTrace {
@@ -274,10 +301,9 @@ func (m *monitor) credentialFailure() error {
 }
 
 // onWaiting arranges for fn to be called once, the first time a request
-// has gone after without any answer from the server since it was sent;
-// cred is the credential layer when the request is still waiting for it,
-// not for the server.
-func (m *monitor) onWaiting(after time.Duration, fn func(cred *Credentials)) {
+// has gone after without any answer from the server since it was sent,
+// with what the request is waiting for.
+func (m *monitor) onWaiting(after time.Duration, fn func(Waiting)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.after, m.notify = after, fn
@@ -337,11 +363,13 @@ func (m *monitor) arm(start time.Time, reached *atomic.Bool) func() {
 		quiet := !m.answered.After(start)
 		m.mu.Unlock()
 		if quiet {
-			var cred *Credentials
+			w := m.dial.waiting()
 			if m.cred != nil && !reached.Load() {
-				cred = m.cred
+				w = Waiting{Cred: m.cred}
+			} else if w.Connecting && m.proxy != nil {
+				w.Proxy = m.proxy.url + " (" + (&ProxyError{From: m.proxy.from}).settingName() + ")"
 			}
-			m.once.Do(func() { notify(cred) })
+			m.once.Do(func() { notify(w) })
 		}
 	})
 	return func() {

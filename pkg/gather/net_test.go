@@ -210,7 +210,8 @@ func TestConnectHostileServers(t *testing.T) {
 			if notice == 0 {
 				notice = 300 * time.Millisecond
 			}
-			conn.OnWaiting(notice, func(*Credentials) { waiting.Add(1) })
+			var connecting atomic.Bool
+			conn.OnWaiting(notice, func(w Waiting) { waiting.Add(1); connecting.Store(w.Connecting) })
 			opt := conn.Options
 			opt.Namespace, opt.Name, opt.SkipController = "shop", "x", true
 			start := time.Now()
@@ -226,6 +227,11 @@ func TestConnectHostileServers(t *testing.T) {
 			}
 			if n := waiting.Load(); n != tc.waiting {
 				t.Errorf("waiting notice said %d times, want %d", n, tc.waiting)
+			}
+			// Waiting for a connection that nothing answers is told apart
+			// from waiting for a server that took it.
+			if connecting.Load() != strings.HasPrefix(tc.name, "drops") {
+				t.Errorf("the waiting notice said connecting %t", connecting.Load())
 			}
 		})
 	}

@@ -178,9 +178,9 @@ func TestCredentialPlugins(t *testing.T) {
 		// hold the test binary's output open for its 30 seconds.
 		t.Cleanup(StopAbandonedPlugins)
 		var waitingFor atomic.Value
-		conn.OnWaiting(200*time.Millisecond, func(c *Credentials) {
-			if c != nil {
-				waitingFor.Store(c.Plugin)
+		conn.OnWaiting(200*time.Millisecond, func(w Waiting) {
+			if w.Cred != nil {
+				waitingFor.Store(w.Cred.Plugin)
 			}
 		})
 		start := time.Now()
@@ -259,7 +259,7 @@ current-context: lab
 		t.Run(tc.name, func(t *testing.T) {
 			conn := connect(t, tc.issuer)
 			var waiting atomic.Value
-			conn.OnWaiting(200*time.Millisecond, func(c *Credentials) { waiting.Store(c) })
+			conn.OnWaiting(200*time.Millisecond, func(w Waiting) { waiting.Store(w.Cred) })
 			before := served.Load()
 			start := time.Now()
 			_, err := Rollout(context.Background(), conn.Dynamic, opt(conn))
