@@ -11,7 +11,8 @@ for target in \
 	"./pkg/lint FuzzLint" \
 	"./pkg/model FuzzEvaluate" \
 	"./pkg/timeline FuzzRecord" \
-	"./pkg/snapshot FuzzSplitJSONList"; do
+	"./pkg/snapshot FuzzSplitJSONList" \
+	"./internal/fastjson FuzzFleetPodSpec"; do
 	set -- $target
 	echo "fuzz: $2 for ${t}s"
 	go test -run '^$' -fuzz "^$2\$" -fuzztime "${t}s" -fuzzminimizetime 5x "$1"

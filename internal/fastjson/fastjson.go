@@ -13,10 +13,9 @@ type decoder struct {
 	// caseSensitiveRead is caseSensitive over a stream, decoding as the
 	// bytes arrive where the decoder can.
 	caseSensitiveRead func(r io.Reader, v any) error
-	// caseSensitiveReadLean is caseSensitiveRead that may leave out
-	// every object's managedFields and last-applied-configuration
-	// annotation.
-	caseSensitiveReadLean func(r io.Reader, v any) error
+	// caseSensitiveReadFleet is caseSensitiveRead that may leave out what
+	// a fleet scan does not read (see CaseSensitiveReadFleet).
+	caseSensitiveReadFleet func(r io.Reader, v any) error
 }
 
 // sigs is sigs.k8s.io/json, which every toolchain builds.
@@ -28,7 +27,7 @@ var sigs = decoder{
 	caseSensitive:     sigsjson.UnmarshalCaseSensitivePreserveInts,
 	caseSensitiveRead: sigsRead,
 	// It has no way to skip a field: it decodes them.
-	caseSensitiveReadLean: sigsRead,
+	caseSensitiveReadFleet: sigsRead,
 }
 
 // sigsRead is sigs.k8s.io/json over a stream. It validates the whole
@@ -58,11 +57,15 @@ func CaseSensitive(data []byte, v any) error { return best.caseSensitive(data, v
 // first cost as much CPU as a tenth of decoding it.
 func CaseSensitiveRead(r io.Reader, v any) error { return best.caseSensitiveRead(r, v) }
 
-// CaseSensitiveReadLean is CaseSensitiveRead for a caller that drops every
-// object's metadata.managedFields and has no use for the annotation
-// kubectl.kubernetes.io/last-applied-configuration: with json/v2 both are
-// skipped, not decoded (each managedFields entry is a FieldsV1 copied as
-// raw JSON and a time; the annotation, which kubectl apply and Argo CD's
-// default sync write, is the whole manifest as an escaped string). Other
-// decoders may still fill them.
-func CaseSensitiveReadLean(r io.Reader, v any) error { return best.caseSensitiveReadLean(r, v) }
+// CaseSensitiveReadFleet is CaseSensitiveRead for a fleet scan's Rollouts,
+// which drops every object's metadata.managedFields, has no use for the
+// annotation kubectl.kubernetes.io/last-applied-configuration, and reads
+// of a pod spec (a Rollout's template, an experiment step's) only its
+// containers' names and images: with json/v2 the rest is skipped, not
+// decoded, though still checked to be JSON. Each managedFields entry is a
+// FieldsV1 copied as raw JSON and a time; the annotation, which kubectl
+// apply and Argo CD's default sync write, is the whole manifest as an
+// escaped string; a production pod spec (env, probes, resources, volumes,
+// affinity) is most of a Rollout and most of its decoding's allocations.
+// Other decoders may still fill them.
+func CaseSensitiveReadFleet(r io.Reader, v any) error { return best.caseSensitiveReadFleet(r, v) }

@@ -167,37 +167,54 @@ func TestTimesAsTheMethodDecodes(t *testing.T) {
 	}
 }
 
-// TestLeanLeavesOutOnlyManagedFields: CaseSensitiveReadLean decodes what
-// CaseSensitiveRead does, but for managedFields, which json/v2 skips (and
-// still rejects when they are not JSON).
-func TestLeanLeavesOutOnlyManagedFields(t *testing.T) {
+// TestFleetLeavesOutWhatAScanDoesNotRead: CaseSensitiveReadFleet decodes
+// what CaseSensitiveRead does, but for managedFields, which json/v2 skips
+// (and still rejects when they are not JSON), and a pod spec, of which it
+// keeps the containers' names and images.
+func TestFleetLeavesOutWhatAScanDoesNotRead(t *testing.T) {
 	const doc = `{"items": [{"metadata": {"name": "a", "creationTimestamp": "2026-08-11T03:10:00Z",
 	  "managedFields": [{"manager": "argocd-controller", "operation": "Apply", "time": "2026-08-11T03:10:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:template": {}}}}],
-	  "labels": {"app": "a"}}, "spec": {"nodeName": "n1"}}, null]}`
+	  "labels": {"app": "a"}}, "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": "registry.example/app:2", "env": [{"name": "A", "value": "1"}],
+	  "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}}}, {"name": "log", "image": "fluent-bit:3"}], "volumes": [{"name": "tmp", "emptyDir": {}}]}}, null]}`
 	type list struct {
 		Items []*corev1.Pod `json:"items"`
 	}
 	for name, d := range decoders {
-		var full, lean list
+		var full, fleet list
 		if err := d.caseSensitiveRead(bytes.NewReader([]byte(doc)), &full); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.caseSensitiveReadLean(bytes.NewReader([]byte(doc)), &lean); err != nil {
+		if err := d.caseSensitiveReadFleet(bytes.NewReader([]byte(doc)), &fleet); err != nil {
 			t.Fatal(err)
 		}
-		if len(full.Items) != 2 || full.Items[0] == nil || len(full.Items[0].ManagedFields) != 1 {
-			t.Fatalf("%s: the full decoding lost managedFields: %+v", name, full.Items)
+		if len(full.Items) != 2 || full.Items[0] == nil || len(full.Items[0].ManagedFields) != 1 || full.Items[0].Spec.NodeName != "n1" {
+			t.Fatalf("%s: the full decoding lost managedFields or the spec: %+v", name, full.Items)
 		}
-		if name == "encoding/json/v2" && lean.Items[0].ManagedFields != nil {
-			t.Errorf("%s: managedFields decoded: %+v", name, lean.Items[0].ManagedFields)
+		if name == "encoding/json/v2" {
+			if fleet.Items[0].ManagedFields != nil {
+				t.Errorf("%s: managedFields decoded: %+v", name, fleet.Items[0].ManagedFields)
+			}
+			full.Items[0].Spec = imagesOf(full.Items[0].Spec)
 		}
-		full.Items[0].ManagedFields, lean.Items[0].ManagedFields = nil, nil
-		if !reflect.DeepEqual(full, lean) {
-			t.Errorf("%s: lean decoding differs beyond managedFields:\n%+v\n%+v", name, full.Items[0], lean.Items[0])
+		full.Items[0].ManagedFields, fleet.Items[0].ManagedFields = nil, nil
+		if !reflect.DeepEqual(full, fleet) {
+			t.Errorf("%s: the fleet's decoding differs beyond managedFields and the pod spec:\n%+v\n%+v", name, full.Items[0], fleet.Items[0])
 		}
 		bad := `{"items": [{"metadata": {"name": "a", "managedFields": [{"manager": }]}}]}`
-		if err := d.caseSensitiveReadLean(bytes.NewReader([]byte(bad)), &lean); err == nil {
+		if err := d.caseSensitiveReadFleet(bytes.NewReader([]byte(bad)), &fleet); err == nil {
 			t.Errorf("%s: managedFields that are not JSON decoded", name)
 		}
 	}
+}
+
+// imagesOf is what the fleet's decoding keeps of a pod spec.
+func imagesOf(s corev1.PodSpec) corev1.PodSpec {
+	var out corev1.PodSpec
+	if s.Containers != nil {
+		out.Containers = []corev1.Container{}
+	}
+	for _, c := range s.Containers {
+		out.Containers = append(out.Containers, corev1.Container{Name: c.Name, Image: c.Image})
+	}
+	return out
 }

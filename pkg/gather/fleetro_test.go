@@ -10,6 +10,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -22,6 +23,12 @@ import (
 // and, as Argo CD's default sync and kubectl apply leave it, the manifest
 // applied in the last-applied-configuration annotation.
 func fleetRolloutList(tb testing.TB, n int) []byte {
+	tb.Helper()
+	return fleetRolloutListWith(tb, n, corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:2026.08.05-1"}}})
+}
+
+// fleetRolloutListWith is fleetRolloutList with each Rollout's pod spec.
+func fleetRolloutListWith(tb testing.TB, n int, spec corev1.PodSpec) []byte {
 	tb.Helper()
 	at := metav1.NewTime(time.Date(2026, 8, 11, 3, 12, 30, 0, time.UTC))
 	later := metav1.NewTime(at.Add(40 * time.Second))
@@ -47,7 +54,7 @@ func fleetRolloutList(tb testing.TB, n int) []byte {
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:2026.08.05-1"}}},
+					Spec:       spec,
 				},
 				Strategy: v1alpha1.RolloutStrategy{Canary: &v1alpha1.CanaryStrategy{
 					CanaryService: name + "-canary", StableService: name + "-stable",
@@ -85,7 +92,7 @@ func fleetRolloutList(tb testing.TB, n int) []byte {
 // written, times included (the decoders' own agreement on times is
 // internal/fastjson's test).
 func TestFleetRolloutListDecodes(t *testing.T) {
-	items, _, err := decodeJSONList[v1alpha1.Rollout](bytes.NewReader(fleetRolloutList(t, 3)), fastjson.CaseSensitiveReadLean)
+	items, _, err := decodeJSONList[v1alpha1.Rollout](bytes.NewReader(fleetRolloutList(t, 3)), fastjson.CaseSensitiveReadFleet)
 	if err != nil || len(items) != 3 {
 		t.Fatalf("%d items, %v", len(items), err)
 	}
@@ -99,23 +106,69 @@ func TestFleetRolloutListDecodes(t *testing.T) {
 	}
 }
 
+// productionPodSpec is a pod spec as production Rollouts carry them: an
+// application container with its environment, resources, three probes, a
+// preStop hook and mounts, a log shipper beside it, volumes, anti-affinity,
+// a toleration and a spread constraint (the lab's templates are one
+// container and an image).
+func productionPodSpec() corev1.PodSpec {
+	var env []corev1.EnvVar
+	for i := range 25 {
+		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("APP_SETTING_%02d", i), Value: fmt.Sprintf("value-%d-of-the-setting", i)})
+	}
+	env = append(env, corev1.EnvVar{Name: "DB_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}})
+	probe := func(path string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("http")}}, PeriodSeconds: 5, FailureThreshold: 3, TimeoutSeconds: 2}
+	}
+	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	grace, yes := int64(45), true
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "app"}}
+	return corev1.PodSpec{
+		ServiceAccountName: "app", TerminationGracePeriodSeconds: &grace,
+		Containers: []corev1.Container{{
+			Name: "app", Image: "registry.example/app:2026.08.05-1", Env: env, Resources: res,
+			Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "metrics", ContainerPort: 9090}},
+			ReadinessProbe: probe("/ready"), LivenessProbe: probe("/live"), StartupProbe: probe("/started"),
+			Lifecycle:       &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sleep", "15"}}}},
+			VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}, {Name: "secrets", MountPath: "/etc/secrets", ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}},
+			SecurityContext: &corev1.SecurityContext{RunAsNonRoot: &yes, ReadOnlyRootFilesystem: &yes},
+		}, {Name: "log-shipper", Image: "registry.example/fluent-bit:3.1", Resources: res, VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}}},
+		Volumes: []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}},
+			{Name: "secrets", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "app-secrets"}}},
+			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{
+			{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname", LabelSelector: selector}}}}},
+		Tolerations:               []corev1.Toleration{{Key: "dedicated", Operator: "Equal", Value: "payments", Effect: "NoSchedule"}},
+		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: "ScheduleAnyway", LabelSelector: selector}},
+	}
+}
+
 // BenchmarkFleetRollouts decodes a page of 1,000 Rollouts as a scan reads
-// it from the API server (JSON: the Rollout has no protobuf), with their
-// managedFields and, as a scan does, without.
+// it from the API server (JSON: the Rollout has no protobuf), whole and,
+// as a scan does, without what it does not read (managedFields, the
+// last-applied-configuration annotation, all of the pod spec but the
+// containers' names and images); with the lab's one-line pod spec and
+// with a production one.
 func BenchmarkFleetRollouts(b *testing.B) {
-	body := fleetRolloutList(b, 1000)
-	for _, c := range []struct {
+	for _, spec := range []struct {
 		name string
-		read func(io.Reader, any) error
-	}{{"all", fastjson.CaseSensitiveRead}, {"lean", fastjson.CaseSensitiveReadLean}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, err := decodeJSONList[v1alpha1.Rollout](bytes.NewReader(body), c.read); err != nil {
-					b.Fatal(err)
+		body []byte
+	}{{"lab-template", fleetRolloutList(b, 1000)}, {"production-template", fleetRolloutListWith(b, 1000, productionPodSpec())}} {
+		for _, c := range []struct {
+			name string
+			read func(io.Reader, any) error
+		}{{"all", fastjson.CaseSensitiveRead}, {"fleet", fastjson.CaseSensitiveReadFleet}} {
+			b.Run(spec.name+"/"+c.name, func(b *testing.B) {
+				b.SetBytes(int64(len(spec.body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := decodeJSONList[v1alpha1.Rollout](bytes.NewReader(spec.body), c.read); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -352,7 +352,7 @@ func jsonListPage[T any](ctx context.Context, t *Typed, path, what string, lo me
 	}
 	defer body.Close()
 	rd := &reading{r: body}
-	items, cont, err := decodeJSONList[T](rd, fastjson.CaseSensitiveReadLean)
+	items, cont, err := decodeJSONList[T](rd, fastjson.CaseSensitiveReadFleet)
 	if err != nil {
 		return nil, "", rd.failed(what, err)
 	}
