@@ -144,75 +144,83 @@ func containerImages(dec *jsontext.Decoder) ([]corev1.Container, error) {
 		return nil, err
 	case '[':
 	default:
-		v, err := dec.ReadValue()
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("containers: %s is not an array", v.Kind())
+		return nil, notA(dec, "containers", "an array")
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, err
 	}
 	out := []corev1.Container{}
 	for dec.PeekKind() != ']' {
-		var c corev1.Container
-		switch dec.PeekKind() {
-		case 'n': // null: a zero container, as json/v2 makes it
-			if _, err := dec.ReadToken(); err != nil {
-				return nil, err
-			}
-			out = append(out, c)
-			continue
-		case '{':
-		default:
-			v, err := dec.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf("a container: %s is not an object", v.Kind())
-		}
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, err
-		}
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			var to *string
-			var field string
-			switch {
-			case nameIs(name, "name"):
-				to, field = &c.Name, "name"
-			case nameIs(name, "image"):
-				to, field = &c.Image, "image"
-			}
-			if to == nil {
-				if _, err := dec.ReadValue(); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			v, err := dec.ReadToken()
-			if err != nil {
-				return nil, err
-			}
-			switch v.Kind() {
-			case 'n':
-				*to = ""
-			case '"':
-				*to = v.String()
-			default:
-				return nil, fmt.Errorf("a container's %s: %s is not a string", field, v.Kind())
-			}
-		}
-		if _, err := dec.ReadToken(); err != nil {
+		c, err := containerImage(dec)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, c)
 	}
 	_, err := dec.ReadToken()
 	return out, err
+}
+
+// containerImage reads one container (null is a zero one, as json/v2
+// makes it) keeping its name and image.
+func containerImage(dec *jsontext.Decoder) (corev1.Container, error) {
+	var c corev1.Container
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		return c, err
+	case '{':
+	default:
+		return c, notA(dec, "a container", "an object")
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return c, err
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return c, err
+		}
+		var to *string
+		var field string
+		switch {
+		case nameIs(name, "name"):
+			to, field = &c.Name, "name"
+		case nameIs(name, "image"):
+			to, field = &c.Image, "image"
+		default:
+			if _, err := dec.ReadValue(); err != nil {
+				return c, err
+			}
+			continue
+		}
+		switch dec.PeekKind() {
+		case 'n':
+			*to = ""
+		case '"':
+		default:
+			return c, notA(dec, "a container's "+field, "a string")
+		}
+		v, err := dec.ReadToken()
+		if err != nil {
+			return c, err
+		}
+		if v.Kind() == '"' {
+			*to = v.String()
+		}
+	}
+	_, err := dec.ReadToken()
+	return c, err
+}
+
+// notA reads the value at hand through (a syntax error in it is the
+// error) and says that what was read is not the kind wanted.
+func notA(dec *jsontext.Decoder, what, want string) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%s: %s is not %s", what, v.Kind(), want)
 }
 
 // stringMapWithoutLastApplied decodes a map[string]string as json/v2 does

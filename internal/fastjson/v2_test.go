@@ -53,7 +53,7 @@ func TestFleetPodSpecs(t *testing.T) {
 		`{"containers": [{"name": "app", "image": "a:1", "env": [{"name": "X"}]}], "nodeName": "n"}`,
 		`{"nodeName": "n", "containers": [{"image": "a:1", "name": "app"}, {"name": "b"}]}`,
 		`{"containers": [{"name": "\u0061pp", "image": null, "name": "app2"}]}`, // escaped, null, repeated
-		`{"\u0063ontainers": [{"n\u0061me": "app", "imag\u0065": "a:1"}]}`, // escaped names
+		`{"\u0063ontainers": [{"n\u0061me": "app", "imag\u0065": "a:1"}]}`,      // escaped names
 		`{"containers": [], "initContainers": [{"name": "init", "image": "i:1"}]}`,
 		`{"containers": null}`, `{"containers": [null]}`, `{}`, `null`,
 		`{"containers": [{"name": "a"}], "containers": [{"name": "b"}]}`,
