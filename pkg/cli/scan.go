@@ -71,7 +71,7 @@ func newScanCommand(o *ScanOptions) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "scan every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "label selector on the Rollouts")
-	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated; shell patterns such as 'prod-*' allowed), in parallel, ranked together; each with its own credentials")
+	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated; shell patterns such as 'prod-*' allowed; '!PATTERN' leaves contexts out), in parallel, ranked together; each with its own credentials")
 	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "scan every context of the kubeconfig")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "with --contexts or --all-contexts: clusters read at once (with more clusters than this, each is first dialled, all at once, and one that cannot be reached takes no turn)")
 	o.addOutputFlags(cmd, "json or yaml (default: a table)")
@@ -250,21 +250,22 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 	return o.failed(rep.Worst())
 }
 
-// contextNames are --contexts as given (each must exist) or every context
-// of the kubeconfig, sorted.
+// contextNames are --contexts as given (each must exist), less those an
+// entry "!PATTERN" excludes (only exclusions: every context but those), or
+// every context of the kubeconfig, sorted.
 func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
+	all := make([]string, 0, len(raw.Contexts))
+	for n := range raw.Contexts {
+		all = append(all, n)
+	}
+	sort.Strings(all)
 	if o.AllContexts {
-		names := make([]string, 0, len(raw.Contexts))
-		for n := range raw.Contexts {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		if len(names) == 0 {
+		if len(all) == 0 {
 			return nil, &ExitCodeError{Code: ExitError, Err: fmt.Errorf("the kubeconfig has no contexts: add one, or use --kubeconfig")}
 		}
-		return names, nil
+		return all, nil
 	}
-	var names []string
+	var names, excluded []string
 	seen := map[string]bool{}
 	add := func(n string) {
 		if !seen[n] {
@@ -272,46 +273,86 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 			names = append(names, n)
 		}
 	}
+	onlyExclusions := true
+	for _, n := range o.Contexts {
+		if n = strings.TrimSpace(n); n != "" && !strings.HasPrefix(n, "!") {
+			onlyExclusions = false
+		}
+	}
+	if onlyExclusions {
+		for _, n := range all {
+			add(n)
+		}
+	}
 	for _, n := range o.Contexts {
 		n = strings.TrimSpace(n)
 		if n == "" {
 			continue
 		}
-		if _, ok := raw.Contexts[n]; ok {
-			add(n)
+		if pattern, ok := strings.CutPrefix(n, "!"); ok {
+			matched, err := matchContexts(all, raw, pattern)
+			if err != nil {
+				return nil, err
+			}
+			excluded = append(excluded, matched...)
 			continue
 		}
-		// A pattern (prod-*, *-eu-?) takes every context it matches, in
-		// name order; a name is taken as it is first, since a context may
-		// be called anything.
-		if !strings.ContainsAny(n, "*?[") {
-			return nil, usageErrorf("--contexts: no context %q in the kubeconfig (kubectl config get-contexts lists them)", n)
+		matched, err := matchContexts(all, raw, n)
+		if err != nil {
+			return nil, err
 		}
-		// path.Match's * stops at a slash; EKS names its contexts
-		// arn:aws:eks:REGION:ACCOUNT:cluster/NAME, so here it does not.
-		slashless := func(s string) string { return strings.ReplaceAll(s, "/", "\x00") }
-		var matched []string
-		for c := range raw.Contexts {
-			ok, err := path.Match(slashless(n), slashless(c))
-			if err != nil {
-				return nil, usageErrorf("--contexts: %q is not a pattern (%v): use * and ? as in a shell", n, err)
-			}
-			if ok {
-				matched = append(matched, c)
-			}
-		}
-		if len(matched) == 0 {
-			return nil, usageErrorf("--contexts: no context in the kubeconfig matches %q (kubectl config get-contexts lists them)", n)
-		}
-		sort.Strings(matched)
 		for _, c := range matched {
 			add(c)
 		}
 	}
+	if len(excluded) > 0 {
+		drop := map[string]bool{}
+		for _, n := range excluded {
+			drop[n] = true
+		}
+		kept := names[:0]
+		for _, n := range names {
+			if !drop[n] {
+				kept = append(kept, n)
+			}
+		}
+		names = kept
+	}
 	if len(names) == 0 {
-		return nil, usageErrorf("--contexts: give at least one context")
+		return nil, usageErrorf("--contexts: give at least one context (kubectl config get-contexts lists them)")
 	}
 	return names, nil
+}
+
+// matchContexts is the context named n, or, when there is none and n is
+// a pattern (prod-*, *-eu-?), every context it matches, in name order; a
+// name is taken as it is first, since a context may be called anything.
+// Matching nothing is a usage error: a mistyped name would otherwise scan
+// other clusters than meant, or none.
+func matchContexts(all []string, raw clientcmdapi.Config, n string) ([]string, error) {
+	if _, ok := raw.Contexts[n]; ok {
+		return []string{n}, nil
+	}
+	if !strings.ContainsAny(n, "*?[") {
+		return nil, usageErrorf("--contexts: no context %q in the kubeconfig (kubectl config get-contexts lists them)", n)
+	}
+	// path.Match's * stops at a slash; EKS names its contexts
+	// arn:aws:eks:REGION:ACCOUNT:cluster/NAME, so here it does not.
+	slashless := func(s string) string { return strings.ReplaceAll(s, "/", "\x00") }
+	var matched []string
+	for _, c := range all {
+		ok, err := path.Match(slashless(n), slashless(c))
+		if err != nil {
+			return nil, usageErrorf("--contexts: %q is not a pattern (%v): use * and ? as in a shell", n, err)
+		}
+		if ok {
+			matched = append(matched, c)
+		}
+	}
+	if len(matched) == 0 {
+		return nil, usageErrorf("--contexts: no context in the kubeconfig matches %q (kubectl config get-contexts lists them)", n)
+	}
+	return matched, nil
 }
 
 // aliases names, for each context, the first earlier one that reads

@@ -26,9 +26,10 @@ func TestContextFlagsKeepWhatAppliesToEveryCluster(t *testing.T) {
 	}
 }
 
-// --contexts takes names and shell patterns; * crosses the slash of an
-// EKS context name; a pattern that matches nothing, or is not one, is a
-// usage error, as is an unknown name.
+// --contexts takes names and shell patterns, and !PATTERN to leave some
+// out; * crosses the slash of an EKS context name; a pattern that matches
+// nothing, or is not one, is a usage error, as is an unknown name and a
+// list that leaves no context.
 func TestContextPatterns(t *testing.T) {
 	raw := clientcmdapi.NewConfig()
 	for _, n := range []string{"prod-eu", "prod-us", "staging", "arn:aws:eks:eu-west-1:1234:cluster/prod-payments", "prod-*"} {
@@ -47,6 +48,12 @@ func TestContextPatterns(t *testing.T) {
 		{[]string{"qa-*"}, "", ExitUsage},
 		{[]string{"prod-[eu"}, "", ExitUsage},
 		{[]string{"qa"}, "", ExitUsage},
+		// !PATTERN leaves contexts out; exclusions alone leave them out of
+		// every context.
+		{[]string{"prod-??", "!prod-us"}, "prod-eu", 0},
+		{[]string{"!prod-??"}, "arn:aws:eks:eu-west-1:1234:cluster/prod-payments,prod-*,staging", 0},
+		{[]string{"!*prod*", "!staging"}, "", ExitUsage},
+		{[]string{"!qa-*"}, "", ExitUsage},
 	} {
 		o := &ScanOptions{Contexts: tc.flag}
 		names, err := o.contextNames(*raw)
