@@ -35,6 +35,12 @@ func Reach(ctx context.Context, flags *genericclioptions.ConfigFlags, timeout ti
 	if err != nil {
 		return nil
 	}
+	// What client-go will not make a client of (a CA with insecure, a
+	// certificate file gone) is the kubeconfig's to fix, whatever the
+	// network says.
+	if _, err := rest.TransportFor(cfg); err != nil {
+		return nil
+	}
 	m := newMonitor(cfg.Host)
 	m.proxy = routeOf(cfg, os.Getenv)
 	hop := server

@@ -2,6 +2,7 @@ package gather
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"os"
@@ -15,8 +16,9 @@ import (
 
 // Reach opens a connection to the first hop of a context's requests and
 // words what stops it as a read would: refused at once, unanswered until
-// the bound, the proxy named when it is the proxy; a context it cannot
-// use is left to the read that follows.
+// the bound, the proxy named when it is the proxy; a context client-go
+// cannot make a client of is left to the read that follows, which says
+// what to fix there.
 func TestReach(t *testing.T) {
 	kubeconfig := func(server, proxy string) string {
 		path := filepath.Join(t.TempDir(), "config")
@@ -26,11 +28,11 @@ func TestReach(t *testing.T) {
 		}
 		os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: c, cluster: {%s}}]
+clusters: [{name: c, cluster: {%s}}, {name: insecure-with-ca, cluster: {%s, insecure-skip-tls-verify: true, certificate-authority-data: %q}}]
 users: [{name: u, user: {token: t}}]
-contexts: [{name: lab, context: {cluster: c, user: u}}, {name: dangling, context: {cluster: gone, user: u}}]
+contexts: [{name: lab, context: {cluster: c, user: u}}, {name: dangling, context: {cluster: gone, user: u}}, {name: insecure-with-ca, context: {cluster: insecure-with-ca, user: u}}]
 current-context: lab
-`, cluster)), 0o600)
+`, cluster, cluster, base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")))), 0o600)
 		return path
 	}
 	hole := nettest.Blackhole(t)
@@ -44,6 +46,8 @@ current-context: lab
 		{"proxy drops", "https://10.0.0.1:6443", "http://" + strings.TrimPrefix(hole, "https://"), "lab", "(the kubeconfig's proxy-url) on the way to the API server at https://10.0.0.1:6443 (context lab): nothing answered the attempt to connect"},
 		{"through a proxy", "https://10.0.0.1:6443", nettest.Hang(t), "lab", ""},
 		{"unusable context", nettest.Refused(t), "", "dangling", ""},
+		// client-go reads this kubeconfig but makes no client of it.
+		{"unusable TLS settings", "https://" + strings.TrimPrefix(nettest.Refused(t), "http://"), "", "insecure-with-ca", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			flags := NewConfigFlags()
