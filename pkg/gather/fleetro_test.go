@@ -109,8 +109,7 @@ func TestFleetRolloutListDecodes(t *testing.T) {
 // productionPodSpec is a pod spec as production Rollouts carry them: an
 // application container with its environment, resources, three probes, a
 // preStop hook and mounts, a log shipper beside it, volumes, anti-affinity,
-// a toleration and a spread constraint (the lab's templates are one
-// container and an image).
+// a toleration and a spread constraint.
 func productionPodSpec() corev1.PodSpec {
 	var env []corev1.EnvVar
 	for i := range 25 {
@@ -149,13 +148,13 @@ func productionPodSpec() corev1.PodSpec {
 // it from the API server (JSON: the Rollout has no protobuf), whole and,
 // as a scan does, without what it does not read (managedFields, the
 // last-applied-configuration annotation, all of the pod spec but the
-// containers' names and images); with the lab's one-line pod spec and
-// with a production one.
+// containers' names and images); with a pod spec of one container and
+// its image, and with a production one.
 func BenchmarkFleetRollouts(b *testing.B) {
 	for _, spec := range []struct {
 		name string
 		body []byte
-	}{{"lab-template", fleetRolloutList(b, 1000)}, {"production-template", fleetRolloutListWith(b, 1000, productionPodSpec())}} {
+	}{{"minimal-template", fleetRolloutList(b, 1000)}, {"production-template", fleetRolloutListWith(b, 1000, productionPodSpec())}} {
 		for _, c := range []struct {
 			name string
 			read func(io.Reader, any) error
