@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -265,8 +266,8 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 		}
 		return all, nil
 	}
-	var names, excluded []string
-	seen := map[string]bool{}
+	var names []string
+	seen, drop := map[string]bool{}, map[string]bool{}
 	add := func(n string) {
 		if !seen[n] {
 			seen[n] = true
@@ -294,7 +295,9 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			excluded = append(excluded, matched...)
+			for _, c := range matched {
+				drop[c] = true
+			}
 			continue
 		}
 		matched, err := matchContexts(all, raw, n)
@@ -305,19 +308,7 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 			add(c)
 		}
 	}
-	if len(excluded) > 0 {
-		drop := map[string]bool{}
-		for _, n := range excluded {
-			drop[n] = true
-		}
-		kept := names[:0]
-		for _, n := range names {
-			if !drop[n] {
-				kept = append(kept, n)
-			}
-		}
-		names = kept
-	}
+	names = slices.DeleteFunc(names, func(n string) bool { return drop[n] })
 	if len(names) == 0 {
 		return nil, usageErrorf("--contexts: give at least one context (kubectl config get-contexts lists them)")
 	}

@@ -183,23 +183,17 @@ func (d *dialProgress) trace() *httptrace.ClientTrace {
 // says only "context canceled" or "request canceled while waiting for
 // connection": the deadline tells.)
 func (m *monitor) unconnected(ctx context.Context, err error) error {
-	d := &m.dial
-	if err == nil || d.made.Load() || !isTimeout(err) && !pastDeadline(ctx) {
+	if err == nil || !isTimeout(err) && !pastDeadline(ctx) {
 		return err
 	}
-	var lookingUp bool
+	w := m.dial.waiting()
 	switch {
-	case d.lookup.Load() && !d.looked.Load():
-		lookingUp = true
-	case d.tried.Load():
+	case !w.Connecting: // connected once, still in the credential layer, or never sent
+		return err
+	case m.proxy != nil:
+		err = m.proxy.unreached(m.server, &NotConnectedError{Server: m.proxy.url, LookingUp: w.LookingUp, Err: err})
 	default:
-		return err // still in the credential layer, or never sent
-	}
-	if m.proxy != nil {
-		err = &ProxyError{Proxy: m.proxy.url, From: m.proxy.from, Server: m.server, local: isLoopback(m.proxy.host),
-			Err: &NotConnectedError{Server: m.proxy.url, LookingUp: lookingUp, Err: err}}
-	} else {
-		err = &NotConnectedError{Server: m.server, LookingUp: lookingUp, Err: err}
+		err = &NotConnectedError{Server: m.server, LookingUp: w.LookingUp, Err: err}
 	}
 	m.mu.Lock()
 	if m.flattened == nil {
@@ -367,7 +361,7 @@ func (m *monitor) arm(start time.Time, reached *atomic.Bool) func() {
 			if m.cred != nil && !reached.Load() {
 				w = Waiting{Cred: m.cred}
 			} else if w.Connecting && m.proxy != nil {
-				w.Proxy = m.proxy.url + " (" + (&ProxyError{From: m.proxy.from}).settingName() + ")"
+				w.Proxy = m.proxy.String()
 			}
 			m.once.Do(func() { notify(w) })
 		}

@@ -76,7 +76,7 @@ func (r *proxyRoute) failure(err error, server string) error {
 	if errors.As(err, &op) {
 		switch {
 		case op.Op == "proxyconnect": // net/http: dialling the proxy or its TLS
-			return &ProxyError{Proxy: r.url, From: r.from, Server: server, local: isLoopback(r.host), Err: op.Err}
+			return r.unreached(server, op.Err)
 		case strings.HasPrefix(op.Op, "socks "): // reached, but it opened no connection
 			return &ProxyError{Proxy: r.url, From: r.from, Server: server, Reached: true, Status: oneLine(op.Err), Err: err}
 		}
@@ -91,6 +91,15 @@ func (r *proxyRoute) failure(err error, server string) error {
 	}
 	return err
 }
+
+// unreached is the ProxyError of a request to server that did not get
+// through to the proxy itself, for err.
+func (r *proxyRoute) unreached(server string, err error) *ProxyError {
+	return &ProxyError{Proxy: r.url, From: r.from, Server: server, local: isLoopback(r.host), Err: err}
+}
+
+// String is the proxy's URL and where it is set, as messages name it.
+func (r *proxyRoute) String() string { return r.url + " (" + settingName(r.from) + ")" }
 
 func isLoopback(host string) bool {
 	if host == "localhost" {
@@ -143,7 +152,7 @@ func (e *ProxyError) describe(context string) string {
 	if context != "" {
 		server += fmt.Sprintf(" (context %s)", context)
 	}
-	proxy := fmt.Sprintf("the proxy %s (%s)", e.Proxy, e.settingName())
+	proxy := fmt.Sprintf("the proxy %s (%s)", e.Proxy, settingName(e.From))
 	setting := "the proxy settings (HTTPS_PROXY, NO_PROXY)"
 	if e.From == "proxy-url" {
 		setting = "the cluster's proxy-url in the kubeconfig"
@@ -174,11 +183,13 @@ func (e *ProxyError) describe(context string) string {
 	return fmt.Sprintf("%s did not open a connection to %s: it answered %s: %s", proxy, server, e.Status, fix)
 }
 
-func (e *ProxyError) settingName() string {
-	if e.From == "proxy-url" {
+// settingName says where a proxy is set: from, the kubeconfig's
+// proxy-url or an environment variable's name.
+func settingName(from string) string {
+	if from == "proxy-url" {
 		return "the kubeconfig's proxy-url"
 	}
-	return "from " + e.From
+	return "from " + from
 }
 
 // dialCause says in a few words why a connection could not be made.

@@ -56,8 +56,8 @@ func Reach(ctx context.Context, flags *genericclioptions.ConfigFlags, timeout ti
 		conn.Close()
 		return nil
 	}
-	if err = m.unconnected(ctx, err); m.proxy != nil && !isProxyError(err) {
-		err = &ProxyError{Proxy: m.proxy.url, From: m.proxy.from, Server: m.server, local: isLoopback(m.proxy.host), Err: err}
+	if err = m.unconnected(ctx, err); m.proxy != nil && !errors.As(err, new(*ProxyError)) {
+		err = m.proxy.unreached(m.server, err)
 	}
 	opt := Options{Server: cfg.Host, Timeout: timeout}
 	if flags.Context != nil {
@@ -76,9 +76,4 @@ func hostPort(u *url.URL) string {
 		port = "443"
 	}
 	return net.JoinHostPort(u.Hostname(), port)
-}
-
-func isProxyError(err error) bool {
-	var pe *ProxyError
-	return errors.As(err, &pe)
 }
