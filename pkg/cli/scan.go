@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/heapbudget"
@@ -220,25 +222,55 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 		}
 		timeout = d
 	}
+	mo := fleet.MultiOptions{Concurrency: o.Concurrency, Timeout: timeout, VersionFlag: o.ControllerVersion}
+	// The progress line, and above it what the contexts' credential
+	// plugins print, a line at a time with its context's name.
+	errOut := o.streams.ErrOut
+	var mu sync.Mutex
+	redraw := func() {}
+	progress := isTerminal(errOut)
+	if progress {
+		left := names
+		redraw = func() { render.ClusterProgress(errOut, len(names), len(left), left) }
+		redraw()
+		mo.Done = func(_ fleet.Cluster, l []string) {
+			mu.Lock()
+			defer mu.Unlock()
+			left = l
+			redraw()
+		}
+	}
+	var plugins *gather.PluginOutput
+	if usesPlugins(raw, names) {
+		// Without it (no Unix sockets), the plugins print on stderr as
+		// client-go lets them, and their errors say so.
+		plugins, _ = gather.ListenPluginOutput(func(context, line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if progress {
+				render.ClearProgress(errOut)
+			}
+			fmt.Fprintf(errOut, "credential plugin of context %s: %s\n", context, line)
+			redraw()
+		})
+	}
 	targets := make([]fleet.Target, len(names))
 	for i, n := range names {
-		targets[i] = o.target(n, timeout)
+		targets[i] = o.target(n, timeout, plugins.Relay(n))
 	}
 	for i, same := range o.aliases(raw, names) {
 		targets[i].SameAs = same
 	}
-	mo := fleet.MultiOptions{Concurrency: o.Concurrency, Timeout: timeout, VersionFlag: o.ControllerVersion}
-	progress := isTerminal(o.streams.ErrOut)
-	if progress {
-		render.ClusterProgress(o.streams.ErrOut, len(names), len(names), names)
-		mo.Done = func(_ fleet.Cluster, left []string) {
-			render.ClusterProgress(o.streams.ErrOut, len(names), len(left), left)
-		}
-	}
 	rep := fleet.ScanClusters(ctx, targets, mo)
+	// A plugin given up on and still running speaks to the terminal
+	// again, until it is stopped at exit.
+	plugins.Close()
+	mu.Lock()
+	redraw = func() {}
 	if progress {
-		render.ClearProgress(o.streams.ErrOut)
+		render.ClearProgress(errOut)
 	}
+	mu.Unlock()
 	if err := o.print(rep, func(w io.Writer, s render.Styles) error { return render.MultiScan(w, rep, s) }); err != nil {
 		return err
 	}
@@ -413,11 +445,11 @@ func (o *ScanOptions) readKey(raw clientcmdapi.Config, name string) (contextRead
 // compression and impersonation of the command line, the context's own
 // cluster, user and default namespace), connected in the cluster's
 // goroutine, and reached first when it must wait for a turn.
-func (o *ScanOptions) target(name string, timeout time.Duration) fleet.Target {
+func (o *ScanOptions) target(name string, timeout time.Duration, relay func(*rest.Config)) fleet.Target {
 	reach := func(ctx context.Context) error { return o.reach(ctx, contextFlags(o.flags, name), timeout) }
 	return fleet.Target{Context: name, Reach: reach, Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
 		f := contextFlags(o.flags, name)
-		conn, err := o.connect(f, gather.NoPluginTerminal)
+		conn, err := o.connect(f, gather.NoPluginTerminal, relay)
 		if err != nil {
 			return nil, gather.FleetOptions{}, err
 		}
@@ -433,6 +465,19 @@ func (o *ScanOptions) target(name string, timeout time.Duration) fleet.Target {
 		return conn.Dynamic, gather.FleetOptions{Namespace: ns, Selector: o.Selector, ToolVersion: Version,
 			Context: name, Server: conn.Options.Server, Timeout: conn.Options.Timeout, Kube: conn.Options.Kube}, nil
 	}}
+}
+
+// usesPlugins is true when a context of names authenticates with an exec
+// credential plugin.
+func usesPlugins(raw clientcmdapi.Config, names []string) bool {
+	for _, n := range names {
+		if c := raw.Contexts[n]; c != nil {
+			if u := raw.AuthInfos[c.AuthInfo]; u != nil && u.Exec != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // contextFlags are the command line's kube flags for another context: what

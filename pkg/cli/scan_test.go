@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,6 +70,51 @@ func TestContextPatterns(t *testing.T) {
 		}
 		if err != nil || strings.Join(names, ",") != tc.want {
 			t.Errorf("%v: %v, %v; want %s", tc.flag, names, err, tc.want)
+		}
+	}
+}
+
+// A scan over several clusters tells whose credential plugin said what:
+// each line it prints on stderr is prefixed with its context, and the
+// cluster's section (JSON too) quotes what the plugin said as it failed.
+// Before, both plugins' complaints reached the terminal unattributed and
+// each section said "what it printed is on stderr above".
+func TestScanTellsWhosePluginSaidWhat(t *testing.T) {
+	dir := t.TempDir()
+	var users, contexts string
+	for _, name := range []string{"prod-eu", "prod-us"} {
+		plugin := filepath.Join(dir, name+"-login")
+		script := "#!/bin/sh\necho 'Error loading SSO Token: Token for " + name + " does not exist' >&2\nexit 255\n"
+		if err := os.WriteFile(plugin, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		users += fmt.Sprintf("- {name: %s, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: %q, interactiveMode: Never}}}\n", name, plugin)
+		contexts += fmt.Sprintf("- {name: %s, context: {cluster: c, user: %s}}\n", name, name)
+	}
+	kc := filepath.Join(dir, "config")
+	// Nothing listens there: the plugins fail before a request is sent.
+	cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\nusers:\n" + users + "contexts:\n" + contexts
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI(t, "", "scan", "--kubeconfig", kc, "--all-contexts", "-o", "json")
+	if code != ExitError {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	var rep struct {
+		Clusters []struct{ Context, Error string } `json:"clusters"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Clusters) != 2 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, c := range rep.Clusters {
+		said := fmt.Sprintf("Error loading SSO Token: Token for %s does not exist", c.Context)
+		want := fmt.Sprintf(`the credential plugin %q of context %s failed (exit code 255): it printed %q: log in again`, filepath.Join(dir, c.Context+"-login"), c.Context, said)
+		if !strings.Contains(c.Error, want) {
+			t.Errorf("%s: %q\nwant %s…", c.Context, c.Error, want)
+		}
+		if line := "credential plugin of context " + c.Context + ": " + said + "\n"; strings.Count(stderr, line) != 1 {
+			t.Errorf("stderr %q\nwant once %q", stderr, line)
 		}
 	}
 }

@@ -134,6 +134,11 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	// over a second queueing behind it. This limit still bounds what any
 	// command can send an API server.
 	cfg.QPS, cfg.Burst = ReadQPS, ReadBurst
+	// The plugin as the kubeconfig names it, before a scan has it relayed.
+	var plugin string
+	if cfg.ExecProvider != nil {
+		plugin = cfg.ExecProvider.Command
+	}
 	for _, t := range tune {
 		t(cfg)
 	}
@@ -145,7 +150,10 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	m := newMonitor(cfg.Host)
 	switch e, a := cfg.ExecProvider, cfg.AuthProvider; {
 	case e != nil:
-		m.cred = &Credentials{Plugin: e.Command, InstallHint: strings.TrimSpace(firstLine(e.InstallHint))}
+		m.cred = &Credentials{Plugin: plugin, InstallHint: strings.TrimSpace(firstLine(e.InstallHint))}
+		if out, context, ok := relayedOutput(e); ok {
+			m.cred.printed = func() []string { return out.Printed(context) }
+		}
 	case a != nil:
 		// oidc refreshes its token at the issuer with a client of its own,
 		// without a deadline.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,9 @@ type Credentials struct {
 	// Provider is the auth provider's name (oidc), Issuer where it
 	// refreshes its token.
 	Provider, Issuer string
+	// printed, when the plugin is relayed (a multi-cluster scan), is what
+	// its last run printed on stderr.
+	printed func() []string
 }
 
 func newMonitor(server string) *monitor {
@@ -195,13 +199,18 @@ func (m *monitor) unconnected(ctx context.Context, err error) error {
 	default:
 		err = &NotConnectedError{Server: m.server, LookingUp: w.LookingUp, Err: err}
 	}
+	m.keep(err)
+	return err
+}
+
+// keep remembers err by its text, for restore.
+func (m *monitor) keep(err error) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.flattened == nil {
 		m.flattened = map[string]error{}
 	}
 	m.flattened[err.Error()] = err
-	m.mu.Unlock()
-	return err
 }
 
 // pastDeadline is true when ctx has a deadline and it has passed.
@@ -210,8 +219,9 @@ func pastDeadline(ctx context.Context) bool {
 	return ok && !time.Now().Before(dl)
 }
 
-// restore is err with the error unconnected made for it, when net/http
-// kept only its text: the request's context and the http.Client's
+// restore is err with the error unconnected (or a relayed credential
+// plugin's failure, see keep) made for it, when net/http kept only its
+// text: the request's context and the http.Client's
 // Timeout (client-go sets both to --request-timeout) end together, and
 // when the client's timer has fired by the time the transport returns,
 // net/http replaces the error with a string of it plus "(Client.Timeout
@@ -220,7 +230,7 @@ func (m *monitor) restore(err error) error {
 	if m == nil || err == nil {
 		return err
 	}
-	if errors.As(err, new(*ProxyError)) || errors.As(err, new(*NotConnectedError)) {
+	if errors.As(err, new(*ProxyError)) || errors.As(err, new(*NotConnectedError)) || errors.As(err, new(*CredentialPluginError)) {
 		return err
 	}
 	msg := err.Error()
@@ -402,7 +412,14 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		// Nothing was sent: the credential plugin (or auth provider) failed
 		// or did not return.
 		c := t.m.cred
-		err = &CredentialPluginError{Command: c.Plugin, InstallHint: c.InstallHint, Provider: c.Provider, Issuer: c.Issuer, Err: err}
+		e := &CredentialPluginError{Command: c.Plugin, InstallHint: c.InstallHint, Provider: c.Provider, Issuer: c.Issuer, Err: err}
+		if c.printed != nil {
+			e.Relayed, e.Printed = true, c.printed()
+			// What it printed is not in the error's text, which is all
+			// net/http keeps when its timer ends the request.
+			t.m.keep(e)
+		}
+		err = e
 		if !errors.Is(err, context.Canceled) {
 			t.m.mu.Lock()
 			t.m.credErr, t.m.credAt = err, time.Now()
@@ -494,6 +511,10 @@ type CredentialPluginError struct {
 	Command, InstallHint string
 	Provider, Issuer     string
 	Err                  error
+	// Relayed says that what the plugin printed on stderr was kept
+	// (PluginOutput, in a multi-cluster scan); Printed is its last lines.
+	Relayed bool
+	Printed []string
 }
 
 // Error names the plugin: when the request's deadline ends it, net/http
@@ -566,6 +587,9 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 		if timeout > 0 {
 			within = " within " + timeout.String()
 		}
+		if said := e.said(); said != "" {
+			return fmt.Sprintf("%s did not return%s (is it waiting for a login?); it printed %s: run `%s` to see what it asks, or raise --request-timeout", of, within, said, run)
+		}
 		return fmt.Sprintf("%s did not return%s (is it waiting for a login?): run `%s` to see what it asks, or raise --request-timeout", of, within, run)
 	case strings.Contains(msg, "exec: executable") && strings.Contains(msg, "not found"):
 		fix := "install it, or fix users[].user.exec.command in the kubeconfig"
@@ -581,9 +605,27 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 		return fmt.Sprintf("%s needs the terminal to log in (interactiveMode: Always) and %s: log in first with `%s` in a terminal, then run this again", of, why, run)
 	case strings.Contains(msg, "failed with exit code"):
 		code := strings.TrimSpace(msg[strings.LastIndex(msg, "exit code")+len("exit code"):])
-		return fmt.Sprintf("%s failed (exit code %s; what it printed is on stderr above): log in again as it says (an expired SSO or cloud CLI session?), then retry", of, code)
+		fix := "log in again as it says (an expired SSO or cloud CLI session?), then retry"
+		switch said := e.said(); {
+		case said != "":
+			return fmt.Sprintf("%s failed (exit code %s): it printed %s: %s", of, code, said, fix)
+		case e.Relayed:
+			return fmt.Sprintf("%s failed (exit code %s) and printed nothing: run `%s` to see how it fails", of, code, run)
+		}
+		return fmt.Sprintf("%s failed (exit code %s; what it printed is on stderr above): %s", of, code, fix)
+	}
+	if said := e.said(); said != "" {
+		return fmt.Sprintf("%s: %s; it printed %s", of, oneLine(e.Err), said)
 	}
 	return fmt.Sprintf("%s: %s", of, oneLine(e.Err))
+}
+
+// said quotes what the relayed plugin printed: its last lines, joined.
+func (e *CredentialPluginError) said() string {
+	if len(e.Printed) == 0 {
+		return ""
+	}
+	return strconv.Quote(strings.Join(e.Printed, " / "))
 }
 
 // describeProvider is describe for an auth provider (oidc): it refreshes

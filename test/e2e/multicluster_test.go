@@ -148,10 +148,11 @@ func TestScanAcrossClusters(t *testing.T) {
 	plugins := t.TempDir()
 	tokenPlugin, stuckPlugin := filepath.Join(plugins, "token-login"), filepath.Join(plugins, "stuck-login")
 	for path, body := range map[string]string{
-		tokenPlugin: `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$SA_TOKEN"`,
+		tokenPlugin: `echo 'using the token of the service account scanner' >&2
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$SA_TOKEN"`,
 		// Not exec'd: a wrapper whose child is the plugin, which must be
-		// stopped with it.
-		stuckPlugin: "sleep 601; echo never",
+		// stopped with it. What it prints is quoted in its section.
+		stuckPlugin: "echo 'To sign in, open https://login.example/device and enter the code LAB-1234' >&2\nsleep 601; echo never",
 	} {
 		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 			t.Fatal(err)
@@ -299,6 +300,13 @@ func TestScanAcrossClusters(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "7 of 13 cluster(s) could not be read (new, proxy-login, refused, stuck-login, vpn-down-1, vpn-down-2, vpn-down-3)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
+	// What the plugins print reaches stderr with the context that ran it.
+	for _, line := range []string{"credential plugin of context old-sa: using the token of the service account scanner\n",
+		"credential plugin of context stuck-login: To sign in, open https://login.example/device and enter the code LAB-1234\n"} {
+		if !strings.Contains(stderr, line) {
+			t.Errorf("stderr %q\nwant %q", stderr, line)
+		}
+	}
 	check(rep, "old", true, oldest)
 	check(rep, "suite", true, "")
 	check(rep, "new", false, "")
@@ -332,7 +340,7 @@ func TestScanAcrossClusters(t *testing.T) {
 		if c.Context == "refused" && !strings.Contains(strings.ToLower(c.Error), "unauthorized") && !strings.Contains(c.Error, "credentials") {
 			t.Errorf("the refused context: %q", c.Error)
 		}
-		if c.Context == "stuck-login" && !strings.Contains(c.Error, `the credential plugin "`+stuckPlugin+`" of context stuck-login did not return within 8s`) {
+		if c.Context == "stuck-login" && !strings.Contains(c.Error, `the credential plugin "`+stuckPlugin+`" of context stuck-login did not return within 8s (is it waiting for a login?); it printed "To sign in, open https://login.example/device and enter the code LAB-1234"`) {
 			t.Errorf("the context whose plugin waits for a login: %q", c.Error)
 		}
 		if c.Context == "old-alias" && (!c.NotReadAgain || c.SameAs != "old" || c.Error != "") {
