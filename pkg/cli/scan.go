@@ -244,13 +244,17 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 	if usesPlugins(raw, names) {
 		// Without it (no Unix sockets), the plugins print on stderr as
 		// client-go lets them, and their errors say so.
-		plugins, _ = gather.ListenPluginOutput(func(context, line string) {
+		plugins, _ = gather.ListenPluginOutput(func(contexts []string, line string) {
 			mu.Lock()
 			defer mu.Unlock()
 			if progress {
 				render.ClearProgress(errOut)
 			}
-			fmt.Fprintf(errOut, "credential plugin of context %s: %s\n", context, line)
+			of := "context " + contexts[0]
+			if len(contexts) > 1 {
+				of = "contexts " + strings.Join(contexts, ", ")
+			}
+			fmt.Fprintf(errOut, "credential plugin of %s: %s\n", of, line)
 			redraw()
 		})
 	}

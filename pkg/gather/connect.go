@@ -151,8 +151,8 @@ func Connect(flags *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (
 	switch e, a := cfg.ExecProvider, cfg.AuthProvider; {
 	case e != nil:
 		m.cred = &Credentials{Plugin: plugin, InstallHint: strings.TrimSpace(firstLine(e.InstallHint))}
-		if out, context, ok := relayedOutput(e); ok {
-			m.cred.printed = func() []string { return out.Printed(context) }
+		if out, id, ok := relayedOutput(e); ok {
+			m.cred.printed = func() []string { return out.printedBy(id) }
 		}
 	case a != nil:
 		// oidc refreshes its token at the issuer with a client of its own,

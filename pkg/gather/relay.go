@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"k8s.io/apimachinery/pkg/util/dump"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -41,6 +43,13 @@ import (
 // plugin's stderr to a scan (RunRelay) instead of running a command.
 const RelayArg = "__relay-credential-plugin"
 
+// One relay for each plugin, not for each context: client-go runs a
+// plugin once for every client whose exec config is the same (its
+// authenticator cache, exec.go:84), so that contexts that log in the same
+// way — AKS clusters of one tenant, clusters behind one OIDC issuer — get
+// one device code or browser tab, not one each. A relayed plugin speaks
+// for every context that uses it.
+
 // printedLines is how many of a plugin run's last lines an error quotes.
 const printedLines = 3
 
@@ -49,21 +58,26 @@ const printedLines = 3
 const maxPrintedLine = 400
 
 // PluginOutput receives what the credential plugins of a multi-cluster
-// scan print on stderr, by context. Each context's last plugin run's last
-// lines are kept for the error that names the plugin (Printed), and every
-// line is passed to OnLine as it comes, for the terminal. A nil
-// PluginOutput relays nothing: plugins print on stderr as client-go lets
-// them.
+// scan print on stderr. The last lines of each plugin's last run are kept
+// for the error that names it (Printed), and every line is passed to
+// onLine as it comes, with the contexts that use the plugin, for the
+// terminal. A nil PluginOutput relays nothing: plugins print on stderr as
+// client-go lets them.
 type PluginOutput struct {
 	dir, addr string
 	ln        net.Listener
-	onLine    func(context, line string)
+	onLine    func(contexts []string, line string)
 
-	mu      sync.Mutex
-	printed map[string][]string
-	conns   map[net.Conn]bool
-	closed  bool
-	wg      sync.WaitGroup
+	mu sync.Mutex
+	// A relayed plugin is known by an id ("p1", …): ids by the exec
+	// config's dump, the contexts that use each, each context's id.
+	ids      map[string]string
+	contexts map[string][]string
+	idOf     map[string]string
+	printed  map[string][]string // by id
+	conns    map[net.Conn]bool
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 // outputs are the open PluginOutputs by their socket's path, for Connect
@@ -73,9 +87,10 @@ var outputs sync.Map
 // ListenPluginOutput opens the socket the relays speak to: a Unix socket
 // in a directory of its own that only this user can enter. onLine (nil:
 // none) is called with each line a plugin prints, without control
-// characters, one line at a time per context. An error (no Unix sockets:
-// Windows before 10) means the plugins print on stderr as they did.
-func ListenPluginOutput(onLine func(context, line string)) (*PluginOutput, error) {
+// characters, and the contexts known to use it, one line at a time per
+// plugin. An error (no Unix sockets: Windows before 10) means the plugins
+// print on stderr as they did.
+func ListenPluginOutput(onLine func(contexts []string, line string)) (*PluginOutput, error) {
 	dir, err := os.MkdirTemp("", "rolloutdoctor-")
 	if err != nil {
 		return nil, err
@@ -86,7 +101,8 @@ func ListenPluginOutput(onLine func(context, line string)) (*PluginOutput, error
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p := &PluginOutput{dir: dir, addr: addr, ln: ln, onLine: onLine, printed: map[string][]string{}, conns: map[net.Conn]bool{}}
+	p := &PluginOutput{dir: dir, addr: addr, ln: ln, onLine: onLine, ids: map[string]string{}, contexts: map[string][]string{},
+		idOf: map[string]string{}, printed: map[string][]string{}, conns: map[net.Conn]bool{}}
 	outputs.Store(addr, p)
 	p.wg.Go(p.accept)
 	return p, nil
@@ -110,8 +126,8 @@ func (p *PluginOutput) accept() {
 	}
 }
 
-// serve reads one plugin run: its context's name, quoted, on the first
-// line, then what the plugin prints. Closing the connection once all is
+// serve reads one plugin run: the plugin's id on the first line, then
+// what the plugin prints. Closing the connection once all is
 // read tells the relay that its lines are kept, so that it exits (and
 // client-go reports the plugin's failure) only after they are.
 func (p *PluginOutput) serve(c net.Conn) {
@@ -126,25 +142,29 @@ func (p *PluginOutput) serve(c net.Conn) {
 	if err != nil {
 		return
 	}
-	context, err := strconv.Unquote(strings.TrimSuffix(hello, "\n"))
-	if err != nil {
+	id := strings.TrimSuffix(hello, "\n")
+	p.mu.Lock()
+	_, known := p.contexts[id]
+	if known {
+		p.printed[id] = nil // a new run: what the last one said is stale
+	}
+	p.mu.Unlock()
+	if !known {
 		return
 	}
-	p.mu.Lock()
-	p.printed[context] = nil // a new run: what the last one said is stale
-	p.mu.Unlock()
 	for {
 		line, err := readLine(r, maxPrintedLine)
 		if line = printable(line); line != "" {
 			p.mu.Lock()
-			kept := append(p.printed[context], line)
+			kept := append(p.printed[id], line)
 			if len(kept) > printedLines {
 				kept = kept[len(kept)-printedLines:]
 			}
-			p.printed[context] = kept
+			p.printed[id] = kept
+			users := slices.Sorted(slices.Values(p.contexts[id]))
 			p.mu.Unlock()
 			if p.onLine != nil {
-				p.onLine(context, line)
+				p.onLine(users, line)
 			}
 		}
 		if err != nil {
@@ -194,13 +214,23 @@ func printable(line string) string {
 func (p *PluginOutput) Printed(context string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]string(nil), p.printed[context]...)
+	return slices.Clone(p.printed[p.idOf[context]])
+}
+
+// printedBy is Printed for the plugin id.
+func (p *PluginOutput) printedBy(id string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.printed[id])
 }
 
 // Relay has cfg's exec credential plugin, if it has one, run through this
-// binary for context, so that what it prints reaches p. A plugin that
-// cannot be found in PATH is left as it is, for client-go to say so as it
-// does (and the error to give its installHint).
+// binary for context, so that what it prints reaches p. Contexts whose
+// plugins client-go would run once (the same exec config, and for a
+// plugin given the cluster's details, the same context) get the same
+// relayed config, so that they still do. A plugin that cannot be found in
+// PATH is left as it is, for client-go to say so as it does (and the
+// error to give its installHint).
 func (p *PluginOutput) Relay(context string) func(*rest.Config) {
 	return func(cfg *rest.Config) {
 		if p == nil || cfg.ExecProvider == nil {
@@ -214,15 +244,40 @@ func (p *PluginOutput) Relay(context string) func(*rest.Config) {
 		if err != nil {
 			return
 		}
+		key := struct {
+			Exec    *clientcmdapi.ExecConfig
+			Context string
+		}{Exec: cfg.ExecProvider}
+		if cfg.ExecProvider.ProvideClusterInfo {
+			key.Context = context
+		}
+		id := p.register(dump.Pretty(key), context)
 		e := *cfg.ExecProvider
 		e.Command = self
-		e.Args = append([]string{RelayArg, p.addr, context, "--", path}, cfg.ExecProvider.Args...)
+		e.Args = append([]string{RelayArg, p.addr, id, "--", path}, cfg.ExecProvider.Args...)
 		cfg.ExecProvider = &e
 	}
 }
 
+// register gives the plugin whose config dumps as key its id, with
+// context among its users.
+func (p *PluginOutput) register(key, context string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id, ok := p.ids[key]
+	if !ok {
+		id = "p" + strconv.Itoa(len(p.ids)+1)
+		p.ids[key] = id
+	}
+	if !slices.Contains(p.contexts[id], context) {
+		p.contexts[id] = append(p.contexts[id], context)
+	}
+	p.idOf[context] = id
+	return id
+}
+
 // relayedOutput finds, for an exec config Relay rewrote, the
-// PluginOutput and context its plugin speaks to.
+// PluginOutput its plugin speaks to and the plugin's id there.
 func relayedOutput(e *clientcmdapi.ExecConfig) (*PluginOutput, string, bool) {
 	if e == nil || len(e.Args) < 5 || e.Args[0] != RelayArg || e.Args[3] != "--" {
 		return nil, "", false
@@ -254,17 +309,17 @@ func (p *PluginOutput) Close() error {
 }
 
 // RunRelay runs a credential plugin for a scan and returns its exit code:
-// args are the scan's socket, the context, "--", the plugin's path and its
-// arguments. The plugin gets this process's stdin, stdout and environment
-// (client-go's KUBERNETES_EXEC_INFO and the kubeconfig's env among them);
-// its stderr goes to the scan. When the scan cannot be reached, the
-// plugin's stderr is this process's, as without the relay.
+// args are the scan's socket, the plugin's id there, "--", the plugin's
+// path and its arguments. The plugin gets this process's stdin, stdout
+// and environment (client-go's KUBERNETES_EXEC_INFO and the kubeconfig's
+// env among them); its stderr goes to the scan. When the scan cannot be
+// reached, the plugin's stderr is this process's, as without the relay.
 func RunRelay(args []string) int {
 	if len(args) < 4 || args[2] != "--" {
 		fmt.Fprintln(os.Stderr, "rolloutdoctor: "+RelayArg+" is for the credential plugins of `scan --contexts`, not to be run by hand")
 		return 2
 	}
-	addr, context, plugin := args[0], args[1], args[3:]
+	addr, id, plugin := args[0], args[1], args[3:]
 	cmd := exec.Command(plugin[0], plugin[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	var conn *net.UnixConn
@@ -274,7 +329,7 @@ func RunRelay(args []string) int {
 	}
 	var copied chan struct{}
 	if conn != nil {
-		if _, err := fmt.Fprintln(conn, strconv.Quote(context)); err != nil {
+		if _, err := fmt.Fprintln(conn, id); err != nil {
 			conn = nil
 		}
 	}

@@ -28,13 +28,14 @@ type heard struct {
 	lines map[string][]string
 }
 
-func (h *heard) add(context, line string) {
+func (h *heard) add(contexts []string, line string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.lines == nil {
 		h.lines = map[string][]string{}
 	}
-	h.lines[context] = append(h.lines[context], line)
+	k := strings.Join(contexts, ",")
+	h.lines[k] = append(h.lines[k], line)
 }
 
 func (h *heard) of(context string) []string {
@@ -157,6 +158,72 @@ exec sleep 30`, "1s")
 	})
 }
 
+// Contexts that log in with the same plugin, as the AKS clusters of one
+// tenant or the clusters behind one OIDC issuer do, still share its run
+// (one device code, one browser tab), and what it prints is theirs.
+func TestRelayedPluginShared(t *testing.T) {
+	server, _ := pluginServer(t)
+	var h heard
+	out, err := ListenPluginOutput(h.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	dir := t.TempDir()
+	runs, command := filepath.Join(dir, "runs"), filepath.Join(dir, "tenant-login")
+	script := "#!/bin/sh\necho run >> " + runs + "\necho 'logged in to the tenant' >&2\n" +
+		`printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-plugin"}}'` + "\n"
+	if err := os.WriteFile(command, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(dir, "config")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: eu, cluster: {server: %[1]q, insecure-skip-tls-verify: true}}, {name: us, cluster: {server: %[1]q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: %[2]q, interactiveMode: Never}}}]
+contexts: [{name: aks-eu, context: {cluster: eu, user: u}}, {name: aks-us, context: {cluster: us, user: u}}]
+`, server, command)
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var conns []*Connection
+	for _, name := range []string{"aks-us", "aks-eu"} {
+		flags := NewConfigFlags()
+		flags.KubeConfig, flags.Context = &kc, &name
+		conn, err := Connect(flags, NoPluginTerminal, out.Relay(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, conn)
+	}
+	for _, conn := range conns {
+		for i, err := range burst(conn, 4) {
+			if err != nil {
+				t.Errorf("%s read %d: %v", conn.Options.Context, i, err)
+			}
+		}
+	}
+	if n := runsOf(t, runs); n != 1 {
+		t.Errorf("the shared plugin ran %d times, want once as without the relay", n)
+	}
+	if got := h.of("aks-eu,aks-us"); !slices.Equal(got, []string{"logged in to the tenant"}) {
+		t.Errorf("heard %q", h.lines)
+	}
+	if eu, us := out.Printed("aks-eu"), out.Printed("aks-us"); !slices.Equal(eu, us) || len(eu) != 1 {
+		t.Errorf("kept %q for aks-eu and %q for aks-us, want the shared run's line for both", eu, us)
+	}
+
+	// A plugin given the cluster's details runs for each cluster.
+	own := func(context string) string {
+		c := &rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "sh", ProvideClusterInfo: true}}
+		out.Relay(context)(c)
+		return c.ExecProvider.Args[2]
+	}
+	if own("gke-a") == own("gke-b") {
+		t.Error("a plugin given the cluster's details shares one run between clusters")
+	}
+}
+
 // A plugin that cannot be found is left to client-go, which says so (and
 // the error gives the installHint); a config without a plugin is left as
 // it is; a nil PluginOutput relays nothing.
@@ -186,15 +253,16 @@ func TestRelayLeaves(t *testing.T) {
 	if cfg.ExecProvider == orig || orig.Command != "sh" || cfg.ExecProvider.Args[0] != RelayArg || !slices.Equal(cfg.ExecProvider.Args[len(cfg.ExecProvider.Args)-2:], []string{"-c", "true"}) {
 		t.Errorf("relayed %+v (the kubeconfig's entry %+v must stay as it was)", cfg.ExecProvider, orig)
 	}
-	if p, c, ok := relayedOutput(cfg.ExecProvider); !ok || p != out || c != "c" {
-		t.Errorf("relayedOutput: %v %q %v", p, c, ok)
+	if p, id, ok := relayedOutput(cfg.ExecProvider); !ok || p != out || id != out.idOf["c"] {
+		t.Errorf("relayedOutput: %v %q %v", p, id, ok)
 	}
 }
 
-// relay runs the test binary as the relay of a shell script.
-func relay(t *testing.T, addr, context, script string) *exec.Cmd {
+// relay runs the test binary as the relay of a shell script, plugin id
+// at addr.
+func relay(t *testing.T, addr, id, script string) *exec.Cmd {
 	t.Helper()
-	return exec.Command(os.Args[0], RelayArg, addr, context, "--", "/bin/sh", "-c", script)
+	return exec.Command(os.Args[0], RelayArg, addr, id, "--", "/bin/sh", "-c", script)
 }
 
 // The relay passes the plugin's stdout, environment and exit code
@@ -207,7 +275,8 @@ func TestRelayPassesThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	cmd := relay(t, out.addr, "c", `echo "credential for $KUBERNETES_EXEC_INFO"; echo 'to the scan' >&2; exit 7`)
+	id := out.register("a plugin", "c")
+	cmd := relay(t, out.addr, id, `echo "credential for $KUBERNETES_EXEC_INFO"; echo 'to the scan' >&2; exit 7`)
 	cmd.Env = append(os.Environ(), "KUBERNETES_EXEC_INFO={}")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -230,7 +299,7 @@ func TestRelayPassesThrough(t *testing.T) {
 		t.Errorf("without the scan: exit %v, stderr %q; want 5 and the plugin's own words", err, stderr.String())
 	}
 
-	cmd = exec.Command(os.Args[0], RelayArg, out.addr, "c", "--", filepath.Join(t.TempDir(), "gone"))
+	cmd = exec.Command(os.Args[0], RelayArg, out.addr, id, "--", filepath.Join(t.TempDir(), "gone"))
 	err = cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 127 || len(out.Printed("c")) != 1 || !strings.HasPrefix(out.Printed("c")[0], "cannot start ") {
 		t.Errorf("a plugin that cannot start: exit %v, kept %q", err, out.Printed("c"))
@@ -245,7 +314,7 @@ func TestRelayStopsThePlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	cmd := relay(t, out.addr, "c", `echo $$; exec sleep 30`)
+	cmd := relay(t, out.addr, out.register("a plugin", "c"), `echo $$; exec sleep 30`)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
