@@ -182,6 +182,12 @@ func (l *linter) partition(docs []snapshot.Located) (map[string][]*unstructured.
 			l.rep.Skipped[kind]++
 			continue
 		}
+		if u.GetName() == "" && u.GetGenerateName() == "" {
+			// The API server refuses it, so no rule applies; and findings
+			// are keyed by name.
+			l.rep.Errors = append(l.rep.Errors, FileError{File: d.Source.File, Line: d.Source.Line, Message: unnamed(u)})
+			continue
+		}
 		switch {
 		case kind == "ClusterAnalysisTemplate" && u.GetNamespace() != "":
 			// kubectl apply ignores a cluster-scoped object's namespace.
@@ -500,4 +506,18 @@ func (r *Report) Summary() string {
 	}
 	return fmt.Sprintf("%d file(s), %d object(s), %d Rollout(s), %d Deployment(s)%s, %d skipped (kinds no rule reads), %d unreadable; %d finding(s): %d critical, %d warning, %d info; %d suppressed",
 		r.Files, r.Objects, r.Rollouts, r.Deployments, templates, skipped, len(r.Errors), len(r.Findings), bySev[diagnose.Critical], bySev[diagnose.Warning], bySev[diagnose.Info], len(r.Suppressed))
+}
+
+// unnamed says why an object has no name, for an object that has none.
+func unnamed(u *unstructured.Unstructured) string {
+	msg := u.GetKind() + " without metadata.name: the API server refuses it"
+	for k := range u.Object {
+		if k != "metadata" && strings.EqualFold(k, "metadata") {
+			return msg + fmt.Sprintf(" (its key %q is not metadata: field names are case-sensitive)", k)
+		}
+	}
+	if _, ok := u.Object["metadata"]; !ok {
+		return msg + " (it has no metadata)"
+	}
+	return msg
 }

@@ -77,6 +77,27 @@ func TestSyntaxErrorKeepsOtherFiles(t *testing.T) {
 	}
 }
 
+// Field names are case-sensitive, as the API server reads them: a Rollout
+// whose metadata key is misspelt has no name there and is refused, which
+// lint says at its line instead of judging it as "Rollout default/a" at no
+// line (found by FuzzLint); a misspelt key deeper down is not read.
+func TestFieldNamesAreCaseSensitive(t *testing.T) {
+	r := lintString(t, "apiVersion: v1\nkind: List\nitems:\n- apiVersion: argoproj.io/v1alpha1\n  kind: Rollout\n  mEtadata: {name: a}\n  spec: {strategy: {canary: {steps: [{setWeight: 100}]}}}\n", Options{Controller: cv("v1.9.3")})
+	want := `Rollout without metadata.name: the API server refuses it (its key "mEtadata" is not metadata: field names are case-sensitive)`
+	if len(r.Findings) != 0 || len(r.Errors) != 1 || r.Errors[0].Line != 4 || r.Errors[0].Message != want {
+		t.Errorf("findings %+v errors %+v, want one error at line 4: %s", r.Findings, r.Errors, want)
+	}
+	// Replicas: 5 is not spec.replicas: the controller's default of 1 stays,
+	// under minPodsPerReplicaSet 2.
+	in := strings.Replace(minPodsOverReplicas, "  replicas: 1\n", "  Replicas: 5\n", 1)
+	if !strings.Contains(in, "Replicas: 5") {
+		t.Fatal("the fixture changed")
+	}
+	if r := lintString(t, in, Options{Controller: cv("v1.8.2")}); len(r.Findings) != 1 || r.Findings[0].ID != "RD203" {
+		t.Errorf("findings %+v, want RD203 as for replicas 1 (a misspelt key is not read)", r.Findings)
+	}
+}
+
 // FuzzLint feeds arbitrary input through the loader and the static rules:
 // no panic, and every finding is located in the input.
 func FuzzLint(f *testing.F) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/fastjson"
 )
 
 // Group names used to pick objects out of a snapshot.
@@ -443,15 +446,23 @@ func Convert(u *unstructured.Unstructured, into interface{}) error {
 
 // decodeJSON decodes through JSON, whose errors name the field and which,
 // unlike the unstructured converter, refuses numbers that overflow their
-// field.
+// field. Field names match case-sensitively, as the API server reads them:
+// encoding/json would take "mEtadata" for metadata, and lint would judge
+// an object the API server sees without a name (and could not locate its
+// finding in the file).
 func decodeJSON(u *unstructured.Unstructured, into interface{}) error {
 	b, err := json.Marshal(u.Object)
 	if err != nil {
 		return err
 	}
-	err = json.Unmarshal(b, into)
+	if err = fastjson.CaseSensitive(b, into); err == nil {
+		return nil
+	}
+	// encoding/json words the same type error with the field's path, in a
+	// type this package can read.
+	jerr := json.Unmarshal(b, reflect.New(reflect.TypeOf(into).Elem()).Interface())
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
+	if errors.As(jerr, &te) && te.Field != "" {
 		return fmt.Errorf("%s: %s where %s is needed", te.Field, te.Value, te.Type)
 	}
 	return err
