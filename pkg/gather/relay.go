@@ -402,8 +402,9 @@ func finishRelay(conn *net.UnixConn, copied chan struct{}, stderr io.Writer, cod
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	conn.CloseWrite()
-	conn.SetReadDeadline(time.Now().Add(2 * time.Second))
-	io.Copy(io.Discard, conn)
+	if conn.CloseWrite() == nil { // else the scan sees the end as the relay exits
+		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		io.Copy(io.Discard, conn)
+	}
 	return code
 }
