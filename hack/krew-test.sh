@@ -22,7 +22,9 @@ if [[ ! -x $BIN/krew-$KREW_VERSION || ! -x $BIN/validate-krew-manifest-$KREW_VER
 		GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$BIN/krew-$KREW_VERSION" sigs.k8s.io/krew/cmd/krew &&
 		GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "$BIN/validate-krew-manifest-$KREW_VERSION" sigs.k8s.io/krew/cmd/validate-krew-manifest)
 fi
-[[ -f dist/krew.yaml && -f dist/kubectl-rolloutdoctor_linux_amd64.tar.gz ]] || hack/dist.sh
+# Always the checkout's archives: ones left in dist/ by an earlier build
+# would test an older binary.
+hack/dist.sh
 
 # plugins/krew.yaml is a template (placeholders, no sums); dist/krew.yaml has
 # the real sum of each archive next to it.
@@ -66,6 +68,25 @@ echo "$out"
 grep -q "rolloutdoctor $version" <<<"$out" || fail "version does not print $version"
 grep -q "models Argo Rollouts controller: v1.7.2 v1.8.2 v1.8.3 v1.9.3 v1.10.2" <<<"$out" || fail "version does not list the modeled controllers"
 
+# A scan over several clusters runs each context's credential plugin through
+# the installed binary (krew's symlink): what the plugin prints must reach
+# the cluster's section. Nothing listens at the server: the plugin fails
+# before a request is sent.
+printf '#!/bin/sh\necho "Token for $1 has expired" >&2\nexit 255\n' >"$tmp/sso-login"
+chmod +x "$tmp/sso-login"
+cat >"$tmp/plugins.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: eu, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: "$tmp/sso-login", args: [prod-eu], interactiveMode: Never}}}]
+contexts: [{name: prod-eu, context: {cluster: c, user: eu}}]
+KC
+out="$(kubectl rolloutdoctor scan --kubeconfig "$tmp/plugins.kubeconfig" --all-contexts --color never 2>&1 || true)"
+grep -q 'failed (exit code 255): it printed "Token for prod-eu has expired"' <<<"$out" &&
+	grep -q '^credential plugin of context prod-eu: Token for prod-eu has expired$' <<<"$out" ||
+	fail "a credential plugin's words did not reach the scan through the installed binary: $out"
+echo "krew-test: the installed binary relays credential plugins"
+
 # Completion through kubectl: kubectl 1.26+ runs kubectl_complete-rolloutdoctor
 # from PATH; the caveats tell the user to link it, and so does this test.
 link="$(sed -n 's/^ *ln -sf //p' dist/krew.yaml)"
@@ -88,4 +109,4 @@ list="$(kubectl krew list 2>&1)"
 grep -q rolloutdoctor <<<"$list" || fail "kubectl krew list does not show rolloutdoctor: $list"
 kubectl krew uninstall rolloutdoctor
 [[ ! -e $KREW_ROOT/bin/kubectl-rolloutdoctor ]] || fail "uninstall left the plugin behind"
-echo "krew-test: PASS (install, version, completion, uninstall)"
+echo "krew-test: PASS (install, version, plugin relay, completion, uninstall)"
