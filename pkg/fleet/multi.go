@@ -340,11 +340,14 @@ func scanOne(ctx context.Context, t Target, opt MultiOptions) (Cluster, []Row) {
 }
 
 // clusterError is the one line a cluster's section shows: what could not
-// be read and why, with the cause the context gives when it ended the read.
+// be read and why, with the cause the context gives when it ended the read
+// (unless the error already says what waited that long).
 func clusterError(ctx context.Context, err error, timeout time.Duration) string {
-	switch {
+	switch msg := firstLine(err); {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && strings.Contains(msg, "within "+timeout.String()):
+		return msg
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Sprintf("not read within %s (--request-timeout): %s", timeout, firstLine(err))
+		return fmt.Sprintf("not read within %s (--request-timeout): %s", timeout, msg)
 	case errors.Is(ctx.Err(), context.Canceled):
 		return "not read: interrupted while reading"
 	}

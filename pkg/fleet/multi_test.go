@@ -121,15 +121,21 @@ func TestScanClustersPartialFailure(t *testing.T) {
 	refused := Target{Context: "refused", Connect: func(context.Context) (dynamic.Interface, gather.FleetOptions, error) {
 		return nil, gather.FleetOptions{}, errors.New("the server has asked for the client to provide credentials\nmore detail")
 	}}
+	// One whose error says what it waited for is not told the timeout
+	// again.
+	frozen := Target{Context: "frozen", Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
+		<-ctx.Done()
+		return nil, gather.FleetOptions{}, errors.New("the API server at https://10.0.0.8 (context frozen) did not answer within 300ms: check …")
+	}}
 	var done atomic.Int32
 	start := time.Now()
-	rep := ScanClusters(context.Background(), []Target{okTarget(t, "b-prod", 3), hung, refused, okTarget(t, "a-prod", 0)},
+	rep := ScanClusters(context.Background(), []Target{okTarget(t, "b-prod", 3), hung, refused, okTarget(t, "a-prod", 0), frozen},
 		MultiOptions{Concurrency: 2, Timeout: 300 * time.Millisecond, Done: func(Cluster, []string) { done.Add(1) }})
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the scan took %s: the hung cluster was not bounded", took)
 	}
-	if done.Load() != 4 {
-		t.Errorf("Done called %d times, want 4", done.Load())
+	if done.Load() != 5 {
+		t.Errorf("Done called %d times, want 5", done.Load())
 	}
 	byName := map[string]Cluster{}
 	for _, c := range rep.Clusters {
@@ -137,6 +143,9 @@ func TestScanClustersPartialFailure(t *testing.T) {
 	}
 	if c := byName["hung"]; !strings.Contains(c.Error, "not read within 300ms") || !c.Retryable {
 		t.Errorf("hung: %+v", c)
+	}
+	if c := byName["frozen"]; !strings.HasPrefix(c.Error, "the API server at https://10.0.0.8 (context frozen) did not answer within 300ms") || !c.Retryable {
+		t.Errorf("frozen: %+v", c)
 	}
 	if c := byName["refused"]; c.Error != "the server has asked for the client to provide credentials" || c.Retryable {
 		t.Errorf("refused: %+v", c)
@@ -153,7 +162,7 @@ func TestScanClustersPartialFailure(t *testing.T) {
 	if rep.Rows[0].Cluster != "a-prod" || rep.Rows[1].Cluster != "b-prod" || rep.Rows[0].Worst != "critical" || rep.Rows[1].Name != "checkout-api" {
 		t.Errorf("order: %+v, %+v", rep.Rows[0], rep.Rows[1])
 	}
-	if rep.Worst() == 0 || len(rep.Unread()) != 2 || rep.Interrupted {
+	if rep.Worst() == 0 || len(rep.Unread()) != 3 || rep.Interrupted {
 		t.Errorf("worst %v, unread %v, interrupted %v", rep.Worst(), rep.Unread(), rep.Interrupted)
 	}
 	b2, err := json.Marshal(rep)
@@ -165,7 +174,7 @@ func TestScanClustersPartialFailure(t *testing.T) {
 		Clusters []map[string]interface{}
 		Rows     []map[string]interface{}
 	}
-	if err := json.Unmarshal(b2, &shape); err != nil || shape.Kind != "MultiClusterScan" || len(shape.Clusters) != 4 || shape.Rows[0]["cluster"] != "a-prod" || shape.Clusters[1]["error"] == nil {
+	if err := json.Unmarshal(b2, &shape); err != nil || shape.Kind != "MultiClusterScan" || len(shape.Clusters) != 5 || shape.Rows[0]["cluster"] != "a-prod" || shape.Clusters[1]["error"] == nil {
 		t.Errorf("JSON: %s", b2)
 	}
 }

@@ -334,7 +334,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 		if strings.HasPrefix(c.Context, "vpn-down") && !strings.Contains(c.Error, "(context "+c.Context+"): nothing answered the attempt to connect within 8s") {
 			t.Errorf("the cluster behind a VPN that is down: %q", c.Error)
 		}
-		if c.Context == "new" && !strings.Contains(c.Error, "not read within 8s") {
+		if c.Context == "new" && !strings.Contains(c.Error, "did not answer within 8s") && !strings.Contains(c.Error, "not read within 8s") {
 			t.Errorf("the frozen cluster: %q", c.Error)
 		}
 		if c.Context == "refused" && !strings.Contains(strings.ToLower(c.Error), "unauthorized") && !strings.Contains(c.Error, "credentials") {
