@@ -36,8 +36,8 @@ import (
 // So a scan has each context's plugin run through this binary
 // (RelayArg): the relay starts the plugin, hands it stdin, stdout and the
 // environment as client-go gave them, and sends its stderr to the scan
-// over a socket of the scan's own, where PluginOutput attributes it to its
-// context.
+// over a socket of the scan's own, where PluginOutput attributes it to the
+// contexts that use the plugin.
 
 // RelayArg, as the first argument, makes this binary relay a credential
 // plugin's stderr to a scan (RunRelay) instead of running a command.
