@@ -50,7 +50,10 @@ type monitor struct {
 
 	// first is the connection's first request over TLS; ready is closed
 	// once it has a connection (or has failed).
-	first     atomic.Bool
+	first atomic.Bool
+	// firstSent is whether the first request got past the credential
+	// layer to the network (nil until it is in it).
+	firstSent atomic.Pointer[atomic.Bool]
 	ready     chan struct{}
 	readyOnce sync.Once
 
@@ -112,21 +115,27 @@ type reachedKey struct{}
 // have waited as long for handshakes of their own. A server without
 // HTTP/2 gets a connection per request as before, the rest one handshake
 // later. Plain HTTP is let through: it has no handshake to wait for.
-func (m *monitor) connected(req *http.Request) (*http.Request, func(), error) {
+//
+// first is true for the request the others wait for.
+func (m *monitor) connected(req *http.Request) (_ *http.Request, opened func(), first bool, _ error) {
 	trace := m.dial.trace()
 	if req.URL.Scheme != "https" {
-		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), func() {}, nil
+		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), func() {}, false, nil
 	}
 	if m.first.CompareAndSwap(false, true) {
 		open := func() { m.readyOnce.Do(func() { close(m.ready) }) }
 		trace.GotConn = func(httptrace.GotConnInfo) { open() }
-		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), open, nil
+		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), open, true, nil
 	}
 	select {
 	case <-m.ready:
-		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), func() {}, nil
+		return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), func() {}, false, nil
 	case <-req.Context().Done():
-		return nil, nil, m.unconnected(req.Context(), req.Context().Err())
+		// It waited for the first request: what held that one holds it.
+		if sent := m.firstSent.Load(); m.cred != nil && (sent == nil || !sent.Load()) {
+			return nil, nil, false, m.credError(&pluginWait{err: req.Context().Err()})
+		}
+		return nil, nil, false, m.unconnected(req.Context(), req.Context().Err())
 	}
 }
 
@@ -395,7 +404,7 @@ type monitorTransport struct {
 }
 
 func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req, opened, err := t.m.connected(req)
+	req, opened, first, err := t.m.connected(req)
 	if err != nil {
 		return nil, err
 	}
@@ -404,6 +413,9 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	reached := new(atomic.Bool)
+	if first {
+		t.m.firstSent.Store(reached)
+	}
 	req = req.WithContext(context.WithValue(req.Context(), reachedKey{}, reached))
 	stop := t.m.arm(time.Now(), reached)
 	resp, err := t.send(req, reached)
@@ -411,15 +423,7 @@ func (t *monitorTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil && t.m.cred != nil && !reached.Load() {
 		// Nothing was sent: the credential plugin (or auth provider) failed
 		// or did not return.
-		c := t.m.cred
-		e := &CredentialPluginError{Command: c.Plugin, InstallHint: c.InstallHint, Provider: c.Provider, Issuer: c.Issuer, Err: err}
-		if c.printed != nil {
-			e.Relayed, e.Printed = true, c.printed()
-			// What it printed is not in the error's text, which is all
-			// net/http keeps when its timer ends the request.
-			t.m.keep(e)
-		}
-		err = e
+		err = t.m.credError(err)
 		if !errors.Is(err, context.Canceled) {
 			t.m.mu.Lock()
 			t.m.credErr, t.m.credAt = err, time.Now()
@@ -529,6 +533,20 @@ func (e *CredentialPluginError) Error() string {
 	return fmt.Sprintf("credential plugin %q: %v", e.Command, e.Err)
 }
 func (e *CredentialPluginError) Unwrap() error { return e.Err }
+
+// credError is err, a request's failure in the credential layer, as the
+// CredentialPluginError of the connection's plugin or auth provider.
+func (m *monitor) credError(err error) *CredentialPluginError {
+	c := m.cred
+	e := &CredentialPluginError{Command: c.Plugin, InstallHint: c.InstallHint, Provider: c.Provider, Issuer: c.Issuer, Err: err}
+	if c.printed != nil {
+		e.Relayed, e.Printed = true, c.printed()
+		// What it printed is not in the error's text, which is all
+		// net/http keeps when its timer ends the request.
+		m.keep(e)
+	}
+	return e
+}
 
 // pluginWait is a request whose context ended while the credential
 // plugin was still running.

@@ -201,6 +201,22 @@ func TestCredentialPlugins(t *testing.T) {
 	})
 }
 
+// A scan's lists go out at once and all but the first wait for its
+// connection: when the first is held by a plugin that never returns, each
+// of them says so too. Before, the lists that waited said the API server
+// "did not answer", and a scan reported that whenever its Rollout list
+// was not the first out.
+func TestEveryRequestNamesThePluginItWaitedFor(t *testing.T) {
+	server, _ := pluginServer(t)
+	conn, _ := pluginConnection(t, server, "exec sleep 30", "", "", "600ms")
+	t.Cleanup(StopAbandonedPlugins)
+	for i, err := range burst(conn, 6) {
+		if err == nil || !strings.Contains(err.Error(), pluginWaitText) {
+			t.Errorf("read %d: %v, want the plugin wait", i, err)
+		}
+	}
+}
+
 // A request given up on while its plugin ran is not sent when the plugin
 // returns after all: a write reported as failed must stay unwritten.
 func TestNothingSentAfterAPluginWait(t *testing.T) {
