@@ -104,12 +104,18 @@ func NotFound(t testing.TB, delay time.Duration) string {
 
 // ConnectProxy is an HTTP proxy on 127.0.0.1 that answers CONNECT with
 // status (407, 403, 502 …); with 200 it tunnels to the address asked for,
-// as a corporate proxy does. It returns the proxy's http:// URL.
+// as a corporate proxy does; with 0 it never answers, as a proxy that
+// cannot reach the address and does not say so. It returns the proxy's
+// http:// URL.
 func ConnectProxy(t testing.TB, status int) string {
 	t.Helper()
 	return "http://" + serveEach(t, func(c net.Conn) {
 		req, err := http.ReadRequest(bufio.NewReader(c))
 		if err != nil || req.Method != http.MethodConnect {
+			return
+		}
+		if status == 0 {
+			io.Copy(io.Discard, c) // until the client gives up
 			return
 		}
 		if status != http.StatusOK {
@@ -142,6 +148,21 @@ func SOCKSRefusing(t testing.TB) string {
 			return
 		}
 		c.Write([]byte{5, 5, 0, 1, 0, 0, 0, 0, 0, 0})
+	})
+}
+
+// SOCKSSilent is a SOCKS5 proxy on 127.0.0.1 that takes the greeting
+// and the CONNECT and never answers it (an ssh -D whose far side cannot
+// reach the address); it returns the proxy's socks5:// URL.
+func SOCKSSilent(t testing.TB) string {
+	t.Helper()
+	return "socks5://" + serveEach(t, func(c net.Conn) {
+		hello := make([]byte, 3)
+		if _, err := io.ReadFull(c, hello); err != nil {
+			return
+		}
+		c.Write([]byte{5, 0})
+		io.Copy(io.Discard, c) // until the client gives up
 	})
 }
 

@@ -143,9 +143,16 @@ func (m *monitor) connected(req *http.Request) (_ *http.Request, opened func(), 
 // request that times out before it has a connection did not wait for an
 // answer, and what it waited for instead (a host name lookup, or a TCP
 // connection that nothing answers) is what the engineer must fix.
+//
+// secure is whether a TLS handshake began: through a proxy, a connection
+// made without one is still waiting for the proxy to open the tunnel.
 type dialProgress struct {
-	lookup, looked, tried, made atomic.Bool
+	lookup, looked, tried, made, secure atomic.Bool
 }
+
+// tunnelling is true when a connection to the proxy was made and nothing
+// began over it yet: the proxy has not opened the tunnel it was asked for.
+func (d *dialProgress) tunnelling() bool { return d.made.Load() && !d.secure.Load() }
 
 // Waiting is what a request that has had no answer for a while waits for
 // (see Connection.OnWaiting): the credential layer, a connection, or, when
@@ -176,9 +183,10 @@ func (d *dialProgress) waiting() Waiting {
 
 func (d *dialProgress) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		DNSStart:     func(httptrace.DNSStartInfo) { d.lookup.Store(true) },
-		DNSDone:      func(httptrace.DNSDoneInfo) { d.looked.Store(true) },
-		ConnectStart: func(string, string) { d.tried.Store(true) },
+		DNSStart:          func(httptrace.DNSStartInfo) { d.lookup.Store(true) },
+		DNSDone:           func(httptrace.DNSDoneInfo) { d.looked.Store(true) },
+		ConnectStart:      func(string, string) { d.tried.Store(true) },
+		TLSHandshakeStart: func() { d.secure.Store(true) },
 		ConnectDone: func(_, _ string, err error) {
 			if err == nil {
 				d.made.Store(true)
@@ -201,6 +209,11 @@ func (m *monitor) unconnected(ctx context.Context, err error) error {
 	}
 	w := m.dial.waiting()
 	switch {
+	case m.proxy != nil && strings.HasPrefix(m.server, "https://") && m.dial.tunnelling():
+		// An HTTP proxy that has not answered the CONNECT, or a SOCKS
+		// proxy its request (an https:// proxy's own handshake counts
+		// as begun, and is left to the other cases).
+		err = m.proxy.silent(m.server, err)
 	case !w.Connecting: // connected once, still in the credential layer, or never sent
 		return err
 	case m.proxy != nil:
@@ -822,7 +835,7 @@ func netError(err error, o Options) *Error {
 	}
 	var pe *ProxyError
 	if errors.As(err, &pe) {
-		return &Error{Retryable: pe.retryable(), Msg: pe.describe(o.Context)}
+		return &Error{Retryable: pe.retryable(), Msg: pe.describe(o.Context, o.Timeout)}
 	}
 	var cpe *CredentialPluginError
 	if errors.As(err, &cpe) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/net/http/httpproxy"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -92,6 +93,14 @@ func (r *proxyRoute) failure(err error, server string) error {
 	return err
 }
 
+// silent is the ProxyError of a request to server that timed out while
+// the proxy, connected, had not opened the tunnel: the proxy cannot reach
+// the server (a private endpoint, a firewall between them) and does not
+// say so.
+func (r *proxyRoute) silent(server string, err error) *ProxyError {
+	return &ProxyError{Proxy: r.url, From: r.from, Server: server, Reached: true, Silent: true, Err: err}
+}
+
 // unreached is the ProxyError of a request to server that did not get
 // through to the proxy itself, for err.
 func (r *proxyRoute) unreached(server string, err error) *ProxyError {
@@ -124,12 +133,18 @@ type ProxyError struct {
 	Reached bool
 	Status  string
 	Code    int
-	Err     error
+	// Silent: the proxy took the connection but had not opened the
+	// tunnel when the request's time was up.
+	Silent bool
+	Err    error
 
 	local bool // the proxy is on this machine (a tunnel)
 }
 
 func (e *ProxyError) Error() string {
+	if e.Silent {
+		return fmt.Sprintf("proxy %s: no tunnel opened: %v", e.Proxy, e.Err)
+	}
 	if e.Reached {
 		return fmt.Sprintf("proxy %s: %s", e.Proxy, e.Status)
 	}
@@ -143,8 +158,8 @@ func (e *ProxyError) Unwrap() error { return e.Err }
 func (e *ProxyError) retryable() bool { return !e.Reached || e.Code >= 500 || e.Code == 0 }
 
 // describe words the error in one line; context names the kubeconfig
-// context ("" when unknown).
-func (e *ProxyError) describe(context string) string {
+// context ("" when unknown), timeout is the request's bound.
+func (e *ProxyError) describe(context string, timeout time.Duration) string {
 	server := "the API server"
 	if e.Server != "" {
 		server += " at " + e.Server
@@ -163,6 +178,17 @@ func (e *ProxyError) describe(context string) string {
 			fix = "nothing answers there: start the tunnel or local proxy it names (ssh -D, a bastion or VPN client), or fix " + setting
 		}
 		return fmt.Sprintf("cannot reach %s on the way to %s: %s: %s", proxy, server, dialCause(e.Err), fix)
+	}
+	if e.Silent {
+		within := ""
+		if timeout > 0 {
+			within = " within " + timeout.String()
+		}
+		fix := "check that the cluster is up and that the proxy may reach it (a private endpoint, a firewall between them), or raise --request-timeout"
+		if e.From != "proxy-url" {
+			fix += "; add the server's host to NO_PROXY if it is reachable without the proxy"
+		}
+		return fmt.Sprintf("%s took the connection but had not opened one to %s%s: %s", proxy, server, within, fix)
 	}
 	var fix string
 	switch {

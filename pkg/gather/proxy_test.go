@@ -42,6 +42,10 @@ func TestProxyFailures(t *testing.T) {
 			"it answered 502 Bad Gateway: the proxy could not reach the API server", true},
 		{"SOCKS refused", func(t *testing.T) string { return nettest.SOCKSRefusing(t) }, "did not open a connection to the API server at " + apiServer.URL + " (context lab): it answered ", true},
 		{"tunnel", func(t *testing.T) string { return nettest.ConnectProxy(t, 200) }, `rollout "x" not found in namespace "shop"`, false},
+		{"proxy silent", func(t *testing.T) string { return nettest.ConnectProxy(t, 0) },
+			"(the kubeconfig's proxy-url) took the connection but had not opened one to the API server at " + apiServer.URL + " (context lab) within 1s: check that the cluster is up and that the proxy may reach it", true},
+		{"SOCKS silent", func(t *testing.T) string { return nettest.SOCKSSilent(t) },
+			"(the kubeconfig's proxy-url) took the connection but had not opened one to the API server at " + apiServer.URL + " (context lab) within 1s: check that the cluster is up and that the proxy may reach it", true},
 		{"proxy drops", func(t *testing.T) string { return "http://" + strings.TrimPrefix(nettest.Blackhole(t), "https://") },
 			"on the way to the API server at " + apiServer.URL + " (context lab): nothing answered the attempt to connect: nothing answers there: start the tunnel", true},
 	} {
@@ -56,7 +60,7 @@ contexts: [{name: lab, context: {cluster: c, user: u, namespace: shop}}]
 current-context: lab
 `, apiServer.URL, proxy)), 0o600)
 			timeout := "5s"
-			if tc.name == "proxy drops" {
+			if tc.name == "proxy drops" || strings.HasSuffix(tc.name, "silent") {
 				timeout = "1s" // the time it waits for nothing
 			}
 			conn := connectKubeconfig(t, path, timeout)
