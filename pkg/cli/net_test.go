@@ -273,3 +273,14 @@ func TestBadArgumentsExitThree(t *testing.T) {
 		}
 	}
 }
+
+// A proxy that took the connection and has not opened the tunnel is what
+// the waiting line names, not the API server.
+func TestWaitingForATunnel(t *testing.T) {
+	opt := gather.Options{Context: "lab", Server: "https://10.0.0.1:6443", Timeout: 30 * time.Second}
+	got := waitingLine(opt, gather.Waiting{Tunnel: true, Proxy: "http://proxy.corp:3128 (from HTTPS_PROXY)"})
+	want := "waiting for the proxy http://proxy.corp:3128 (from HTTPS_PROXY) to open a tunnel to the API server at https://10.0.0.1:6443 (context lab): it took the connection and has not answered yet … (Ctrl-C to stop; giving up after 30s)"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

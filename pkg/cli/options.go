@@ -318,6 +318,8 @@ func waitingLine(opt gather.Options, w gather.Waiting) string {
 		return fmt.Sprintf("waiting for the host name of %s to resolve (the DNS server has not answered: one reached only over a VPN?) … (Ctrl-C to stop%s)", opt.APIServer(), bound)
 	case cred == nil && w.Connecting && w.Proxy != "":
 		return fmt.Sprintf("waiting for a connection to the proxy %s on the way to %s: nothing has answered yet … (Ctrl-C to stop%s)", w.Proxy, opt.APIServer(), bound)
+	case cred == nil && w.Tunnel:
+		return fmt.Sprintf("waiting for the proxy %s to open a tunnel to %s: it took the connection and has not answered yet … (Ctrl-C to stop%s)", w.Proxy, opt.APIServer(), bound)
 	case cred == nil && w.Connecting:
 		return fmt.Sprintf("waiting for a connection to %s: nothing has answered yet (a private endpoint needs its VPN) … (Ctrl-C to stop%s)", opt.APIServer(), bound)
 	case cred == nil:

@@ -154,6 +154,12 @@ type dialProgress struct {
 // began over it yet: the proxy has not opened the tunnel it was asked for.
 func (d *dialProgress) tunnelling() bool { return d.made.Load() && !d.secure.Load() }
 
+// tunnelPending is true when the requests wait for the proxy on the way
+// to open the tunnel to the API server.
+func (m *monitor) tunnelPending() bool {
+	return m.proxy != nil && strings.HasPrefix(m.server, "https://") && m.dial.tunnelling()
+}
+
 // Waiting is what a request that has had no answer for a while waits for
 // (see Connection.OnWaiting): the credential layer, a connection, or, when
 // neither, the API server's answer.
@@ -165,7 +171,10 @@ type Waiting struct {
 	// to Proxy (its URL and where it is set) on the way; LookingUp: the
 	// host name has not resolved yet.
 	Connecting, LookingUp bool
-	Proxy                 string
+	// Tunnel: connected to Proxy, which has not yet opened the tunnel to
+	// the API server.
+	Tunnel bool
+	Proxy  string
 }
 
 // waiting is what the attempts to connect so far leave to wait for.
@@ -209,7 +218,7 @@ func (m *monitor) unconnected(ctx context.Context, err error) error {
 	}
 	w := m.dial.waiting()
 	switch {
-	case m.proxy != nil && strings.HasPrefix(m.server, "https://") && m.dial.tunnelling():
+	case m.tunnelPending():
 		// An HTTP proxy that has not answered the CONNECT, or a SOCKS
 		// proxy its request (an https:// proxy's own handshake counts
 		// as begun, and is left to the other cases).
@@ -390,10 +399,13 @@ func (m *monitor) arm(start time.Time, reached *atomic.Bool) func() {
 		m.mu.Unlock()
 		if quiet {
 			w := m.dial.waiting()
-			if m.cred != nil && !reached.Load() {
+			switch {
+			case m.cred != nil && !reached.Load():
 				w = Waiting{Cred: m.cred}
-			} else if w.Connecting && m.proxy != nil {
+			case w.Connecting && m.proxy != nil:
 				w.Proxy = m.proxy.String()
+			case m.tunnelPending():
+				w = Waiting{Tunnel: true, Proxy: m.proxy.String()}
 			}
 			m.once.Do(func() { notify(w) })
 		}

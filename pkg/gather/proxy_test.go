@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -64,11 +66,17 @@ current-context: lab
 				timeout = "1s" // the time it waits for nothing
 			}
 			conn := connectKubeconfig(t, path, timeout)
+			var waited atomic.Value
+			conn.OnWaiting(300*time.Millisecond, func(w Waiting) { waited.Store(w) })
 			opt := conn.Options
 			opt.Namespace, opt.Name, opt.SkipController = "shop", "x", true
 			_, err := Rollout(context.Background(), conn.Dynamic, opt)
 			if err == nil || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("got  %v\nwant it to say %q", err, tc.says)
+			}
+			// Waiting for a tunnel is told apart from waiting for the server.
+			if w, _ := waited.Load().(Waiting); strings.HasSuffix(tc.name, "silent") && (!w.Tunnel || !strings.HasPrefix(w.Proxy, proxy)) {
+				t.Errorf("the waiting notice: %+v, want the tunnel through %s", w, proxy)
 			}
 			if tc.name != "tunnel" {
 				if !strings.Contains(err.Error(), proxy) {
