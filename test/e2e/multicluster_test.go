@@ -159,8 +159,9 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 		}
 	}
 
-	// Corporate proxies: one that tunnels, one that wants a login.
-	tunnel, proxyLogin := nettest.ConnectProxy(t, 200), nettest.ConnectProxy(t, 407)
+	// Corporate proxies: one that tunnels, one that wants a login, one
+	// that takes the connection and never opens the tunnel.
+	tunnel, proxyLogin, proxySilent := nettest.ConnectProxy(t, 200), nettest.ConnectProxy(t, 407), nettest.ConnectProxy(t, 0)
 
 	// One kubeconfig with every context: the suite's lab, the two others,
 	// the suite's server with a token it does not know, and the oldest lab
@@ -195,7 +196,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 			merged.AuthInfos["old-sa"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1",
 				Command: tokenPlugin, Env: []clientcmdapi.ExecEnvVar{{Name: "SA_TOKEN", Value: saToken}}, InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}
 			merged.Contexts["old-sa"] = &clientcmdapi.Context{Cluster: name, AuthInfo: "old-sa"}
-			for ctx, proxy := range map[string]string{"old-proxied": tunnel, "proxy-login": proxyLogin} {
+			for ctx, proxy := range map[string]string{"old-proxied": tunnel, "proxy-login": proxyLogin, "proxy-silent": proxySilent} {
 				merged.Clusters[ctx] = c.Clusters[cur.Cluster].DeepCopy()
 				merged.Clusters[ctx].ProxyURL = proxy
 				merged.Contexts[ctx] = &clientcmdapi.Context{Cluster: ctx, AuthInfo: name}
@@ -209,7 +210,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	merged.Clusters["bare"].Server = bare
 	merged.Contexts["bare"] = &clientcmdapi.Context{Cluster: "bare", AuthInfo: "old"}
 	// Three clusters behind a VPN that is down: nothing answers their
-	// addresses. With thirteen contexts, more than the eight read at once,
+	// addresses. With fourteen contexts, more than the eight read at once,
 	// each cluster is reached first, and these take no turn.
 	// (nettest.Blackhole skips a test where the kernel resets such attempts
 	// instead; this one must not be skipped for it.)
@@ -297,7 +298,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 		}
 	}()
 	rep, code, stderr, took := scan("--all-contexts", "--request-timeout", "8s")
-	if code != 2 || !strings.Contains(stderr, "7 of 13 cluster(s) could not be read (new, proxy-login, refused, stuck-login, vpn-down-1, vpn-down-2, vpn-down-3)") {
+	if code != 2 || !strings.Contains(stderr, "8 of 14 cluster(s) could not be read (new, proxy-login, proxy-silent, refused, stuck-login, vpn-down-1, vpn-down-2, vpn-down-3)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	// What the plugins print reaches stderr with the context that ran it.
@@ -320,12 +321,15 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 		if c.Context == "old-proxied" && (c.NotReadAgain || c.SameAs != "old" || c.Rollouts != 1 || c.ListedElsewhere != 1) {
 			t.Errorf("old through a proxy: %+v, want its one Rollout read and listed under old", c)
 		}
+		if c.Context == "proxy-silent" && !strings.Contains(c.Error, "the proxy "+proxySilent+" (the kubeconfig's proxy-url) took the connection but had not opened one to the API server at ") {
+			t.Errorf("the context behind a proxy that never opens the tunnel: %q", c.Error)
+		}
 		if c.Context == "proxy-login" && !strings.Contains(c.Error, "the proxy "+proxyLogin+" (the kubeconfig's proxy-url) did not open a connection to the API server at ") {
 			t.Errorf("the context behind a proxy that wants a login: %q", c.Error)
 		}
 		// A scheduled scan may try again what the network or a slow server
 		// kept from it, not what a person must fix first.
-		if c.Error != "" && c.Retryable != map[string]bool{"new": true, "vpn-down-1": true, "vpn-down-2": true, "vpn-down-3": true}[c.Context] {
+		if c.Error != "" && c.Retryable != map[string]bool{"new": true, "proxy-silent": true, "vpn-down-1": true, "vpn-down-2": true, "vpn-down-3": true}[c.Context] {
 			t.Errorf("%s: retryable %t: %s", c.Context, c.Retryable, c.Error)
 		}
 		if c.Context == "bare" && (!c.NotInstalled || c.Error != "" || c.Rollouts != 0) {
