@@ -631,7 +631,9 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 			within = " within " + timeout.String()
 		}
 		if said := e.said(); said != "" {
-			return fmt.Sprintf("%s did not return%s (is it waiting for a login?); it printed %s: run `%s` to see what it asks, or raise --request-timeout", of, within, said, run)
+			// Its prompt was on the terminal as it came: a login finished
+			// within the bound lets the scan go on.
+			return fmt.Sprintf("%s did not return%s (is it waiting for a login?); it printed %s: do what it asks within --request-timeout (raise it), or log in first with `%s`", of, within, said, run)
 		}
 		return fmt.Sprintf("%s did not return%s (is it waiting for a login?): run `%s` to see what it asks, or raise --request-timeout", of, within, run)
 	case strings.Contains(msg, "exec: executable") && strings.Contains(msg, "not found"):

@@ -151,7 +151,7 @@ exit 3`, name), "5s")
 		t.Cleanup(StopAbandonedPlugins)
 		conn, command := relayedConnection(t, out, server, "device", `echo 'To sign in, open https://login.example/device and enter the code LAB-1234' >&2
 exec sleep 30`, "1s")
-		want := fmt.Sprintf(`the credential plugin %q of context device did not return within 1s (is it waiting for a login?); it printed "To sign in, open https://login.example/device and enter the code LAB-1234": run `, command)
+		want := fmt.Sprintf(`the credential plugin %q of context device did not return within 1s (is it waiting for a login?); it printed "To sign in, open https://login.example/device and enter the code LAB-1234": do what it asks within --request-timeout (raise it), or log in first with `+"`kubectl --context device get --raw /version`", command)
 		if err := read(conn); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("err %v\nwant %s…", err, want)
 		}
