@@ -147,6 +147,26 @@ exit 3`, name), "5s")
 		}
 	})
 
+	t.Run("a login done while the scan waits", func(t *testing.T) {
+		// The prompt reaches the terminal as it comes: whoever follows it
+		// within the request's bound lets the read go on.
+		done := filepath.Join(t.TempDir(), "logged-in")
+		conn, _ := relayedConnection(t, out, server, "later", fmt.Sprintf(`echo 'To sign in, open https://login.example/device and enter the code LAB-5678' >&2
+while [ ! -e %q ]; do sleep 0.05; done
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-plugin"}}'`, done), "10s")
+		go func() {
+			for start := time.Now(); len(h.of("later")) == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Since(start) > 10*time.Second {
+					return // the read fails: the prompt never came
+				}
+			}
+			os.WriteFile(done, nil, 0o600) // the person logs in
+		}()
+		if err := burst(conn, 1)[0]; err != nil {
+			t.Errorf("err %v, want the read to go on after the login", err)
+		}
+	})
+
 	t.Run("never returns", func(t *testing.T) {
 		t.Cleanup(StopAbandonedPlugins)
 		conn, command := relayedConnection(t, out, server, "device", `echo 'To sign in, open https://login.example/device and enter the code LAB-1234' >&2
