@@ -108,7 +108,7 @@ func podSpecImages(dec *jsontext.Decoder, s *corev1.PodSpec) error {
 			return err
 		}
 		if !nameIs(name, "containers") {
-			if _, err := dec.ReadValue(); err != nil {
+			if err := dec.SkipValue(); err != nil {
 				return err
 			}
 			continue
@@ -189,7 +189,7 @@ func containerImage(dec *jsontext.Decoder) (corev1.Container, error) {
 		case nameIs(name, "image"):
 			to, field = &c.Image, "image"
 		default:
-			if _, err := dec.ReadValue(); err != nil {
+			if err := dec.SkipValue(); err != nil {
 				return c, err
 			}
 			continue

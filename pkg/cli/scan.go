@@ -327,7 +327,7 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 			continue
 		}
 		if pattern, ok := strings.CutPrefix(n, "!"); ok {
-			matched, err := matchContexts(all, raw, pattern)
+			matched, err := matchContexts(all, pattern)
 			if err != nil {
 				return nil, err
 			}
@@ -336,7 +336,7 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 			}
 			continue
 		}
-		matched, err := matchContexts(all, raw, n)
+		matched, err := matchContexts(all, n)
 		if err != nil {
 			return nil, err
 		}
@@ -351,13 +351,13 @@ func (o *ScanOptions) contextNames(raw clientcmdapi.Config) ([]string, error) {
 	return names, nil
 }
 
-// matchContexts is the context named n, or, when there is none and n is
-// a pattern (prod-*, *-eu-?), every context it matches, in name order; a
-// name is taken as it is first, since a context may be called anything.
-// Matching nothing is a usage error: a mistyped name would otherwise scan
-// other clusters than meant, or none.
-func matchContexts(all []string, raw clientcmdapi.Config, n string) ([]string, error) {
-	if _, ok := raw.Contexts[n]; ok {
+// matchContexts is the context named n in all (sorted), or, when there
+// is none and n is a pattern (prod-*, *-eu-?), every context it matches,
+// in name order; a name is taken as it is first, since a context may be
+// called anything. Matching nothing is a usage error: a mistyped name
+// would otherwise scan other clusters than meant, or none.
+func matchContexts(all []string, n string) ([]string, error) {
+	if _, ok := slices.BinarySearch(all, n); ok {
 		return []string{n}, nil
 	}
 	if !strings.ContainsAny(n, "*?[") {

@@ -130,6 +130,10 @@ func (r *MultiReport) Unread() []string {
 	return out
 }
 
+// interruptedBeforeTurn is the section of a cluster Ctrl-C stopped before
+// it was read.
+const interruptedBeforeTurn = "not read: interrupted before its turn"
+
 // maxReaching bounds the connections opened at once to reach clusters:
 // a file descriptor each, and macOS gives a process 256 by default.
 const maxReaching = 64
@@ -206,7 +210,7 @@ func ScanClusters(ctx context.Context, targets []Target, opt MultiOptions) *Mult
 			case sem <- struct{}{}:
 				defer func() { <-sem }()
 			case <-ctx.Done():
-				rep.Clusters[i] = Cluster{Context: t.Context, Error: "not read: interrupted before its turn"}
+				rep.Clusters[i] = Cluster{Context: t.Context, Error: interruptedBeforeTurn}
 				return
 			}
 			c, r := scanOne(ctx, t, opt)
@@ -281,7 +285,7 @@ func reach(ctx context.Context, t Target, opt MultiOptions, slots chan struct{})
 	case slots <- struct{}{}:
 		defer func() { <-slots }()
 	case <-ctx.Done():
-		return Cluster{Context: t.Context, Error: "not read: interrupted before its turn"}, false
+		return Cluster{Context: t.Context, Error: interruptedBeforeTurn}, false
 	}
 	if opt.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -293,7 +297,7 @@ func reach(ctx context.Context, t Target, opt MultiOptions, slots chan struct{})
 	case err == nil:
 		return Cluster{}, true
 	case errors.Is(ctx.Err(), context.Canceled):
-		return Cluster{Context: t.Context, Error: "not read: interrupted before its turn"}, false
+		return Cluster{Context: t.Context, Error: interruptedBeforeTurn}, false
 	}
 	return Cluster{Context: t.Context, Error: clusterError(ctx, err, opt.Timeout), Retryable: retryable(ctx, err),
 		Seconds: time.Since(start).Round(time.Millisecond).Seconds()}, false
@@ -355,9 +359,9 @@ func clusterError(ctx context.Context, err error, timeout time.Duration) string 
 }
 
 // retryable is true when a later read of the cluster may succeed: as the
-// read's error says (gather.IsRetryable: a credential plugin that waits
-// for a login is not, though it too ran out of time), or, for an error
-// the read did not word, when the cluster's time ran out.
+// read's error says (gather.Error's Retryable: a credential plugin that
+// waits for a login is not, though it too ran out of time), or, for an
+// error the read did not word, when the cluster's time ran out.
 func retryable(ctx context.Context, err error) bool {
 	var ge *gather.Error
 	if errors.As(err, &ge) {

@@ -626,10 +626,7 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 	var wait *pluginWait
 	switch {
 	case errors.As(e.Err, &wait):
-		within := ""
-		if timeout > 0 {
-			within = " within " + timeout.String()
-		}
+		within := withinBound(timeout)
 		if said := e.said(); said != "" {
 			// Its prompt was on the terminal as it came: a login finished
 			// within the bound lets the scan go on.
@@ -688,10 +685,7 @@ func (e *CredentialPluginError) describeProvider(context string, timeout time.Du
 	}
 	var wait *pluginWait
 	if errors.As(e.Err, &wait) {
-		within := ""
-		if timeout > 0 {
-			within = " within " + timeout.String()
-		}
+		within := withinBound(timeout)
 		return fmt.Sprintf("%s did not get a token%s%s: check that %s is reachable from here (VPN, proxy), or raise --request-timeout", of, within, at, issuer)
 	}
 	cause, fix := oneLine(e.Err), "log in again for a new refresh token (the old one expired or was revoked?)"
@@ -705,6 +699,14 @@ func (e *CredentialPluginError) describeProvider(context string, timeout time.Du
 	return fmt.Sprintf("%s could not get a token%s: %s: %s", of, at, cause, fix)
 }
 
+// withinBound is " within d" for a message, or "" when there is no bound.
+func withinBound(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return " within " + d.String()
+}
+
 // handshakeTimeout is a TLS handshake that did not finish within the
 // transport's bound.
 type handshakeTimeout struct {
@@ -715,6 +717,15 @@ type handshakeTimeout struct {
 func (e *handshakeTimeout) Error() string { return e.err.Error() }
 func (e *handshakeTimeout) Unwrap() error { return e.err }
 func (e *handshakeTimeout) Timeout() bool { return true }
+
+// bound is the transport's handshake bound (0 when e is nil or it is not
+// known).
+func (e *handshakeTimeout) bound() time.Duration {
+	if e == nil {
+		return 0
+	}
+	return e.after
+}
 
 // firstLine is s up to its first line break.
 func firstLine(s string) string {
@@ -876,27 +887,19 @@ func netError(err error, o Options) *Error {
 	reachable := "check that the cluster is up and reachable from here (VPN, proxy, --context)"
 	var nc *NotConnectedError
 	if errors.As(err, &nc) { // a timeout, whatever net/http's words for it
-		within := ""
-		if o.Timeout > 0 {
-			within = " within " + o.Timeout.String()
-		}
+		within := withinBound(o.Timeout)
 		return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: %s: %s, or raise --request-timeout", o.APIServer(), nc.cause(within, true), reachable)}
 	}
 	switch {
 	case errors.Is(err, context.Canceled) || strings.Contains(msg, "context canceled"):
 		return nil // Ctrl-C, not the network
 	case strings.Contains(msg, "TLS handshake timeout"):
-		within := ""
 		var ht *handshakeTimeout
-		if errors.As(err, &ht) && ht.after > 0 {
-			within = " within " + ht.after.String()
-		}
+		errors.As(err, &ht) // nil when net/http's words are all there is
+		within := withinBound(ht.bound())
 		return &Error{Retryable: true, Msg: fmt.Sprintf("%s did not complete the TLS handshake%s: %s", o.APIServer(), within, reachable)}
 	case isTimeout(err):
-		within := ""
-		if o.Timeout > 0 {
-			within = " within " + o.Timeout.String()
-		}
+		within := withinBound(o.Timeout)
 		var de *net.DNSError
 		if errors.As(err, &de) { // the resolver's own timeout, before the request's
 			return &Error{Retryable: true, Msg: fmt.Sprintf("cannot reach %s: %s: check --context, the VPN and DNS", o.APIServer(), dialCause(err))}

@@ -98,7 +98,7 @@ func (r *proxyRoute) failure(err error, server string) error {
 // the server (a private endpoint, a firewall between them) and does not
 // say so.
 func (r *proxyRoute) silent(server string, err error) *ProxyError {
-	return &ProxyError{Proxy: r.url, From: r.from, Server: server, Reached: true, Silent: true, Err: err}
+	return &ProxyError{Proxy: r.url, From: r.from, Server: server, Silent: true, Err: err}
 }
 
 // unreached is the ProxyError of a request to server that did not get
@@ -133,8 +133,8 @@ type ProxyError struct {
 	Reached bool
 	Status  string
 	Code    int
-	// Silent: the proxy took the connection but had not opened the
-	// tunnel when the request's time was up.
+	// Silent: the proxy took the connection but had not answered the
+	// request for a tunnel when the request's time was up.
 	Silent bool
 	Err    error
 
@@ -172,23 +172,24 @@ func (e *ProxyError) describe(context string, timeout time.Duration) string {
 	if e.From == "proxy-url" {
 		setting = "the cluster's proxy-url in the kubeconfig"
 	}
+	// What may also be at fault when the environment names the proxy.
+	noProxy := ""
+	if e.From != "proxy-url" {
+		noProxy = "add the server's host to NO_PROXY if it is reachable without the proxy"
+	}
+	if e.Silent {
+		fix := "check that the cluster is up and that the proxy may reach it (a private endpoint, a firewall between them), or raise --request-timeout"
+		if noProxy != "" {
+			fix += "; " + noProxy
+		}
+		return fmt.Sprintf("%s took the connection but had not opened one to %s%s: %s", proxy, server, withinBound(timeout), fix)
+	}
 	if !e.Reached {
 		fix := "check " + setting + " and that the proxy is up"
 		if e.local {
 			fix = "nothing answers there: start the tunnel or local proxy it names (ssh -D, a bastion or VPN client), or fix " + setting
 		}
 		return fmt.Sprintf("cannot reach %s on the way to %s: %s: %s", proxy, server, dialCause(e.Err), fix)
-	}
-	if e.Silent {
-		within := ""
-		if timeout > 0 {
-			within = " within " + timeout.String()
-		}
-		fix := "check that the cluster is up and that the proxy may reach it (a private endpoint, a firewall between them), or raise --request-timeout"
-		if e.From != "proxy-url" {
-			fix += "; add the server's host to NO_PROXY if it is reachable without the proxy"
-		}
-		return fmt.Sprintf("%s took the connection but had not opened one to %s%s: %s", proxy, server, within, fix)
 	}
 	var fix string
 	switch {
@@ -203,8 +204,8 @@ func (e *ProxyError) describe(context string, timeout time.Duration) string {
 	default:
 		fix = "check " + setting
 	}
-	if e.From != "proxy-url" {
-		fix += ", or add the server's host to NO_PROXY if it is reachable without the proxy"
+	if noProxy != "" {
+		fix += ", or " + noProxy
 	}
 	return fmt.Sprintf("%s did not open a connection to %s: it answered %s: %s", proxy, server, e.Status, fix)
 }

@@ -59,7 +59,7 @@ const maxPrintedLine = 400
 
 // PluginOutput receives what the credential plugins of a multi-cluster
 // scan print on stderr. The last lines of each plugin's last run are kept
-// for the error that names it (Printed), and every line is passed to
+// for the error that names it (printedBy), and every line is passed to
 // onLine as it comes, with the contexts that use the plugin, for the
 // terminal. A nil PluginOutput relays nothing: plugins print on stderr as
 // client-go lets them.
@@ -70,10 +70,9 @@ type PluginOutput struct {
 
 	mu sync.Mutex
 	// A relayed plugin is known by an id ("p1", …): ids by the exec
-	// config's dump, the contexts that use each, each context's id.
+	// config's dump, and the contexts that use each.
 	ids      map[string]string
 	contexts map[string][]string
-	idOf     map[string]string
 	printed  map[string][]string // by id
 	conns    map[net.Conn]bool
 	closed   bool
@@ -102,7 +101,7 @@ func ListenPluginOutput(onLine func(contexts []string, line string)) (*PluginOut
 		return nil, err
 	}
 	p := &PluginOutput{dir: dir, addr: addr, ln: ln, onLine: onLine, ids: map[string]string{}, contexts: map[string][]string{},
-		idOf: map[string]string{}, printed: map[string][]string{}, conns: map[net.Conn]bool{}}
+		printed: map[string][]string{}, conns: map[net.Conn]bool{}}
 	outputs.Store(addr, p)
 	p.wg.Go(p.accept)
 	return p, nil
@@ -209,15 +208,8 @@ func printable(line string) string {
 	return strings.TrimSpace(line)
 }
 
-// Printed is what the last run of context's plugin printed: its last
-// lines, at most three.
-func (p *PluginOutput) Printed(context string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.printed[p.idOf[context]])
-}
-
-// printedBy is Printed for the plugin id.
+// printedBy is what the last run of plugin id printed: its last lines, at
+// most three.
 func (p *PluginOutput) printedBy(id string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -272,7 +264,6 @@ func (p *PluginOutput) register(key, context string) string {
 	if !slices.Contains(p.contexts[id], context) {
 		p.contexts[id] = append(p.contexts[id], context)
 	}
-	p.idOf[context] = id
 	return id
 }
 

@@ -229,7 +229,7 @@ contexts: [{name: aks-eu, context: {cluster: eu, user: u}}, {name: aks-us, conte
 	if got := h.of("aks-eu,aks-us"); !slices.Equal(got, []string{"logged in to the tenant"}) {
 		t.Errorf("heard %q", h.lines)
 	}
-	if eu, us := out.Printed("aks-eu"), out.Printed("aks-us"); !slices.Equal(eu, us) || len(eu) != 1 {
+	if eu, us := conns[1].monitor.cred.printed(), conns[0].monitor.cred.printed(); !slices.Equal(eu, us) || len(eu) != 1 {
 		t.Errorf("kept %q for aks-eu and %q for aks-us, want the shared run's line for both", eu, us)
 	}
 
@@ -273,7 +273,7 @@ func TestRelayLeaves(t *testing.T) {
 	if cfg.ExecProvider == orig || orig.Command != "sh" || cfg.ExecProvider.Args[0] != RelayArg || !slices.Equal(cfg.ExecProvider.Args[len(cfg.ExecProvider.Args)-2:], []string{"-c", "true"}) {
 		t.Errorf("relayed %+v (the kubeconfig's entry %+v must stay as it was)", cfg.ExecProvider, orig)
 	}
-	if p, id, ok := relayedOutput(cfg.ExecProvider); !ok || p != out || id != out.idOf["c"] {
+	if p, id, ok := relayedOutput(cfg.ExecProvider); !ok || p != out || !slices.Equal(out.contexts[id], []string{"c"}) {
 		t.Errorf("relayedOutput: %v %q %v", p, id, ok)
 	}
 }
@@ -307,7 +307,7 @@ func TestRelayPassesThrough(t *testing.T) {
 	if stdout.String() != "credential for {}\n" || stderr.Len() != 0 {
 		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
 	}
-	if got := out.Printed("c"); !slices.Equal(got, []string{"to the scan"}) {
+	if got := out.printedBy(id); !slices.Equal(got, []string{"to the scan"}) {
 		t.Errorf("kept %q", got)
 	}
 
@@ -321,8 +321,8 @@ func TestRelayPassesThrough(t *testing.T) {
 
 	cmd = exec.Command(os.Args[0], RelayArg, out.addr, id, "--", filepath.Join(t.TempDir(), "gone"))
 	err = cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 127 || len(out.Printed("c")) != 1 || !strings.HasPrefix(out.Printed("c")[0], "cannot start ") {
-		t.Errorf("a plugin that cannot start: exit %v, kept %q", err, out.Printed("c"))
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 127 || len(out.printedBy(id)) != 1 || !strings.HasPrefix(out.printedBy(id)[0], "cannot start ") {
+		t.Errorf("a plugin that cannot start: exit %v, kept %q", err, out.printedBy(id))
 	}
 }
 
