@@ -386,13 +386,16 @@ func (h *harness) diagnose(name string) *diagnose.Report {
 	return rep
 }
 
-// dump describes the namespace for a failure message.
+// dump describes the namespace for a failure message: the controller's log
+// first and the objects' state last, because a CI report may keep only the
+// end of a long message.
 func (h *harness) dump() string {
+	logTail := h.ctrlLogTail(40)
 	out, _ := exec.Command("kubectl", "--kubeconfig", kubeconfig, "-n", h.ns, "get", "rollout,rs,virtualservice",
 		"-o", "wide").CombinedOutput()
 	msg, _ := exec.Command("kubectl", "--kubeconfig", kubeconfig, "-n", h.ns, "get", "rollout", "app",
-		"-o", "jsonpath={.status.phase} {.status.message} index={.status.currentStepIndex} abort={.status.abort}").CombinedOutput()
-	return string(out) + string(msg) + "\n" + h.ctrlLogTail(40)
+		"-o", "jsonpath={.metadata.generation} {.status.phase} {.status.message} index={.status.currentStepIndex} abort={.status.abort} promoteFull={.status.promoteFull}").CombinedOutput()
+	return logTail + "\n" + string(out) + "rollout app: generation " + string(msg)
 }
 
 // ctrlLogTail is the last n lines the version's controller logged about this
@@ -438,7 +441,9 @@ func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) 
 	every := 100 * time.Millisecond
 	for !cond() {
 		if time.Now().After(end) {
-			h.t.Fatalf("timed out after %s waiting for %s\n%s", timeout, what, h.dump())
+			// The headline again at the end: a CI report may keep only
+			// the end of a long message.
+			h.t.Fatalf("timed out after %s waiting for %s\n%s\n(timed out after %[1]s waiting for %[2]s)", timeout, what, h.dump())
 		}
 		time.Sleep(every)
 		every = min(every*3/2, time.Second)
