@@ -249,9 +249,16 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 			Waiting                  string `json:"waitingForAPerson"`
 		} `json:"rows"`
 	}
-	scan := func(args ...string) (scanJSON, int, string, time.Duration) {
+	// scanWith reads the clusters of the kubeconfig files in list (the
+	// KUBECONFIG variable), or of kc when list is empty.
+	scanWith := func(list string, args ...string) (scanJSON, int, string, time.Duration) {
 		t.Helper()
-		cmd := exec.Command(plugin, append([]string{"scan", "-A", "--kubeconfig", kc, "-o", "json"}, args...)...)
+		cmd := exec.Command(plugin, append([]string{"scan", "-A", "-o", "json"}, args...)...)
+		if list == "" {
+			cmd.Args = append(cmd.Args, "--kubeconfig", kc)
+		} else {
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+list)
+		}
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
@@ -268,6 +275,10 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 			t.Fatalf("scan %v: %v\n%s\n%s", args, err, stdout.String(), stderr.String())
 		}
 		return rep, code, stderr.String(), took
+	}
+	scan := func(args ...string) (scanJSON, int, string, time.Duration) {
+		t.Helper()
+		return scanWith("", args...)
 	}
 	check := func(rep scanJSON, name string, readable bool, version string) {
 		t.Helper()
@@ -396,6 +407,27 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	}
 	check(rep, "old", true, oldest)
 	check(rep, "new", true, newest)
+
+	// KUBECONFIG naming several files, as a laptop collects them: a
+	// context from each, and in the second file certificate paths
+	// relative to that file's directory, as the Kubernetes documentation
+	// says they are read (not relative to where the scan runs).
+	second := filepath.Join(labs[1].state, "relative-kubeconfig")
+	rel := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: lab, cluster: {server: %q, certificate-authority: pki/ca.crt}}]
+users: [{name: admin, user: {client-certificate: pki/admin.crt, client-key: pki/admin.key}}]
+contexts: [{name: new-files, context: {cluster: lab, user: admin}}]
+`, merged.Clusters["new"].Server)
+	if err := os.WriteFile(second, []byte(rel), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, code, stderr, _ = scanWith(kc+string(filepath.ListSeparator)+second, "--contexts", "old,new-files", "--fail-on", "none")
+	if code != 0 || len(rep.Rows) != 2 {
+		t.Fatalf("KUBECONFIG of two files: exit %d, %d rows, stderr %q", code, len(rep.Rows), stderr)
+	}
+	check(rep, "old", true, oldest)
+	check(rep, "new-files", true, newest)
 }
 
 // waitJSONPath waits up to two minutes for the fleet Rollout's field.
