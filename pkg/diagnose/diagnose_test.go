@@ -321,3 +321,56 @@ func TestRegistryWellFormed(t *testing.T) {
 		}
 	}
 }
+
+// ReplicaSets that could not be read are not ReplicaSets that do not exist.
+// The incident example with its ReplicaSets' LIST refused (a reader role
+// without replicasets, as gather records it): diagnose must not say the
+// canary has no available pod (RD101's "on 0 of 20"), that there is no
+// stable ReplicaSet (RD108), or anything else the model would predict from
+// an empty list; the static rules, the gap and the status's weight remain.
+func TestUnreadReplicaSetsAreNotAbsentOnes(t *testing.T) {
+	objs, hdr := exampletest.Decode(t, exampletest.Incident)
+	cv := model.ControllerVersion{Assumed: "v1.8.2", Source: model.SourceFlag, Exact: true}
+	read := Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
+	if !has(read, "RD101") || len(read.Sets) == 0 || read.ReplicaSetsUnread != nil {
+		t.Fatalf("read: RD101 %v, %d ReplicaSets, unread %v: the example no longer shows the case", has(read, "RD101"), len(read.Sets), read.ReplicaSetsUnread)
+	}
+	var kept []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != "ReplicaSet" {
+			kept = append(kept, o)
+		}
+	}
+	h := *hdr
+	h.Gaps = append(h.Gaps, snapshot.Gap{Resource: "replicasets.apps", Namespace: "shop", Reason: snapshot.GapForbidden,
+		Message: `replicasets.apps is forbidden: User "reader" cannot list resource "replicasets" in API group "apps" in the namespace "shop"`})
+	rep := Run(exampletest.ViewOf(t, snapshot.New(h, kept)), cv, Options{})
+	if g := rep.ReplicaSetsUnread; g == nil || g.Reason != snapshot.GapForbidden || g.Namespace != "shop" {
+		t.Fatalf("replicaSetsUnread %+v", g)
+	}
+	for _, f := range rep.Findings {
+		r, ok := rules.ByID(f.ID)
+		if ok && r.Area == rules.AreaRollout && r.Scope == rules.Live && !r.WithoutReplicaSets {
+			t.Errorf("%s (it needs the ReplicaSets) ran without them: %s", f.ID, f.Message)
+		}
+	}
+	if !has(rep, "RD201") || !has(rep, "RD110") {
+		t.Errorf("findings %v: want the static RD201 and the gap's RD110 still", findingIDs(rep))
+	}
+	if tr := rep.Traffic; len(rep.Sets) != 0 || rep.Model != nil || tr == nil || tr.CanaryWeight != 100 || tr.CanaryAvailable != 0 || tr.NextBranch != "" || len(tr.Held) != 0 {
+		t.Errorf("ReplicaSets %v, model %v, traffic %+v: want none, none, the status's weight and nothing predicted", rep.Sets, rep.Model != nil, rep.Traffic)
+	}
+	// The same objects without the gap (a file that holds no ReplicaSets)
+	// are a Rollout without ReplicaSets, and are diagnosed as one.
+	if none := Run(exampletest.ViewOf(t, snapshot.New(*hdr, kept)), cv, Options{}); none.ReplicaSetsUnread != nil || !has(none, "RD108") {
+		t.Errorf("no ReplicaSets and no gap: unread %v, findings %v: want RD108", none.ReplicaSetsUnread, findingIDs(none))
+	}
+}
+
+func findingIDs(r *Report) []string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, f.ID)
+	}
+	return out
+}

@@ -43,6 +43,13 @@ type Report struct {
 	Churn    []*Churn        `json:"churn,omitempty"`
 	Findings []rules.Finding `json:"findings"`
 	Gaps     []snapshot.Gap  `json:"gaps,omitempty"`
+	// ReplicaSetsUnread is the gap that kept the Rollout's ReplicaSets from
+	// being read (nil when they were read). Then the ReplicaSet table, the
+	// model and the version differences are left out, the traffic's
+	// availability and next pass and state.rollbackWithinWindow are not
+	// known (zero and false), and only the rules that need no ReplicaSets
+	// ran.
+	ReplicaSetsUnread *snapshot.Gap `json:"replicaSetsUnread,omitempty"`
 	// ControllerLog is the controller's log about the Rollout, when it was
 	// read (--controller-logs).
 	ControllerLog *ControllerLogView `json:"controllerLog,omitempty"`
@@ -159,12 +166,28 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 			rep.Traffic.Router = routerName(v.Rollout)
 		}
 	}
+	if g, ok := v.ReplicaSetsUnread(); ok {
+		// What the model says rests on the ReplicaSets: none of it is
+		// shown, rather than predictions for a Rollout without any.
+		rep.ReplicaSetsUnread = &g
+		rep.Sets, rep.Model, rep.VersionDifferences, rep.State.RollbackBack = nil, nil, nil, false
+		if rep.Traffic != nil {
+			t := rep.Traffic
+			t.CanaryAvailable, t.StableAvailable, t.CanarySpec, t.StableSpec = 0, 0, 0, 0
+			t.NextWeight, t.NextBranch, t.NextWhy, t.Held, t.HeldGates = 0, "", "", nil, nil
+		}
+	}
 	invalid := len(a.Inputs.Invalid) > 0
 	rep.Findings = checks.Run(ctx, func(r *rules.Rule) bool {
 		// A spec the controller rejects is not acted on: rules that reason
 		// from its values would compute with numbers the controller never
 		// uses. Only RD113 and the rules about state and data remain.
 		if invalid && !r.OnInvalidSpec {
+			return true
+		}
+		// ReplicaSets that could not be read are not ReplicaSets that do
+		// not exist: no rule may reason from their absence.
+		if rep.ReplicaSetsUnread != nil && r.Scope == rules.Live && !r.WithoutReplicaSets {
 			return true
 		}
 		// An offline file has no record of what could not be read.
@@ -188,6 +211,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 
 // Worst is the highest severity among the findings (0 when none).
 func (r *Report) Worst() rules.Severity { return rules.Worst(r.Findings) }
+
 
 func state(ro *v1alpha1.Rollout, a model.Analysis) State {
 	in := a.Inputs

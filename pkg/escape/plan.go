@@ -188,6 +188,16 @@ func Build(in Input) (*Plan, error) {
 		// No verb of the controller acts on a Rollout it does not reconcile.
 		return nil, fmt.Errorf("rollout %s/%s has a spec the controller rejects (InvalidSpec: %s): it does nothing until the spec is fixed, so no way out applies — fix the field and apply again (kubectl rolloutdoctor diagnose shows every rejected value)", ro.Namespace, ro.Name, base.Invalid[0])
 	}
+	if g, ok := v.ReplicaSetsUnread(); ok {
+		// Every way out is judged by the pods each ReplicaSet holds: from
+		// none read, undo would have no revision to go to and waiting would
+		// look safe. Refuse rather than plan from an empty list.
+		fix := "run again"
+		if g.Reason == snapshot.GapForbidden {
+			fix = "grant list on replicasets.apps (docs/rbac.yaml), or run it as someone who may"
+		}
+		return nil, fmt.Errorf("rollout %s/%s: no way out can be planned without its ReplicaSets, which were not read (%s): %s", ro.Namespace, ro.Name, g, fix)
+	}
 	if base.BG != nil {
 		p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,
 			ResourceVersion: ro.ResourceVersion, Controller: in.Controller}

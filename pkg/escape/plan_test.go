@@ -316,3 +316,28 @@ func TestEffectsFollowTheRouterWeight(t *testing.T) {
 		}
 	}
 }
+
+// Unread ReplicaSets are not absent ones: planned from none, undo would
+// have no revision to go to and waiting would look safe (both measured on
+// the example before this check). The plan is refused, for a refusal and
+// for a read that failed, with what to do for each.
+func TestNoPlanWithoutTheReplicaSets(t *testing.T) {
+	for reason, fix := range map[snapshot.GapReason]string{
+		snapshot.GapForbidden: "grant list on replicasets.apps (docs/rbac.yaml)",
+		snapshot.GapError:     ": run again",
+	} {
+		v := exampleView(t)
+		v.ReplicaSets = nil
+		v.Header.Gaps = append(v.Header.Gaps, snapshot.Gap{Resource: "replicasets.apps", Namespace: "shop", Reason: reason, Message: "…"})
+		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: "v1.8.2", Exact: true}})
+		if p != nil || err == nil || !strings.Contains(err.Error(), "rollout shop/checkout-api: no way out can be planned without its ReplicaSets, which were not read (replicasets.apps in shop: "+string(reason)) || !strings.Contains(err.Error(), fix) {
+			t.Errorf("%s: plan %v, error %v", reason, p != nil, err)
+		}
+	}
+	// A gap of another namespace's ReplicaSets does not concern this one.
+	v := exampleView(t)
+	v.Header.Gaps = append(v.Header.Gaps, snapshot.Gap{Resource: "replicasets.apps", Namespace: "other", Reason: snapshot.GapForbidden})
+	if _, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: "v1.8.2", Exact: true}}); err != nil {
+		t.Errorf("another namespace's gap: %v", err)
+	}
+}

@@ -49,7 +49,11 @@ type Row struct {
 	Needed      int32  `json:"podsTheWeightNeeds"`
 	Replicas    int32  `json:"replicas"`
 	Controller  string `json:"controller"`
-	severity    diagnose.Severity
+	// ReplicaSetsUnread: the Rollout's ReplicaSets could not be read (the
+	// report's gaps say why), so canaryAvailable is not known and only the
+	// findings that need no ReplicaSets are listed.
+	ReplicaSetsUnread bool `json:"replicaSetsUnread,omitempty"`
+	severity          diagnose.Severity
 	// uid is the Rollout's: the same Rollout read through two contexts
 	// of one cluster is listed once (ScanClusters).
 	uid types.UID
@@ -206,6 +210,12 @@ func rowOf(d *diagnose.Report) Row {
 	if d.Model != nil && d.Model.BlueGreen != nil {
 		r.Step = "blueGreen " + string(d.Model.BlueGreen.State)
 	}
+	if d.ReplicaSetsUnread != nil {
+		r.ReplicaSetsUnread = true
+		if d.State.Strategy == "blueGreen" {
+			r.Step = "blueGreen ?" // its state is the ReplicaSets'
+		}
+	}
 	if t := d.Traffic; t != nil {
 		if t.Router != "none" {
 			r.Router = t.Router
@@ -213,7 +223,7 @@ func rowOf(d *diagnose.Report) Row {
 		w := t.CanaryWeight
 		r.Weight, r.CanaryAvail = &w, t.CanaryAvailable
 		r.Needed = model.WeightToReplicas(d.State.Replicas, w, t.MaxWeight)
-		if w > 0 {
+		if w > 0 && d.ReplicaSetsUnread == nil {
 			r.ratio = float64(r.Needed) / float64(r.CanaryAvail+1)
 		}
 	}

@@ -119,6 +119,9 @@ func cardState(rep *diagnose.Report) string {
 func cardTraffic(rep *diagnose.Report) string {
 	if t := rep.Traffic; t != nil {
 		side := func(name string, weight, avail, spec int32) string {
+			if rep.ReplicaSetsUnread != nil {
+				return fmt.Sprintf("%s **%d%%** on ? available (ReplicaSets not read)", name, weight)
+			}
 			s := fmt.Sprintf("%s **%d%%** on %d/%d available", name, weight, avail, spec)
 			if rep.State.Replicas > 0 && t.MaxWeight > 0 && weight > 0 {
 				need := (int64(weight)*int64(rep.State.Replicas) + int64(t.MaxWeight) - 1) / int64(t.MaxWeight)

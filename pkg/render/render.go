@@ -17,6 +17,7 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // UseColor decides colouring: "always", "never", or "auto" (a terminal, and
@@ -123,6 +124,14 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles, opt HumanOptions) error 
 	humanState(&b, rep, s)
 	humanTraffic(&b, rep, s)
 	humanBlueGreen(&b, rep, s)
+	if g := rep.ReplicaSetsUnread; g != nil {
+		fix := "run again"
+		if g.Reason == snapshot.GapForbidden {
+			fix = "grant list on replicasets.apps (docs/rbac.yaml), or run it as someone who may"
+		}
+		fmt.Fprintf(&b, "\n%s\n  %s\n", s.Title.Render("ReplicaSets"), s.Crit.Render("not read: "+g.String()))
+		fmt.Fprintf(&b, "  so the pods behind each weight, the next pass and the findings that need them are not known: %s\n", fix)
+	}
 	if len(rep.Sets) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("ReplicaSets"))
 		for _, r := range rep.Sets {
@@ -230,6 +239,9 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	// Available of the ReplicaSet's own size (as in the ReplicaSet table),
 	// and what the weight needs when the pods fall short of it.
 	capStyle := func(avail, spec, weight int32) string {
+		if rep.ReplicaSetsUnread != nil {
+			return s.Warn.Render(fmt.Sprintf("?/? available ← %d%%", weight))
+		}
 		txt := fmt.Sprintf("%d/%d available ← %d%%", avail, spec, weight)
 		if st.Replicas < 0 { // a rejected spec: no desired count to compare with
 			return s.OK.Render(txt)
@@ -249,6 +261,10 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	}
 	fmt.Fprintf(b, "  stable %s   canary %s%s\n", capStyle(t.StableAvailable, t.StableSpec, sw), capStyle(t.CanaryAvailable, t.CanarySpec, cw), note)
 	humanRouter(b, rep, s)
+	if rep.ReplicaSetsUnread != nil {
+		b.WriteString("  next pass: " + s.Warn.Render("not known: the ReplicaSets were not read") + "\n")
+		return
+	}
 	// The branch in words; its tag is nextBranch in JSON and YAML.
 	next := fmt.Sprintf("  next pass: canary %d%% — %s", t.NextWeight, model.Branch(t.NextBranch).Words())
 	if len(t.HeldGates) > 0 {

@@ -134,6 +134,9 @@ func rowCells(r fleet.Row) []string {
 	weight := "-"
 	if r.Weight != nil {
 		weight = fmt.Sprintf("%d%% on %d/%d (needs %d)", *r.Weight, r.CanaryAvail, r.Replicas, r.Needed)
+		if r.ReplicaSetsUnread {
+			weight = fmt.Sprintf("%d%% on ?/%d (needs %d)", *r.Weight, r.Replicas, r.Needed)
+		}
 	}
 	phase := r.Phase
 	if r.Aborted {

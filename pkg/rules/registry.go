@@ -172,6 +172,8 @@ func decode(prose []byte) ([]*Rule, error) {
 			return nil, fmt.Errorf("%s: name %q is not kebab-case", r.ID, r.Name)
 		case r.Scope != Live && r.Scope != Static:
 			return nil, fmt.Errorf("%s: scope %q is neither live nor static", r.ID, r.Scope)
+		case r.WithoutReplicaSets && r.Scope != Live:
+			return nil, fmt.Errorf("%s: withoutReplicaSets on a %s rule: only live rules are held back when the ReplicaSets were not read", r.ID, r.Scope)
 		case len(missing) > 0:
 			return nil, fmt.Errorf("%s: no %s", r.ID, strings.Join(missing, ", "))
 		}

@@ -60,6 +60,14 @@ type Rule struct {
 	// rejects the spec (RD113): it reads status, data gaps or the version,
 	// not the rejected values the others would compute with.
 	OnInvalidSpec bool `json:"onInvalidSpec,omitempty" yaml:"onInvalidSpec,omitempty"`
+	// WithoutReplicaSets marks a live Rollout rule that still runs when the
+	// Rollout's ReplicaSets could not be read (RBAC, a timeout): it reads
+	// the Rollout's spec and status, events, AnalysisRuns, router objects,
+	// data gaps or the version, and never reasons from the ReplicaSets'
+	// absence or from what the model predicts with them. The other live
+	// rules would take an unread list for an empty one: a Rollout with no
+	// stable ReplicaSet and no available pod.
+	WithoutReplicaSets bool `json:"withoutReplicaSets,omitempty" yaml:"withoutReplicaSets,omitempty"`
 }
 
 // NewFinding is a finding of this rule with its usual severity, remediation

@@ -88,6 +88,19 @@ type View struct {
 	TemplateNames, ClusterTemplateNames []string
 }
 
+// ReplicaSetsUnread is the gap, if any, that kept the Rollout's ReplicaSets
+// from being read: their LIST refused or failed in its namespace or across
+// all namespaces. Such a view's ReplicaSets are not all there may be, and
+// none is not "none exist": whatever reasons from them must not run.
+func (v *View) ReplicaSetsUnread() (Gap, bool) {
+	for _, g := range v.Header.Gaps {
+		if g.Resource == "replicasets.apps" && g.Name == "" && (g.Namespace == "" || g.Namespace == v.Rollout.Namespace) {
+			return g, true
+		}
+	}
+	return Gap{}, false
+}
+
 // Templates walks one analysis block's template references over the
 // templates the view holds (see ResolveTemplates).
 func (v *View) Templates(b AnalysisBlock) TemplateWalk {

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// A reader role without ReplicaSets: the incident example with their reads
+// refused. Before, scan showed the canary's weight "on 0/20", diagnose said
+// "no canary pod is available" and "there is no stable ReplicaSet", and
+// escape recommended waiting as safe (undo "not applicable: no earlier
+// revision"). Now each says what it did not read and claims nothing from it.
+func TestUnreadReplicaSetsEveryCommand(t *testing.T) {
+	fc := newFakeCluster(t)
+	for _, verb := range []string{"list", "get"} {
+		fc.dc.PrependReactor(verb, "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", nil)
+		})
+	}
+	run := func(cmd string, args ...string) (string, string, int) {
+		out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+		ns := "shop"
+		flags := genericclioptions.NewConfigFlags(true)
+		flags.Namespace = &ns
+		streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}
+		switch cmd {
+		case "scan":
+			o := NewScanOptions(flags, streams)
+			o.connect = fc.connect
+			return execute(t, newScanCommand(o), out, errOut, append(args, "--color", "never"))
+		default:
+			o := NewDiagnoseOptions(flags, streams)
+			o.connect = fc.connect
+			return execute(t, newDiagnoseCommand(o), out, errOut, append(args, "checkout-api", "--color", "never"))
+		}
+	}
+	out, stderr, code := run("scan")
+	if code != ExitOK || !strings.Contains(out, "100% on ?/20 (needs 20)") || !strings.Contains(out, "gap: could not read replicasets.apps in shop: Forbidden") || strings.Contains(out, "RD101") {
+		t.Errorf("scan: exit %d, stderr %q\n%s", code, stderr, out)
+	}
+	out, _, _ = run("diagnose")
+	for _, want := range []string{"stable ?/? available ← 0%   canary ?/? available ← 100%\n", "next pass: not known: the ReplicaSets were not read\n",
+		"not read: replicasets.apps in shop: Forbidden", "not known: grant list on replicasets.apps (docs/rbac.yaml)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diagnose does not say %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"no canary pod is available", "no stable ReplicaSet", "RD101", "RD108", "escape now"} {
+		if strings.Contains(out, not) {
+			t.Errorf("diagnose says %q from ReplicaSets it did not read:\n%s", not, out)
+		}
+	}
+	out, stderr, code = runEscape(t, fc, false, "")
+	if code != ExitError || out != "" || !strings.Contains(stderr, "rollout shop/checkout-api: no way out can be planned without its ReplicaSets, which were not read (replicasets.apps in shop: Forbidden") {
+		t.Errorf("escape: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
