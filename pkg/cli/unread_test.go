@@ -19,30 +19,12 @@ import (
 // escape recommended waiting as safe (undo "not applicable: no earlier
 // revision"). Now each says what it did not read and claims nothing from it.
 func TestUnreadReplicaSetsEveryCommand(t *testing.T) {
-	fc := newFakeCluster(t)
-	for _, verb := range []string{"list", "get"} {
-		fc.dc.PrependReactor(verb, "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", nil)
-		})
-	}
+	fc := forbidding(t, "replicasets")
 	run := func(cmd string, args ...string) (string, string, int) {
-		out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-		ns := "shop"
-		flags := genericclioptions.NewConfigFlags(true)
-		flags.Namespace = &ns
-		streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}
-		switch cmd {
-		case "scan":
-			o := NewScanOptions(flags, streams)
-			o.connect = fc.connect
-			return execute(t, newScanCommand(o), out, errOut, append(args, "--color", "never"))
-		default:
-			o := NewDiagnoseOptions(flags, streams)
-			o.connect = fc.connect
-			return execute(t, newDiagnoseCommand(o), out, errOut, append(args, "checkout-api", "--color", "never"))
-		}
+		return runOn(t, fc, cmd, args...)
 	}
 	out, stderr, code := run("scan")
+
 	if code != ExitOK || !strings.Contains(out, "100% on ?/20 (needs 20)") || !strings.Contains(out, "gap: could not read replicasets.apps in shop: Forbidden") || strings.Contains(out, "RD101") {
 		t.Errorf("scan: exit %d, stderr %q\n%s", code, stderr, out)
 	}
@@ -62,4 +44,44 @@ func TestUnreadReplicaSetsEveryCommand(t *testing.T) {
 	if code != ExitError || out != "" || !strings.Contains(stderr, "rollout shop/checkout-api: no way out can be planned without its ReplicaSets, which were not read (replicasets.apps in shop: Forbidden") {
 		t.Errorf("escape: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
+}
+
+// An Istio VirtualService the reader may not get: neither its weights nor
+// whether it exists are known. Before, diagnose printed it as "spec.http:
+// no weights".
+func TestUnreadRouterObject(t *testing.T) {
+	out, _, _ := runOn(t, forbidding(t, "virtualservices"), "diagnose")
+	if !strings.Contains(out, "router VirtualService shop/checkout-api not read (RD110 says why): its weights are not known\n") ||
+		strings.Contains(out, "no weights") || strings.Contains(out, "does not exist") || !strings.Contains(out, "could not read virtualservices.networking.istio.io checkout-api in shop: Forbidden") {
+		t.Errorf("diagnose:\n%s", out)
+	}
+}
+
+// forbidding is the incident example whose API refuses every get and list
+// of resource.
+func forbidding(t *testing.T, resource string) *fakeCluster {
+	fc := newFakeCluster(t)
+	for _, verb := range []string{"list", "get"} {
+		fc.dc.PrependReactor(verb, resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", nil)
+		})
+	}
+	return fc
+}
+
+// runOn runs scan, or diagnose of the example's Rollout, in its namespace.
+func runOn(t *testing.T, fc *fakeCluster, cmd string, args ...string) (string, string, int) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	ns := "shop"
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.Namespace = &ns
+	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}
+	if cmd == "scan" {
+		o := NewScanOptions(flags, streams)
+		o.connect = fc.connect
+		return execute(t, newScanCommand(o), out, errOut, append(args, "--color", "never"))
+	}
+	o := NewDiagnoseOptions(flags, streams)
+	o.connect = fc.connect
+	return execute(t, newDiagnoseCommand(o), out, errOut, append(args, "checkout-api", "--color", "never"))
 }

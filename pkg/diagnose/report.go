@@ -212,7 +212,6 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 // Worst is the highest severity among the findings (0 when none).
 func (r *Report) Worst() rules.Severity { return rules.Worst(r.Findings) }
 
-
 func state(ro *v1alpha1.Rollout, a model.Analysis) State {
 	in := a.Inputs
 	s := State{

@@ -26,7 +26,7 @@ func (c *Context) routerObjects() []router.Object {
 	if c.routed == nil {
 		c.routed = []router.Object{}
 		for _, o := range c.Router.Objects {
-			if !o.Missing && !o.NotOwned {
+			if !o.Missing && !o.NotOwned && !o.Unread {
 				c.routed = append(c.routed, o)
 			}
 		}

@@ -300,6 +300,9 @@ func humanRouter(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		case o.Missing:
 			b.WriteString(line + s.Crit.Render(" does not exist") + "\n")
 			continue
+		case o.Unread:
+			b.WriteString(line + s.Warn.Render(" not read (RD110 says why): its weights are not known") + "\n")
+			continue
 		case o.NotOwned:
 			line += s.Crit.Render(" (not the Rollout's: the controller will not write it)")
 		}

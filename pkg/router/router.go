@@ -84,6 +84,9 @@ type Object struct {
 	// Missing: the object does not exist, and the snapshot would hold it if
 	// it did (a live read without a gap).
 	Missing bool `json:"missing,omitempty"`
+	// Unread: the object could not be read (the report's gaps say why):
+	// neither its weights nor whether it exists are known.
+	Unread bool `json:"unread,omitempty"`
 	// NotOwned: the object exists but the Rollout does not control it (an
 	// owner reference), so the controller refuses to write it.
 	NotOwned        bool   `json:"notOwned,omitempty"`
@@ -350,7 +353,7 @@ func Read(ro *v1alpha1.Rollout, objs *snapshot.Router, ver upstream.Version, fla
 		s.Objects = append(s.Objects, rd.gateway()...)
 	}
 	for _, o := range s.Objects {
-		if o.Missing || o.NotOwned {
+		if o.Missing || o.NotOwned || o.Unread {
 			continue
 		}
 		if sh, ok := o.Share(rd.maxW); ok && (s.Canary == nil || sh > *s.Canary) {
@@ -406,7 +409,7 @@ func (s *State) Differs(w int32) bool {
 func (rd *reader) object(kind, ns, name, field string, u *unstructured.Unstructured, groupKind string) Object {
 	o := Object{Kind: kind, Namespace: ns, Name: name, Field: field, ExpectedTotal: 100}
 	if u == nil {
-		o.Missing = rd.r.Read(groupKind)
+		o.Missing, o.Unread = rd.r.Read(groupKind), rd.r.Unread(groupKind)
 		return o
 	}
 	o.APIVersion = u.GetAPIVersion()

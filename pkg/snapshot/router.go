@@ -74,6 +74,13 @@ func (r *Router) Read(groupKind string) bool {
 	return r != nil && r.Live && ok && !r.Gaps[res]
 }
 
+// Unread reports whether objects of this kind ("group/Kind") could not be
+// read: one absent from Objects may exist all the same.
+func (r *Router) Unread(groupKind string) bool {
+	res, ok := RouterResources[groupKind]
+	return r != nil && ok && r.Gaps[res]
+}
+
 // Find returns the router object of that group, kind and name, or nil.
 func (r *Router) Find(group, kind, name string) *unstructured.Unstructured {
 	if r == nil {
