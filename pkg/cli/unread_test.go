@@ -46,6 +46,20 @@ func TestUnreadReplicaSetsEveryCommand(t *testing.T) {
 	}
 }
 
+// timeline with the ReplicaSets or the Events refused: before, its worst
+// moment read "canary 100% on 0 of the 20 available pods it needs" and its
+// completeness told how far back ReplicaSets and Events reach, as if read.
+func TestTimelineUnread(t *testing.T) {
+	out, _, _ := runOn(t, forbidding(t, "replicasets"), "timeline")
+	if strings.Contains(out, "Worst moment") || !strings.Contains(out, "  revisions: not read: replicasets.apps in shop: Forbidden") {
+		t.Errorf("timeline without ReplicaSets:\n%s", out)
+	}
+	out, _, _ = runOn(t, forbidding(t, "events"), "timeline")
+	if !strings.Contains(out, "  events: not read: events in shop: Forbidden") || !strings.Contains(out, "Worst moment") {
+		t.Errorf("timeline without Events:\n%s", out)
+	}
+}
+
 // An Istio VirtualService the reader may not get: neither its weights nor
 // whether it exists are known. Before, diagnose printed it as "spec.http:
 // no weights".
@@ -69,17 +83,23 @@ func forbidding(t *testing.T, resource string) *fakeCluster {
 	return fc
 }
 
-// runOn runs scan, or diagnose of the example's Rollout, in its namespace.
+// runOn runs scan, or diagnose or timeline of the example's Rollout, in
+// its namespace.
 func runOn(t *testing.T, fc *fakeCluster, cmd string, args ...string) (string, string, int) {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	ns := "shop"
 	flags := genericclioptions.NewConfigFlags(true)
 	flags.Namespace = &ns
 	streams := genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}
-	if cmd == "scan" {
+	switch cmd {
+	case "scan":
 		o := NewScanOptions(flags, streams)
 		o.connect = fc.connect
 		return execute(t, newScanCommand(o), out, errOut, append(args, "--color", "never"))
+	case "timeline":
+		o := NewTimelineOptions(flags, streams)
+		o.connect = fc.connect
+		return execute(t, newTimelineCommand(o), out, errOut, append(args, "checkout-api", "--color", "never"))
 	}
 	o := NewDiagnoseOptions(flags, streams)
 	o.connect = fc.connect

@@ -108,6 +108,15 @@ func Cluster(snap *snapshot.Snapshot, namespace, name string, opt Options) (*Tim
 		t.From = t.Series[0].At
 	}
 	t.Complete = clusterCompleteness(now, events, t.ReplicaSets, cv.Assumed)
+	// A source the read was refused says so instead of how far it reaches.
+	for i, c := range t.Complete {
+		res := map[string]string{"events": "events", "revisions": "replicasets.apps"}[c.What]
+		for _, g := range snap.Header.Gaps {
+			if res != "" && g.Resource == res && g.Name == "" && (g.Namespace == "" || g.Namespace == ro.Namespace) {
+				t.Complete[i] = Completeness{What: c.What, Note: "not read: " + g.String()}
+			}
+		}
+	}
 	return t, nil
 }
 

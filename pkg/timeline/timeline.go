@@ -249,7 +249,8 @@ func pointOf(v *snapshot.View, rep *diagnose.Report) Point {
 		}
 		if rep.State.Replicas > 0 && t.MaxWeight > 0 && w > 0 {
 			p.Needs = int32((int64(w)*int64(rep.State.Replicas) + int64(t.MaxWeight) - 1) / int64(t.MaxWeight))
-			p.Short = t.CanaryAvailable < p.Needs
+			// ReplicaSets not read are not a canary without pods.
+			p.Short = rep.ReplicaSetsUnread == nil && t.CanaryAvailable < p.Needs
 		}
 	}
 	// The weight the router's objects apply, as diagnose read them (any

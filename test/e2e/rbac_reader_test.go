@@ -23,7 +23,8 @@ func init() {
 // looks at a canary paused at 20% by impersonation on the real API server.
 // The ReplicaSets it may not read are not ReplicaSets that do not exist:
 // diagnose must not say "no canary pod is available" or "there is no stable
-// ReplicaSet", scan must not show 0 available pods, and escape must refuse
+// ReplicaSet", scan must not show 0 available pods, timeline must not put
+// the canary's weight on none of its pods, and escape must refuse
 // to plan (from no ReplicaSets, undo has no revision to go to and waiting
 // looks safe). What the API server does is the same for every controller
 // version, so it runs on the newest only.
@@ -90,6 +91,11 @@ func readerWithoutReplicaSets(t *testing.T, h *harness) {
 	scan, _ := h.runCode("scan", "--as", user, "--color", "never")
 	if !strings.Contains(scan, "20% on ?/5") || !strings.Contains(scan, "gap: could not read replicasets.apps in "+h.ns+": Forbidden") {
 		t.Errorf("scan as %s:\n%s", user, scan)
+	}
+
+	tl, _ := h.runCode("timeline", "app", "--as", user, "--color", "never")
+	if strings.Contains(tl, "Worst moment") || !strings.Contains(tl, "  revisions: not read: replicasets.apps in "+h.ns+": Forbidden") {
+		t.Errorf("timeline as %s:\n%s", user, tl)
 	}
 
 	plan, code := h.runCode("escape", "app", "--as", user)
