@@ -105,3 +105,16 @@ func runOn(t *testing.T, fc *fakeCluster, cmd string, args ...string) (string, s
 	o.connect = fc.connect
 	return execute(t, newDiagnoseCommand(o), out, errOut, append(args, "checkout-api", "--color", "never"))
 }
+
+// With the controller Deployments refused, a row's controller version is
+// the one assumed, and the table says so: before, it read like one found.
+func TestScanSaysWhenTheVersionIsAssumed(t *testing.T) {
+	out, _, _ := runOn(t, newFakeCluster(t), "scan")
+	if strings.Contains(out, "(assumed)") || !strings.Contains(out, " v1.8.2 ") {
+		t.Fatalf("scan with the controller read:\n%s", out)
+	}
+	out, _, _ = runOn(t, forbidding(t, "deployments"), "scan")
+	if !strings.Contains(out, " (assumed) ") || !strings.Contains(out, "gap: could not read deployments.apps: Forbidden") {
+		t.Errorf("scan without the controller Deployments:\n%s", out)
+	}
+}

@@ -49,6 +49,10 @@ type Row struct {
 	Needed      int32  `json:"podsTheWeightNeeds"`
 	Replicas    int32  `json:"replicas"`
 	Controller  string `json:"controller"`
+	// ControllerAssumed: the version was not read from the controller
+	// (none found, several disagreeing, a tag that is not a version): it is
+	// the one assumed, and the cluster's summary says why.
+	ControllerAssumed bool `json:"controllerAssumed,omitempty"`
 	// ReplicaSetsUnread: the Rollout's ReplicaSets could not be read (the
 	// report's gaps say why), so canaryAvailable is not known and only the
 	// findings that need no ReplicaSets are listed.
@@ -195,7 +199,8 @@ func rowOf(d *diagnose.Report) Row {
 	r := Row{Namespace: d.Namespace, Name: d.Name, Phase: d.State.Phase, Aborted: d.State.Aborted,
 		Step: fmt.Sprintf("%d/%d", d.State.StepIndex, d.State.StepCount), Replicas: d.State.Replicas,
 		Controller: string(d.Controller.Assumed), FindingIDs: []string{}, Strategy: d.State.Strategy,
-		controllerSource: string(d.Controller.Source), controllerFrom: d.Controller.From}
+		controllerSource: string(d.Controller.Source), controllerFrom: d.Controller.From,
+		ControllerAssumed: !d.Controller.Known()}
 	for _, f := range d.Findings {
 		r.FindingIDs = append(r.FindingIDs, f.ID)
 		if f.Severity > r.severity {

@@ -146,5 +146,9 @@ func rowCells(r fleet.Row) []string {
 	if top == "" && r.Waiting != "" {
 		top = "waiting for a person: " + r.Waiting
 	}
-	return []string{r.Namespace, r.Name, worst, phase, r.Step, weight, r.Controller, top}
+	ctrl := r.Controller
+	if r.ControllerAssumed {
+		ctrl += " (assumed)"
+	}
+	return []string{r.Namespace, r.Name, worst, phase, r.Step, weight, ctrl, top}
 }
