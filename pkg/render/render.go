@@ -130,7 +130,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles, opt HumanOptions) error 
 			fix = "grant list on replicasets.apps (docs/rbac.yaml), or run it as someone who may"
 		}
 		fmt.Fprintf(&b, "\n%s\n  %s\n", s.Title.Render("ReplicaSets"), s.Crit.Render("not read: "+g.String()))
-		fmt.Fprintf(&b, "  so the pods behind each weight, the next pass and the findings that need them are not known: %s\n", fix)
+		fmt.Fprintf(&b, "  so the pods each one has, what the controller does next and the findings that need them are not known: %s\n", fix)
 	}
 	if len(rep.Sets) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("ReplicaSets"))
