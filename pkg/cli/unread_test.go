@@ -20,15 +20,11 @@ import (
 // revision"). Now each says what it did not read and claims nothing from it.
 func TestUnreadReplicaSetsEveryCommand(t *testing.T) {
 	fc := forbidding(t, "replicasets")
-	run := func(cmd string, args ...string) (string, string, int) {
-		return runOn(t, fc, cmd, args...)
-	}
-	out, stderr, code := run("scan")
-
+	out, stderr, code := runOn(t, fc, "scan")
 	if code != ExitOK || !strings.Contains(out, "100% on ?/20 (needs 20)") || !strings.Contains(out, "gap: could not read replicasets.apps in shop: Forbidden") || strings.Contains(out, "RD101") {
 		t.Errorf("scan: exit %d, stderr %q\n%s", code, stderr, out)
 	}
-	out, _, _ = run("diagnose")
+	out, _, _ = runOn(t, fc, "diagnose")
 	for _, want := range []string{"stable ?/? available ← 0%   canary ?/? available ← 100%\n", "next pass: not known: the ReplicaSets were not read\n",
 		"not read: replicasets.apps in shop: Forbidden", "not known: grant list on replicasets.apps (docs/rbac.yaml)"} {
 		if !strings.Contains(out, want) {

@@ -192,11 +192,7 @@ func Build(in Input) (*Plan, error) {
 		// Every way out is judged by the pods each ReplicaSet holds: from
 		// none read, undo would have no revision to go to and waiting would
 		// look safe. Refuse rather than plan from an empty list.
-		fix := "run again"
-		if g.Reason == snapshot.GapForbidden {
-			fix = "grant list on replicasets.apps (docs/rbac.yaml), or run it as someone who may"
-		}
-		return nil, fmt.Errorf("rollout %s/%s: no way out can be planned without its ReplicaSets, which were not read (%s): %s", ro.Namespace, ro.Name, g, fix)
+		return nil, fmt.Errorf("rollout %s/%s: no way out can be planned without its ReplicaSets, which were not read (%s): %s", ro.Namespace, ro.Name, g, g.Fix())
 	}
 	if base.BG != nil {
 		p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,

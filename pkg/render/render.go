@@ -17,7 +17,6 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // UseColor decides colouring: "always", "never", or "auto" (a terminal, and
@@ -125,12 +124,8 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles, opt HumanOptions) error 
 	humanTraffic(&b, rep, s)
 	humanBlueGreen(&b, rep, s)
 	if g := rep.ReplicaSetsUnread; g != nil {
-		fix := "run again"
-		if g.Reason == snapshot.GapForbidden {
-			fix = "grant list on replicasets.apps (docs/rbac.yaml), or run it as someone who may"
-		}
 		fmt.Fprintf(&b, "\n%s\n  %s\n", s.Title.Render("ReplicaSets"), s.Crit.Render("not read: "+g.String()))
-		fmt.Fprintf(&b, "  so the pods each one has, what the controller does next and the findings that need them are not known: %s\n", fix)
+		fmt.Fprintf(&b, "  so the pods each one has, what the controller does next and the findings that need them are not known: %s\n", g.Fix())
 	}
 	if len(rep.Sets) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("ReplicaSets"))

@@ -67,6 +67,32 @@ func (g Gap) String() string {
 	return fmt.Sprintf("%s: %s (%s)", what, g.Reason, g.Message)
 }
 
+// Fix says what to do about a list or get that was refused or failed: grant
+// the read, or run again (a timeout, a server error).
+func (g Gap) Fix() string {
+	if g.Reason != GapForbidden {
+		return "run again"
+	}
+	verb := "list"
+	if g.Name != "" {
+		verb = "get"
+	}
+	return fmt.Sprintf("grant %s on %s (docs/rbac.yaml), or run it as someone who may", verb, g.Resource)
+}
+
+// ListGap is the gap, if any, that kept the objects of resource
+// (plural.group) in namespace from being listed: their list refused or
+// failed there or across all namespaces. Those objects are then unknown,
+// not absent.
+func (h Header) ListGap(resource, namespace string) (Gap, bool) {
+	for _, g := range h.Gaps {
+		if g.Resource == resource && g.Name == "" && (g.Namespace == "" || g.Namespace == namespace) {
+			return g, true
+		}
+	}
+	return Gap{}, false
+}
+
 // Header describes how the snapshot was taken.
 type Header struct {
 	// Target is the Rollout (or Deployment) the snapshot was taken for.

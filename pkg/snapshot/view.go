@@ -89,16 +89,11 @@ type View struct {
 }
 
 // ReplicaSetsUnread is the gap, if any, that kept the Rollout's ReplicaSets
-// from being read: their LIST refused or failed in its namespace or across
-// all namespaces. Such a view's ReplicaSets are not all there may be, and
-// none is not "none exist": whatever reasons from them must not run.
+// from being listed (ListGap). Such a view's ReplicaSets are not all there
+// may be, and none is not "none exist": whatever reasons from them must not
+// run.
 func (v *View) ReplicaSetsUnread() (Gap, bool) {
-	for _, g := range v.Header.Gaps {
-		if g.Resource == "replicasets.apps" && g.Name == "" && (g.Namespace == "" || g.Namespace == v.Rollout.Namespace) {
-			return g, true
-		}
-	}
-	return Gap{}, false
+	return v.Header.ListGap("replicasets.apps", v.Rollout.Namespace)
 }
 
 // Templates walks one analysis block's template references over the

@@ -108,11 +108,10 @@ func Cluster(snap *snapshot.Snapshot, namespace, name string, opt Options) (*Tim
 		t.From = t.Series[0].At
 	}
 	t.Complete = clusterCompleteness(now, events, t.ReplicaSets, cv.Assumed)
-	// A source the read was refused says so instead of how far it reaches.
+	// A source whose list failed says so instead of how far it reaches.
 	for i, c := range t.Complete {
-		res := map[string]string{"events": "events", "revisions": "replicasets.apps"}[c.What]
-		for _, g := range snap.Header.Gaps {
-			if res != "" && g.Resource == res && g.Name == "" && (g.Namespace == "" || g.Namespace == ro.Namespace) {
+		if res, ok := listedSource[c.What]; ok {
+			if g, unread := snap.Header.ListGap(res, ro.Namespace); unread {
 				t.Complete[i] = Completeness{What: c.What, Note: "not read: " + g.String()}
 			}
 		}
@@ -325,6 +324,10 @@ func eventSeries(events []*corev1.Event, ro *v1alpha1.Rollout, rss []ReplicaSet)
 	}
 	return out
 }
+
+// listedSource is the resource each listed source of clusterCompleteness
+// is read from.
+var listedSource = map[string]string{"events": "events", "revisions": "replicasets.apps"}
 
 // clusterCompleteness says how far back each source reaches.
 func clusterCompleteness(now time.Time, events []*corev1.Event, rss []ReplicaSet, ver upstream.Version) []Completeness {
