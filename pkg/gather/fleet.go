@@ -78,11 +78,10 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	jobs := []job{
 		{GVRHPA, "HorizontalPodAutoscaler", opt.Namespace, metav1.ListOptions{}},
 		{GVRScaledObject, "ScaledObject", opt.Namespace, metav1.ListOptions{}},
-		{GVRDeployment, "Deployment", "", metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=argo-rollouts"}},
 	}
 	// Everything at once: nothing here depends on the Rollouts read (the
 	// ReplicaSets are found by the controller's label).
-	done := make(chan struct{}, len(jobs)+1)
+	done := make(chan struct{}, len(jobs)+2)
 	for _, j := range jobs {
 		go func() {
 			defer func() { done <- struct{}{} }()
@@ -91,18 +90,25 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 				c.gap(j.gvr, j.ns, "", err)
 				return
 			}
-			if j.kind == "Deployment" {
-				var keep []*unstructured.Unstructured
-				for _, o := range objs {
-					if snapshot.IsControllerDeployment(o) {
-						keep = append(keep, o)
-					}
-				}
-				objs = keep
-			}
 			c.add(objs...)
 		}()
 	}
+	// The controller Deployments, typed as the analysis reads them.
+	var controllers typedSet[appsv1.Deployment]
+	go func() {
+		defer func() { done <- struct{}{} }()
+		var err error
+		controllers, err = readControllers(ctx, dc, opt.Kube, func(n int) {
+			requests.Add(1)
+			if opt.Progress != nil {
+				opt.Progress("Deployment", n)
+			}
+		})
+		if err != nil {
+			requests.Add(1) // the failed page
+			c.gap(GVRDeployment, "", "", err)
+		}
+	}()
 	// The ReplicaSets (twice the Rollouts, or ten times with a full
 	// revision history) as protobuf straight into structs, as a diagnose
 	// reads pods, less their pod templates' bodies.
@@ -128,7 +134,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 			opt.Progress("Rollout", n)
 		}
 	})
-	for range len(jobs) + 1 {
+	for range len(jobs) + 2 {
 		<-done
 	}
 	if err != nil {
@@ -141,8 +147,10 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 		h.TargetName = "all namespaces"
 	}
 	c.add(rss.objs...)
+	c.add(controllers.objs...)
 	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
 	rss.decoded(typed)
+	controllers.decoded(typed)
 	ros.decoded(typed)
 	return &FleetResult{Snapshot: snapshot.NewTyped(h, c.objs, typed), Requests: int(requests.Load())}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -80,7 +82,7 @@ func TestReadRolloutsTyped(t *testing.T) {
 	}
 }
 
-// protoServer serves the pods and ReplicaSets among objs as the API server
+// protoServer serves the pods, ReplicaSets and Deployments among objs as the API server
 // does: protobuf lists in the runtime.Unknown envelope, filtered by label
 // selector, in pages of two items whatever the limit (a server may return
 // fewer), with managedFields on every item. It returns a Typed reader of it.
@@ -99,6 +101,8 @@ func protoServer(t *testing.T, objs ...runtime.Object) *Typed {
 			kind = "Pod"
 		case strings.HasPrefix(r.URL.Path, "/apis/apps/v1/") && strings.HasSuffix(r.URL.Path, "/replicasets"):
 			kind = "ReplicaSet"
+		case strings.HasPrefix(r.URL.Path, "/apis/apps/v1/") && strings.HasSuffix(r.URL.Path, "/deployments"):
+			kind = "Deployment"
 		default:
 			http.Error(w, "unexpected "+r.URL.Path, http.StatusNotFound)
 			return
@@ -140,6 +144,14 @@ func protoServer(t *testing.T, objs ...runtime.Object) *Typed {
 				rs := *o.(*appsv1.ReplicaSet)
 				rs.ManagedFields = mf
 				l.Items = append(l.Items, rs)
+			}
+			list = l
+		case "Deployment":
+			l := &appsv1.DeploymentList{ListMeta: metav1.ListMeta{Continue: cont, ResourceVersion: "7"}}
+			for _, o := range match[from:to] {
+				d := *o.(*appsv1.Deployment)
+				d.ManagedFields = mf
+				l.Items = append(l.Items, d)
 			}
 			list = l
 		}
@@ -280,4 +292,60 @@ func TestListRetriesALostConnection(t *testing.T) {
 	if _, err := read(); err == nil || calls.Load() != 1 {
 		t.Fatalf("a server error: %d requests, err %v", calls.Load(), err)
 	}
+}
+
+// TestReadControllers: the controller Deployments are read typed, through
+// protobuf as through the dynamic client, without managedFields, and of the
+// Deployments labelled as Argo Rollouts' only the controllers are kept
+// (the dashboard shares the label).
+func TestReadControllers(t *testing.T) {
+	deploy := func(ns, name string, labels map[string]string, image string) *appsv1.Deployment {
+		return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}}}
+	}
+	objs := []runtime.Object{
+		deploy("argo-rollouts", "argo-rollouts", map[string]string{"app.kubernetes.io/name": "argo-rollouts"}, "quay.io/argoproj/argo-rollouts:v1.8.2"),
+		deploy("argo-rollouts", "argo-rollouts-dashboard", map[string]string{"app.kubernetes.io/name": "argo-rollouts", "app.kubernetes.io/component": "rollouts-dashboard"}, "quay.io/argoproj/kubectl-argo-rollouts:v1.8.2"),
+		deploy("team-b", "rollouts", map[string]string{"app.kubernetes.io/name": "argo-rollouts", "app.kubernetes.io/component": "rollouts-controller"}, "quay.io/argoproj/argo-rollouts:v1.7.2"),
+		deploy("shop", "argo-rollouts", map[string]string{"app": "shop"}, "shop:1"), // not labelled: not listed
+	}
+	check := func(how string, s typedSet[appsv1.Deployment]) {
+		t.Helper()
+		var got []string
+		for i, u := range s.objs {
+			d := s.typed[i]
+			if d == nil || d.Namespace != u.GetNamespace() || d.Name != u.GetName() || d.ManagedFields != nil || u.GetManagedFields() != nil || u.GetKind() != "Deployment" {
+				t.Fatalf("%s: item %d: %v / %+v", how, i, u.Object, d)
+			}
+			got = append(got, u.GetNamespace()+"/"+u.GetName()+" "+d.Spec.Template.Spec.Containers[0].Image)
+		}
+		sort.Strings(got)
+		want := []string{"argo-rollouts/argo-rollouts quay.io/argoproj/argo-rollouts:v1.8.2", "team-b/rollouts quay.io/argoproj/argo-rollouts:v1.7.2"}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: read %q, want %q", how, got, want)
+		}
+	}
+	pages := 0
+	s, err := readControllers(context.Background(), nil, protoServer(t, objs...), func(int) { pages++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("protobuf", s)
+	if !s.stubs || pages != 2 {
+		t.Fatalf("protobuf: stubs %v, %d pages (want metadata stubs, two pages of two)", s.stubs, pages)
+	}
+	var us []runtime.Object
+	for _, o := range objs {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		us = append(us, &unstructured.Unstructured{Object: u})
+	}
+	s, err = readControllers(context.Background(), fakeClient(t, us...), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("dynamic", s)
 }
