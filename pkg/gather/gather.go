@@ -113,6 +113,9 @@ func (c *collector) add(us ...*unstructured.Unstructured) {
 }
 
 func (c *collector) gap(gvr schema.GroupVersionResource, ns, name string, err error) {
+	if name == "" && answeredWhenAbsent[gvr.GroupResource()] && (apierrors.IsNotFound(err) || meta.IsNoMatchError(err)) {
+		return
+	}
 	g := snapshot.Gap{Resource: resourceName(gvr), Namespace: ns, Name: name, Message: oneLine(err)}
 	switch {
 	case apierrors.IsForbidden(err):
@@ -129,6 +132,13 @@ func (c *collector) gap(gvr schema.GroupVersionResource, ns, name string, err er
 	defer c.mu.Unlock()
 	c.gaps = append(c.gaps, g)
 }
+
+// answeredWhenAbsent are the kinds listed only to find what acts on a
+// Rollout. A cluster that does not serve one has none of them, so its list
+// is answered, not missing: without KEDA there is no ScaledObject to scale
+// the Rollout. As a gap it was an RD110 finding telling every cluster
+// without KEDA to grant a read or install a CRD.
+var answeredWhenAbsent = map[schema.GroupResource]bool{GVRScaledObject.GroupResource(): true}
 
 func resourceName(gvr schema.GroupVersionResource) string {
 	if gvr.Group == "" {

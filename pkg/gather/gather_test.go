@@ -203,3 +203,46 @@ func TestTypedPodsMatchDynamic(t *testing.T) {
 		t.Fatalf("typed ReplicaSets in the view differ (%d vs %d)", len(va.ReplicaSets), len(vb.ReplicaSets))
 	}
 }
+
+// TestAbsentKEDAIsNoGap: a cluster that does not serve ScaledObjects has
+// none, so its list is answered, for one Rollout and for a fleet; a list
+// refused or failed is still a gap, and so is an HPA list that found no
+// API (HPAs are listed for the same reason, but every cluster serves them).
+func TestAbsentKEDAIsNoGap(t *testing.T) {
+	soGR := schema.GroupResource{Group: "keda.sh", Resource: "scaledobjects"}
+	for _, tc := range []struct {
+		name   string
+		err    error
+		reason snapshot.GapReason // "" for no gap
+	}{
+		{"not served", apierrors.NewNotFound(soGR, ""), ""},
+		{"forbidden", apierrors.NewForbidden(soGR, "", nil), snapshot.GapForbidden},
+		{"failed", apierrors.NewServiceUnavailable("etcd is down"), snapshot.GapError},
+	} {
+		dc := fakeClient(t, exampleObjects(t)...)
+		dc.PrependReactor("list", "scaledobjects", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tc.err })
+		dc.PrependReactor("list", "horizontalpodautoscalers", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "autoscaling", Resource: "horizontalpodautoscalers"}, "")
+		})
+		snap, err := Rollout(context.Background(), dc, Options{Namespace: "shop", Name: "checkout-api"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Fleet(context.Background(), dc, FleetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, s := range map[string]*snapshot.Snapshot{"diagnose": snap, "fleet": res.Snapshot} {
+			g, ok := s.HasGap("scaledobjects.keda.sh")
+			if tc.reason == "" && ok {
+				t.Fatalf("%s, %s: gap %+v for a cluster without KEDA", tc.name, what, g)
+			}
+			if tc.reason != "" && (!ok || g.Reason != tc.reason) {
+				t.Fatalf("%s, %s: gaps %+v, want a %s gap for scaledobjects", tc.name, what, s.Header.Gaps, tc.reason)
+			}
+			if _, ok := s.HasGap("horizontalpodautoscalers.autoscaling"); !ok {
+				t.Fatalf("%s, %s: gaps %+v, want the HPA list's", tc.name, what, s.Header.Gaps)
+			}
+		}
+	}
+}
