@@ -302,7 +302,7 @@ func TestReadControllers(t *testing.T) {
 	deploy := func(ns, name string, labels map[string]string, image string) *appsv1.Deployment {
 		return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}}}
+			Spec:       appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}}}
 	}
 	objs := []runtime.Object{
 		deploy("argo-rollouts", "argo-rollouts", map[string]string{"app.kubernetes.io/name": "argo-rollouts"}, "quay.io/argoproj/argo-rollouts:v1.8.2"),
