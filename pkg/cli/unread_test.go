@@ -10,7 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	dynfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
 
 // A reader role without ReplicaSets: the incident example with their reads
@@ -112,5 +116,40 @@ func TestScanSaysWhenTheVersionIsAssumed(t *testing.T) {
 	out, _, _ = runOn(t, forbidding(t, "deployments"), "scan")
 	if !strings.Contains(out, " (assumed) ") || !strings.Contains(out, "gap: could not read deployments.apps: Forbidden") {
 		t.Errorf("scan without the controller Deployments:\n%s", out)
+	}
+}
+
+// A blue-green Rollout whose Services the reader may not list. Before,
+// diagnose printed "active Service checkout-web-active — not found" and
+// RD114 (critical) said it does not exist and that the controller rejects
+// the Rollout; the model took the unread Service for one without a hash.
+// scan, which reads no Services at all, said the same of every blue-green
+// Rollout.
+func TestUnreadServicesBlueGreen(t *testing.T) {
+	objs := exampletest.Objects(t, exampletest.BlueGreen, nil)
+	fc := &fakeCluster{dc: dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...)}
+	fc.dc.PrependReactor("list", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "", nil)
+	})
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	ns := "shop"
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.Namespace = &ns
+	o := NewDiagnoseOptions(flags, genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut})
+	o.connect = fc.connect
+	text, stderr, _ := execute(t, newDiagnoseCommand(o), out, errOut, []string{"checkout-web", "--color", "never"})
+	for _, want := range []string{
+		"active   Service checkout-web-active — not read; the controller last pointed it at checkout-web-7d9f8c6b5 (status.blueGreen)\n",
+		"preview  Service checkout-web-preview — not read; the controller last pointed it at checkout-web-5c6d7e8f9 (status.blueGreen)\n",
+		"could not read services in shop: Forbidden",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("diagnose does not say %q (stderr %q):\n%s", want, stderr, text)
+		}
+	}
+	for _, not := range []string{"— not found", "does not exist", "RD114", "every ReplicaSet"} {
+		if strings.Contains(text, not) {
+			t.Errorf("diagnose says %q of Services it did not read:\n%s", not, text)
+		}
 	}
 }

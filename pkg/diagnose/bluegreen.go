@@ -31,17 +31,14 @@ func (c *Context) svcObj(name string) string { return "Service " + c.ro.Namespac
 // anywhere (no hash), or to a ReplicaSet with no ready endpoint.
 func checkActiveBlackout(c *Context, r *rules.Rule) []rules.Finding {
 	a := c.bg()
-	if a == nil || a.Active.Name == "" {
-		return nil
+	if a == nil || a.Active.Name == "" || a.Active.Unread {
+		return nil // not read: nothing is known of its selector or its existence
 	}
 	sv := a.Active
 	in := c.Analysis.Inputs
 	var f rules.Finding
 	switch {
 	case !sv.Found:
-		if c.View.Header.Offline {
-			return nil // not in the input, which says nothing of the cluster
-		}
 		f = r.NewFinding(fmt.Sprintf("the active Service %s does not exist: the controller rejects the Rollout (InvalidSpec) and reconciles nothing until it is back", sv.Name))
 		f.Evidence = []rules.Evidence{ev(c.obj(), "spec.strategy.blueGreen.activeService", sv.Name)}
 		return []rules.Finding{f}

@@ -68,6 +68,8 @@ var bgCases = []bgCase{
 		says: "has no rollouts-pod-template-hash in its selector"},
 	{name: "active Service on a hash no ReplicaSet has", id: "RD114", fires: true, edits: []bgEdit{{"Service", activeSvc, set([]string{"spec", "selector", "rollouts-pod-template-hash"}, "0000000")}},
 		says: "which no ReplicaSet of the Rollout has"},
+	{name: "active Service gone (the namespace's Services were read)", id: "RD114", fires: true, edits: []bgEdit{{"Service", activeSvc, set([]string{"metadata", "name"}, "renamed")}},
+		says: "the active Service checkout-web-active does not exist"},
 	{name: "active Service with no ready endpoint", id: "RD114", fires: true, edits: []bgEdit{{"EndpointSlice", "checkout-web-active-6hq2x", set([]string{"endpoints"}, []interface{}{})}},
 		says: "has no ready endpoint"},
 	{name: "example: preview 2/2 at previewReplicaCount", id: "RD115"},
@@ -139,5 +141,50 @@ func TestBlueGreenReport(t *testing.T) {
 	}
 	if r.Model.BlueGreen == nil || r.Model.BlueGreen.State != model.BGPaused {
 		t.Fatalf("no blue-green analysis: %+v", r.Model.BlueGreen)
+	}
+}
+
+// TestBlueGreenServicesUnread: Services that were not read (a fleet scan
+// reads none) or could not be (a refused list) are not Services that do
+// not exist, nor Services without a hash. Neither RD114 nor any other
+// rule judges them, the model takes their selectors from what the status
+// records the controller set (not an update fast-tracked by a hash-less
+// active Service), and the ReplicaSets keep their roles.
+func TestBlueGreenServicesUnread(t *testing.T) {
+	for _, how := range []string{"a refused list", "a fleet scan"} {
+		objs, hdr := exampletest.Decode(t, exampletest.BlueGreen)
+		var kept []*unstructured.Unstructured
+		for _, o := range objs {
+			if o.GetKind() != "Service" && o.GetKind() != "EndpointSlice" {
+				kept = append(kept, o)
+			}
+		}
+		h := *hdr
+		if how == "a fleet scan" {
+			h.TargetKind = "Fleet"
+		} else {
+			h.Gaps = append(h.Gaps, snapshot.Gap{Resource: "services", Namespace: hdr.TargetNamespace, Reason: snapshot.GapForbidden, Message: "services is forbidden"})
+		}
+		cv := model.ControllerVersion{Assumed: "v1.10.2", Source: model.SourceFlag, Exact: true}
+		r := Run(exampletest.ViewOf(t, snapshot.New(h, kept)), cv, Options{NoPods: how == "a fleet scan"})
+		for _, f := range r.Findings {
+			if f.Severity >= Warning && f.ID != "RD110" {
+				t.Errorf("%s: %s %s: %s", how, f.Severity, f.ID, f.Message)
+			}
+		}
+		if has(r, "RD110") != (how == "a refused list") {
+			t.Errorf("%s: RD110 fires %v", how, has(r, "RD110"))
+		}
+		bg := r.Model.BlueGreen
+		if bg == nil || bg.State != model.BGPaused || !bg.Active.Unread || bg.Active.Hash != oldHash || !bg.Preview.Unread || bg.Preview.Hash != newHash || bg.ActiveRS != "checkout-web-"+oldHash {
+			t.Fatalf("%s: blue-green %+v", how, bg)
+		}
+		roles := map[string]string{}
+		for _, s := range r.Sets {
+			roles[s.Name] = s.Role
+		}
+		if roles["checkout-web-"+oldHash] != "active" || roles["checkout-web-"+newHash] != "preview" {
+			t.Errorf("%s: roles %v", how, roles)
+		}
 	}
 }

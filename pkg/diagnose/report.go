@@ -335,17 +335,18 @@ func routerName(ro *v1alpha1.Rollout) string {
 }
 
 // bgSets labels a blue-green Rollout's ReplicaSets by what its Services
-// actually select.
+// actually select (for a Service not read, what the status records the
+// controller set on it).
 func bgSets(in model.Inputs) []ReplicaSetView {
 	var out []ReplicaSetView
 	bg := in.BG
 	for i := len(in.All) - 1; i >= 0; i-- {
 		r := in.All[i]
 		var roles []string
-		if bg.Active.Found && bg.Active.HasHash && bg.Active.Hash == r.Hash {
+		if (bg.Active.Found || bg.Active.Unread) && bg.Active.HasHash && bg.Active.Hash == r.Hash {
 			roles = append(roles, "active")
 		}
-		if bg.Preview.Found && bg.Preview.HasHash && bg.Preview.Hash == r.Hash {
+		if (bg.Preview.Found || bg.Preview.Unread) && bg.Preview.HasHash && bg.Preview.Hash == r.Hash {
 			roles = append(roles, "preview")
 		}
 		role := strings.Join(roles, "+")

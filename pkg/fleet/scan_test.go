@@ -123,7 +123,8 @@ func TestScanRejectsAnUnknownControllerVersion(t *testing.T) {
 }
 
 // TestScanBlueGreenRow: a blue-green Rollout paused before promotion is a
-// row with its blue-green state, not a canary's "0/0", and its findings.
+// row with its blue-green state, not a canary's "0/0", and its findings,
+// none of them about the Services a scan does not read.
 func TestScanBlueGreenRow(t *testing.T) {
 	objs := exampletest.Objects(t, "bluegreen-paused.yaml", nil)
 	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...)
@@ -141,8 +142,15 @@ func TestScanBlueGreenRow(t *testing.T) {
 	found := false
 	for _, id := range r.FindingIDs {
 		found = found || id == "RD106"
+		// A scan reads no Services: the active one is not missing.
+		if id == "RD114" {
+			t.Errorf("RD114 in a scan, which reads no Services: %s", r.Top)
+		}
 	}
 	if !found {
 		t.Fatalf("findings %v: want RD106 (paused, who must act)", r.FindingIDs)
+	}
+	if r.Worst != "info" {
+		t.Errorf("worst %q (%s), want info: the example is paused for a person and nothing else", r.Worst, r.Top)
 	}
 }

@@ -71,6 +71,13 @@ type ServiceView struct {
 	Ready      int32 `json:"readyEndpoints"`
 	NotReady   int32 `json:"notReadyEndpoints"`
 	SlicesRead bool  `json:"slicesRead"`
+	// Unread: the Service was not read (a fleet scan reads none) or could
+	// not be (the report's gaps say why), so whether it exists is not known.
+	// HasHash and Hash are then the selector the controller last recorded
+	// setting on it (status.blueGreen.activeSelector, previewSelector): an
+	// unread Service is not one without a hash, which would make every
+	// update look fast-tracked.
+	Unread bool `json:"unread,omitempty"`
 }
 
 func (s ServiceView) clone() ServiceView { return s }
@@ -124,12 +131,15 @@ func blueGreenFromView(v *snapshot.View, in *Inputs) {
 	if r := ro.Status.BlueGreen.PostPromotionAnalysisRunStatus; r != nil {
 		bg.PostPhase = string(r.Status)
 	}
-	bg.Active = serviceView(v, s.ActiveService)
-	bg.Preview = serviceView(v, s.PreviewService)
+	bg.Active = serviceView(v, s.ActiveService, ro.Status.BlueGreen.ActiveSelector)
+	bg.Preview = serviceView(v, s.PreviewService, ro.Status.BlueGreen.PreviewSelector)
 	in.BG = bg
 }
 
-func serviceView(v *snapshot.View, name string) ServiceView {
+// serviceView is the Service name as the snapshot holds it; recorded is the
+// selector hash the status says the controller set on it, what stands in
+// for a Service that was not read.
+func serviceView(v *snapshot.View, name, recorded string) ServiceView {
 	sv := ServiceView{Name: name}
 	if name == "" || v.Workload == nil {
 		return sv
@@ -141,6 +151,10 @@ func serviceView(v *snapshot.View, name string) ServiceView {
 		}
 	}
 	if svc == nil {
+		if !v.Workload.ServicesRead {
+			sv.Unread = true
+			sv.Hash, sv.HasHash = recorded, recorded != ""
+		}
 		return sv
 	}
 	sv.Found = true

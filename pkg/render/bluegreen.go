@@ -27,6 +27,12 @@ func humanBlueGreen(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		}
 		line := fmt.Sprintf("  %-8s Service %s", role, sv.Name)
 		switch {
+		case sv.Unread:
+			txt := " — not read, so its selector is not known"
+			if rsName != "" {
+				txt = fmt.Sprintf(" — not read; the controller last pointed it at %s (status.blueGreen)", rsName)
+			}
+			line += s.Warn.Render(txt)
 		case !sv.Found:
 			line += s.Crit.Render(" — not found")
 		case !sv.HasHash:

@@ -97,6 +97,11 @@ type Workload struct {
 	// something: a file (its PDBs are whatever it holds) or a gather for this
 	// workload that read them. A fleet scan does not read PDBs.
 	PDBsRead bool
+	// ServicesRead is true when a Service the owner names and the snapshot
+	// does not hold does not exist: a gather for this workload listed its
+	// namespace's Services without a gap. A fleet scan reads no Services,
+	// a list can be refused, and a file holds what its author put in it.
+	ServicesRead bool
 	// Offline is true for files without a snapshot header (rendered
 	// manifests, kubectl get output): absence means "not in the input".
 	Offline bool
@@ -344,6 +349,8 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 	w.SlicesRead = len(s.byGroupKind("discovery.k8s.io", "EndpointSlice")) > 0 || live
 	_, pdbGap := s.HasGap("poddisruptionbudgets.policy")
 	w.PDBsRead = s.Header.Offline || single && !pdbGap || len(s.byGroupKind("policy", "PodDisruptionBudget")) > 0
+	_, svcGap := s.Header.ListGap("services", ns)
+	w.ServicesRead = !s.Header.Offline && single && !svcGap
 	w.EndpointSlices = map[string][]*discoveryv1.EndpointSlice{}
 	w.Nodes = map[string]*corev1.Node{}
 	w.NodeLeases = map[string]*coordinationv1.Lease{}
