@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -520,6 +521,27 @@ func bgFromPause(t *testing.T, h *harness, verb escape.Action) {
 				summaryTail(p.Now.Summary)),
 			fmt.Sprintf("phase %s, active %s, preview %s at %d/%d; %s", phase, l.of("app-"+n.Active), l.of("app-"+n.Preview),
 				n.RS[hashB].Available, n.RS[hashB].Spec, l.trace(held)))
+	}
+	if verb == escape.Promote {
+		// scan reads no Services: the controller's record of what it set
+		// on them stands in (before, every blue-green row was RD114's
+		// critical "the active Service does not exist").
+		var scan struct {
+			Rows []struct {
+				Step, Worst string
+				Findings    []string `json:"findings"`
+			} `json:"rows"`
+		}
+		out := h.run("scan", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &scan); err != nil || len(scan.Rows) != 1 {
+			t.Fatalf("scan -o json: %v\n%s", err, out)
+		}
+		row := scan.Rows[0]
+		h.record("blue-green: scan of the paused Rollout (a scan reads no Services)", "blueGreen paused; nothing said of the active Service (RD114)",
+			fmt.Sprintf("%s; worst %s; findings %s", row.Step, row.Worst, strings.Join(row.Findings, " ")))
+		if row.Step != "blueGreen paused" || slices.Contains(row.Findings, "RD114") {
+			t.Errorf("scan of the paused blue-green Rollout: %+v", row)
+		}
 	}
 	// What diagnose reads must be what the watches saw, and its forecast
 	// and escape's "if nothing is done" what the controller then wrote.
