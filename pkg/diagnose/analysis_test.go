@@ -20,6 +20,14 @@ import (
 func diagnoseAnalysis(t *testing.T, ver upstream.Version, ro, run func(*unstructured.Unstructured)) *Report {
 	t.Helper()
 	objs, hdr := exampletest.Decode(t, exampletest.AnalysisAbort)
+	applyAnalysis(objs, ro, run)
+	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
+	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
+}
+
+// applyAnalysis edits the Rollout with ro and the AnalysisRun with run
+// (each when set).
+func applyAnalysis(objs []*unstructured.Unstructured, ro, run func(*unstructured.Unstructured)) {
 	for _, o := range objs {
 		switch {
 		case o.GetKind() == "Rollout" && ro != nil:
@@ -28,8 +36,6 @@ func diagnoseAnalysis(t *testing.T, ver upstream.Version, ro, run func(*unstruct
 			run(o)
 		}
 	}
-	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
-	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
 }
 
 // metricResult edits the status of one metric of the run.

@@ -22,6 +22,13 @@ type bgEdit struct {
 func diagnoseBG(t *testing.T, ver upstream.Version, edits ...bgEdit) *Report {
 	t.Helper()
 	objs, hdr := exampletest.Decode(t, exampletest.BlueGreen)
+	applyBG(objs, edits)
+	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
+	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
+}
+
+// applyBG applies each edit to the objects of its kind and name.
+func applyBG(objs []*unstructured.Unstructured, edits []bgEdit) {
 	for _, o := range objs {
 		for _, e := range edits {
 			if o.GetKind() == e.kind && (e.name == "" || o.GetName() == e.name) {
@@ -29,8 +36,6 @@ func diagnoseBG(t *testing.T, ver upstream.Version, edits ...bgEdit) *Report {
 			}
 		}
 	}
-	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
-	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
 }
 
 func ro(e func(*unstructured.Unstructured)) bgEdit { return bgEdit{"Rollout", "checkout-web", e} }

@@ -193,18 +193,19 @@ func diagnoseBugCase(t *testing.T, ver upstream.Version, c bugCase) *Report {
 func bugView(t *testing.T, c bugCase) *snapshot.View {
 	t.Helper()
 	objs, hdr := exampletest.Decode(t, exampletest.Incident)
-	for _, o := range objs {
-		if o.GetKind() == "Rollout" && c.edit != nil {
-			c.edit(o)
-		}
-	}
+	return exampletest.ViewOf(t, snapshot.New(*hdr, c.apply(objs, hdr)))
+}
+
+// apply makes the case's state of the incident example's objects and header.
+func (c bugCase) apply(objs []*unstructured.Unstructured, hdr *snapshot.Header) []*unstructured.Unstructured {
+	editRollout(objs, c.edit)
 	if c.objs != nil {
 		objs = c.objs(objs)
 	}
 	if c.log != nil {
 		hdr.ControllerLog = c.log
 	}
-	return exampletest.ViewOf(t, snapshot.New(*hdr, objs))
+	return objs
 }
 
 // TestKnownBugsPerVersion runs every row on every modeled version: the

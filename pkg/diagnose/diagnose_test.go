@@ -34,16 +34,21 @@ func diagnoseExample(t *testing.T, ver upstream.Version, edit func(ro *unstructu
 func diagnoseEdited(t *testing.T, ver upstream.Version, edit func(ro *unstructured.Unstructured), more func(*example)) *Report {
 	t.Helper()
 	objs, hdr := exampletest.Decode(t, exampletest.Incident)
-	for _, o := range objs {
-		if o.GetKind() == "Rollout" && edit != nil {
-			edit(o)
-		}
-	}
+	editRollout(objs, edit)
 	ex := &example{header: hdr, cv: model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}, objs: objs}
 	if more != nil {
 		more(ex)
 	}
 	return Run(exampletest.ViewOf(t, snapshot.New(*ex.header, objs)), ex.cv, Options{})
+}
+
+// editRollout applies edit (when set) to the Rollout among objs.
+func editRollout(objs []*unstructured.Unstructured, edit func(*unstructured.Unstructured)) {
+	for _, o := range objs {
+		if o.GetKind() == "Rollout" && edit != nil {
+			edit(o)
+		}
+	}
 }
 
 func has(r *Report, id string) bool {

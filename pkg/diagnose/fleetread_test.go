@@ -30,11 +30,7 @@ func TestAFleetReadInventsNothing(t *testing.T) {
 	var states []state
 	for _, c := range rolloutCases {
 		states = append(states, state{c.id + "/" + c.name, exampletest.Incident, func(objs []*unstructured.Unstructured, ex *example) []*unstructured.Unstructured {
-			for _, o := range objs {
-				if o.GetKind() == "Rollout" && c.edit != nil {
-					c.edit(o)
-				}
-			}
+			editRollout(objs, c.edit)
 			if c.more != nil {
 				c.more(ex)
 			}
@@ -43,44 +39,20 @@ func TestAFleetReadInventsNothing(t *testing.T) {
 	}
 	for _, c := range bgCases {
 		states = append(states, state{c.id + "/" + c.name, exampletest.BlueGreen, func(objs []*unstructured.Unstructured, _ *example) []*unstructured.Unstructured {
-			for _, o := range objs {
-				for _, e := range c.edits {
-					if o.GetKind() == e.kind && (e.name == "" || o.GetName() == e.name) {
-						e.edit(o)
-					}
-				}
-			}
+			applyBG(objs, c.edits)
 			return objs
 		}})
 	}
 	for _, c := range analysisCases {
 		e := analysisEdits[c.name]
 		states = append(states, state{c.id + "/" + c.name, exampletest.AnalysisAbort, func(objs []*unstructured.Unstructured, _ *example) []*unstructured.Unstructured {
-			for _, o := range objs {
-				switch {
-				case o.GetKind() == "Rollout" && e[0] != nil:
-					e[0](o)
-				case o.GetKind() == "AnalysisRun" && e[1] != nil:
-					e[1](o)
-				}
-			}
+			applyAnalysis(objs, e[0], e[1])
 			return objs
 		}})
 	}
 	for _, c := range bugCases {
 		states = append(states, state{c.id + "/" + c.name, exampletest.Incident, func(objs []*unstructured.Unstructured, ex *example) []*unstructured.Unstructured {
-			for _, o := range objs {
-				if o.GetKind() == "Rollout" && c.edit != nil {
-					c.edit(o)
-				}
-			}
-			if c.objs != nil {
-				objs = c.objs(objs)
-			}
-			if c.log != nil {
-				ex.header.ControllerLog = c.log
-			}
-			return objs
+			return c.apply(objs, ex.header)
 		}})
 	}
 	compared, routerDiffers := 0, 0
