@@ -128,32 +128,15 @@ func protoServer(t *testing.T, objs ...runtime.Object) *Typed {
 		}
 		mf := []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate,
 			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}}
+		lm, page := metav1.ListMeta{Continue: cont, ResourceVersion: "7"}, match[from:to]
 		var list runtime.Object
 		switch kind {
 		case "Pod":
-			l := &corev1.PodList{ListMeta: metav1.ListMeta{Continue: cont, ResourceVersion: "7"}}
-			for _, o := range match[from:to] {
-				p := *o.(*corev1.Pod)
-				p.ManagedFields = mf
-				l.Items = append(l.Items, p)
-			}
-			list = l
+			list = &corev1.PodList{ListMeta: lm, Items: pageItems[corev1.Pod](page, mf)}
 		case "ReplicaSet":
-			l := &appsv1.ReplicaSetList{ListMeta: metav1.ListMeta{Continue: cont, ResourceVersion: "7"}}
-			for _, o := range match[from:to] {
-				rs := *o.(*appsv1.ReplicaSet)
-				rs.ManagedFields = mf
-				l.Items = append(l.Items, rs)
-			}
-			list = l
+			list = &appsv1.ReplicaSetList{ListMeta: lm, Items: pageItems[appsv1.ReplicaSet](page, mf)}
 		case "Deployment":
-			l := &appsv1.DeploymentList{ListMeta: metav1.ListMeta{Continue: cont, ResourceVersion: "7"}}
-			for _, o := range match[from:to] {
-				d := *o.(*appsv1.Deployment)
-				d.ManagedFields = mf
-				l.Items = append(l.Items, d)
-			}
-			list = l
+			list = &appsv1.DeploymentList{ListMeta: lm, Items: pageItems[appsv1.Deployment](page, mf)}
 		}
 		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
 		if err := codec.Encode(list, w); err != nil {
@@ -166,6 +149,21 @@ func protoServer(t *testing.T, objs ...runtime.Object) *Typed {
 		t.Fatal(err)
 	}
 	return kube
+}
+
+// pageItems copies a page's objects, each with managedFields mf, as a
+// list's items.
+func pageItems[T any, PT interface {
+	*T
+	metav1.Object
+}](page []runtime.Object, mf []metav1.ManagedFieldsEntry) []T {
+	out := make([]T, 0, len(page))
+	for _, o := range page {
+		x := *o.(PT)
+		PT(&x).SetManagedFields(mf)
+		out = append(out, x)
+	}
+	return out
 }
 
 // TestReadPodsProtobuf: pods read through the typed reader are the pods
