@@ -29,22 +29,40 @@ type ControllerLogView struct {
 // LogMessage is one distinct error or warning message of the log, with how
 // often it was logged and when last.
 type LogMessage struct {
-	// Class is the RD159 class its text falls in ("other" for none).
+	// Class is the RD159 class its text falls in: "other" for none,
+	// "event" for the line that repeats an Event of no class (RD159 reads
+	// the Event; its state — an abort, a failed analysis — is other rules'
+	// to explain), "context" for v1.8–v1.9's bare "newRolloutContext
+	// returned nil" (the cause is the line logged beside it). RD162 reports
+	// neither of the last two.
 	Class string    `json:"class"`
 	Level string    `json:"level"`
 	Msg   string    `json:"msg"`
 	Count int       `json:"count"`
 	Last  time.Time `json:"last"`
+	// EventReason is the reason of the Event the line repeats ("" when it
+	// repeats none).
+	EventReason string `json:"eventReason,omitempty"`
 }
 
 // syncErrorPrefix starts the controller's line for an error that ended a
 // pass (fact log.sync-error); the error follows.
 const syncErrorPrefix = "rollout syncHandler error: "
 
-// logClass is the class of an error or warning line's message ("other"
-// when none matches).
-func logClass(msg string) *eventClass {
-	t := errText{Message: strings.TrimPrefix(msg, syncErrorPrefix)}
+// contextNilMsg is the controller's line when it cannot build a pass's
+// context (fact ct.log-context-nil); from v1.10 ": " and the error follow.
+const contextNilMsg = "newRolloutContext returned nil"
+
+// logCause is the error a line reports, without the prefix of the
+// controller line that reports it.
+func logCause(msg string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(msg, syncErrorPrefix), contextNilMsg+": ")
+}
+
+// logClass is the class of an error or warning line's message, with the
+// reason of the Event it repeats if any (nil when none matches).
+func logClass(msg, eventReason string) *eventClass {
+	t := errText{Reason: eventReason, Message: logCause(msg)}
 	for i := range eventClasses {
 		if eventClasses[i].match(t) {
 			return &eventClasses[i]
@@ -70,18 +88,24 @@ func controllerLogView(l *snapshot.ControllerLog) *ControllerLogView {
 	}
 	v := &ControllerLogView{Reason: l.Reason, Since: l.Since, Sources: l.Sources, Gap: l.Gap, Lines: l.Lines}
 	byMsg := map[string]*LogMessage{}
+	key := func(m LogMessage) string { return m.EventReason + "\x00" + m.Msg }
 	for _, ln := range l.Lines {
 		if !isProblemLevel(ln.Level) {
 			continue
 		}
-		m := byMsg[ln.Msg]
+		m := byMsg[ln.EventReason+"\x00"+ln.Msg]
 		if m == nil {
 			class := "other"
-			if c := logClass(ln.Msg); c != nil {
+			switch c := logClass(ln.Msg, ln.EventReason); {
+			case c != nil:
 				class = c.key
+			case ln.EventReason != "":
+				class = "event"
+			case ln.Msg == contextNilMsg:
+				class = "context"
 			}
-			m = &LogMessage{Class: class, Level: ln.Level, Msg: ln.Msg}
-			byMsg[ln.Msg] = m
+			m = &LogMessage{Class: class, Level: ln.Level, Msg: ln.Msg, EventReason: ln.EventReason}
+			byMsg[key(*m)] = m
 			v.Errors = append(v.Errors, *m)
 		}
 		m.Count++
@@ -90,7 +114,7 @@ func controllerLogView(l *snapshot.ControllerLog) *ControllerLogView {
 		}
 	}
 	for i := range v.Errors {
-		v.Errors[i] = *byMsg[v.Errors[i].Msg]
+		v.Errors[i] = *byMsg[key(v.Errors[i])]
 	}
 	sort.SliceStable(v.Errors, func(i, j int) bool { return v.Errors[i].Last.After(v.Errors[j].Last) })
 	return v
@@ -114,9 +138,12 @@ func checkControllerLog(c *Context, r *rules.Rule) []rules.Finding {
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, m := range lv.Errors { // newest first
+		if m.Class == "event" || m.Class == "context" {
+			continue
+		}
 		g := byKey[m.Class]
 		if g == nil {
-			g = &group{key: m.Class, class: logClass(m.Msg), last: m}
+			g = &group{key: m.Class, class: logClass(m.Msg, m.EventReason), last: m}
 			byKey[m.Class] = g
 			groups = append(groups, g)
 		}
@@ -156,8 +183,11 @@ func checkControllerLog(c *Context, r *rules.Rule) []rules.Finding {
 // DestinationRule switch; and the fields that tie it to the Rollout.
 func logFacts(class, msg string) []upstream.Key {
 	var keys []upstream.Key
-	if strings.HasPrefix(msg, syncErrorPrefix) {
+	switch {
+	case strings.HasPrefix(msg, syncErrorPrefix):
 		keys = append(keys, "log.sync-error")
+	case strings.HasPrefix(msg, contextNilMsg):
+		keys = append(keys, "ct.log-context-nil")
 	}
 	switch {
 	case class == "invalid" && strings.Contains(msg, " is invalid: "):
@@ -173,7 +203,7 @@ func logDetail(cl *eventClass, msg string) string {
 	if cl == nil {
 		return ""
 	}
-	return detail(&eventGroup{class: cl, latest: eventOf(strings.TrimPrefix(msg, syncErrorPrefix))})
+	return detail(&eventGroup{class: cl, latest: eventOf(logCause(msg))})
 }
 
 // WantsControllerLog says whether diagnose in --controller-logs=auto reads

@@ -39,6 +39,7 @@ var logCases = []struct {
 	{"destination rule switch", "info", "delaying destination rule switch: ReplicaSet checkout-api-5f6c8d7b9a not fully available", "", "", "", 0},
 	{"destination rule switch error", "error", syncErrorPrefix + "delaying destination rule switch: ReplicaSet checkout-api-5f6c8d7b9a not fully available", "", "dr-switch", "holds the DestinationRule switch", rules.Warning},
 	{"invalid spec", "error", `The Rollout "checkout-api" is invalid: spec.strategy.canary.stableService: Invalid value: "s": service "s" not found`, "", "invalid", "validation rejects the Rollout's spec", rules.Warning},
+	{"invalid spec as v1.10 logs it from the pass's context", "error", contextNilMsg + ": spec.strategy.trafficRouting: Required value: SetCanaryScale requires TrafficRouting to be set", "", "invalid", "validation rejects the Rollout's spec", rules.Warning},
 	{"unknown error", "error", syncErrorPrefix + "something new", "", "other", "match no known cause", rules.Warning},
 	{"a warning line of a critical class", "warning", eventMsg("rbac"), "", "rbac", "may not update", rules.Warning},
 	{"old policy denial", "error", syncErrorPrefix + eventMsg("policy"), "2026-08-11T02:00:00Z", "policy", "it may have cleared", rules.Info},
@@ -67,7 +68,10 @@ func TestControllerLogLines(t *testing.T) {
 			if strings.HasPrefix(c.msg, syncErrorPrefix) {
 				want["log.sync-error"] = true
 			}
-			if c.class == "invalid" {
+			if strings.HasPrefix(c.msg, contextNilMsg) {
+				want["ct.log-context-nil"] = true
+			}
+			if c.class == "invalid" && strings.Contains(c.msg, " is invalid: ") {
 				want["ct.log-invalid-spec"] = true
 			}
 			if c.class == "dr-switch" {
@@ -89,6 +93,39 @@ func TestControllerLogLines(t *testing.T) {
 				t.Errorf("the report keeps every line: %d", len(r.ControllerLog.Lines))
 			}
 		})
+	}
+}
+
+// Two lines RD162 does not report, seen on the lab's controllers: v1.8–v1.9's
+// bare "newRolloutContext returned nil" beside the line that says why, and
+// the event recorder's repeat of a Warning Event of no class (an abort:
+// RD104 explains it, and nothing is retried). Before, each was its own
+// "errors … that match no known cause … the controller retries every pass"
+// finding. A repeated Event of a known class is still reported.
+func TestControllerLogLinesNotReported(t *testing.T) {
+	at := "2026-08-11T03:12:30Z"
+	echo := func(reason, level, msg string) snapshot.LogLine {
+		l := logLine(at, level, msg)
+		l.EventReason = reason
+		return l
+	}
+	invalid := `The Rollout "checkout-api" is invalid: spec.strategy.canary.stableService: Invalid value: "s": service "s" not found`
+	r := diagnoseBugCase(t, "v1.9.3", bugCase{log: ctrlLog(logLine(at, "error", invalid), logLine(at, "error", contextNilMsg),
+		echo("RolloutAborted", "warning", "Rollout aborted update to revision 7"))})
+	got := messages(r, "RD162")
+	if len(got) != 1 || !strings.Contains(got[0].Message, "validation rejects the Rollout's spec") {
+		t.Fatalf("RD162 %+v, want the invalid spec alone", got)
+	}
+	classes := map[string]string{}
+	for _, e := range r.ControllerLog.Errors {
+		classes[e.Msg] = e.Class
+	}
+	if classes[contextNilMsg] != "context" || classes["Rollout aborted update to revision 7"] != "event" || classes[invalid] != "invalid" {
+		t.Errorf("log view classes %v", classes)
+	}
+	r = diagnoseBugCase(t, "v1.10.2", bugCase{log: ctrlLog(echo("TrafficRoutingError", "warning", eventMsg("policy")))})
+	if got := messages(r, "RD162"); len(got) != 1 || !strings.Contains(got[0].Message, "(ValidatingAdmissionPolicy no-split)") {
+		t.Errorf("a repeated Event of a known class: RD162 %+v", got)
 	}
 }
 

@@ -113,9 +113,11 @@ var eventClasses = []eventClass{
 		what: "a traffic-router or step plugin fails: it did not start, could not be downloaded, or returned an error",
 		fix:  "check the plugin's name and location in the argo-rollouts-config ConfigMap against the Rollout's plugin name, that the controller can fetch it (sha256, network, the file in the image), and the controller's log; a plugin that fails to start is retried on every pass"},
 	{key: "invalid",
-		match: func(e errText) bool { return msgHas(e, "Invalid value:") || msgHas(e, "The Rollout", "is invalid") },
-		what:  "the controller's validation rejects the Rollout's spec and does not reconcile it (RD113 quotes its InvalidSpec condition)",
-		fix:   "correct the field the message names; the controller reconciles the Rollout again once the spec passes"},
+		match: func(e errText) bool {
+			return msgHas(e, "Invalid value:") || msgHas(e, "Required value:") || msgHas(e, "The Rollout", "is invalid")
+		},
+		what: "the controller's validation rejects the Rollout's spec and does not reconcile it (RD113 quotes its InvalidSpec condition)",
+		fix:  "correct the field the message names; the controller reconciles the Rollout again once the spec passes"},
 	{key: "notfound", critical: true,
 		match: func(e errText) bool {
 			return reasonIs(e, "VirtualServiceNotFound", "DestinationRuleNotFound", "VirtualRouterNotFound", "VirtualNodeNotFound", "LoadBalancerNotFound", "TrafficSplitNotCreated")

@@ -48,7 +48,11 @@ func humanControllerLog(b *strings.Builder, rep *diagnose.Report, s Styles) {
 			fmt.Fprintf(b, "  %s\n", s.Dim.Render(fmt.Sprintf("… %d more distinct message(s) (-o json has every line)", len(l.Errors)-i)))
 			break
 		}
-		fmt.Fprintf(b, "  %-7s ×%-4d last %s  [%s] %s\n", m.Level, m.Count, m.Last.UTC().Format(time.TimeOnly), m.Class, firstLineOf(m.Msg, 240))
+		class := m.Class
+		if m.EventReason != "" && class == "event" {
+			class += " " + m.EventReason
+		}
+		fmt.Fprintf(b, "  %-7s ×%-4d last %s  [%s] %s\n", m.Level, m.Count, m.Last.UTC().Format(time.TimeOnly), class, firstLineOf(m.Msg, 240))
 	}
 }
 

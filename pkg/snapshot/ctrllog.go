@@ -54,6 +54,10 @@ type LogLine struct {
 	Level string    `json:"level"`
 	Msg   string    `json:"msg"`
 	Pod   string    `json:"pod,omitempty"`
+	// EventReason is set on the line the controller's event recorder logs
+	// for each Event it emits (its event_reason field): the line repeats
+	// an Event.
+	EventReason string `json:"eventReason,omitempty"`
 }
 
 // ParseControllerLog reads a controller's log (logrus, as the controller
@@ -88,7 +92,7 @@ func ParseControllerLog(data []byte, namespace, rollout string) (lines []LogLine
 			continue
 		}
 		t, _ := time.Parse(time.RFC3339Nano, fields["time"])
-		lines = append(lines, LogLine{Time: t, Level: fields["level"], Msg: fields["msg"]})
+		lines = append(lines, LogLine{Time: t, Level: fields["level"], Msg: fields["msg"], EventReason: fields["event_reason"]})
 	}
 	return lines, format
 }

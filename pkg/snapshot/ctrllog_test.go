@@ -116,3 +116,18 @@ func TestParseControllerLogLongLine(t *testing.T) {
 		t.Errorf("a 200 KiB line: %d lines", len(lines))
 	}
 }
+
+// The event recorder's line for an Event carries its reason (event_reason),
+// in either format; other lines carry none.
+func TestControllerLogEventReason(t *testing.T) {
+	text := `time="2026-12-06T16:44:09Z" level=warning msg="Rollout aborted update to revision 2" event_reason=RolloutAborted namespace=odd rollout=ab` + "\n" +
+		`time="2026-12-06T16:44:10Z" level=error msg="rollout syncHandler error: boom" namespace=odd rollout=ab` + "\n"
+	json := `{"event_reason":"RolloutAborted","level":"warning","msg":"Rollout aborted update to revision 2","namespace":"odd","rollout":"ab","time":"2026-12-06T16:44:09Z"}` + "\n" +
+		`{"level":"error","msg":"rollout syncHandler error: boom","namespace":"odd","rollout":"ab","time":"2026-12-06T16:44:10Z"}` + "\n"
+	for _, in := range []string{text, json} {
+		lines, _ := ParseControllerLog([]byte(in), "odd", "ab")
+		if len(lines) != 2 || lines[0].EventReason != "RolloutAborted" || lines[1].EventReason != "" {
+			t.Errorf("%+v", lines)
+		}
+	}
+}

@@ -2271,4 +2271,11 @@ var facts = []Fact{
 		Contains: `c.log.Error(errorMessage)`,
 		Lines:    Lines{"v1.7.2": 566, "v1.8.2": 606, "v1.8.3": 606, "v1.9.3": 630, "v1.10.2": 628},
 	},
+	{
+		Key:      "ct.log-context-nil",
+		Claim:    `When the controller cannot build its context for the Rollout (an invalid spec, or a list of its ReplicaSets, Experiments or AnalysisRuns that failed), it logs "newRolloutContext returned nil" at level error and ends the pass; from v1.10 the line carries the error, before it the cause is only in the line logged beside it.`,
+		File:     srcCT,
+		Contains: `"newRolloutContext returned nil`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": 413, "v1.8.3": 413, "v1.9.3": 427, "v1.10.2": 435},
+	},
 }
