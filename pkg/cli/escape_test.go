@@ -27,6 +27,9 @@ import (
 type fakeCluster struct {
 	dc      *dynfake.FakeDynamicClient
 	patches []k8stesting.PatchAction
+	// rollout is the Rollout runOn diagnoses ("" for the incident's
+	// checkout-api).
+	rollout string
 }
 
 func newFakeCluster(t *testing.T) *fakeCluster {

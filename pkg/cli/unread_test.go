@@ -74,7 +74,11 @@ func TestUnreadRouterObject(t *testing.T) {
 // forbidding is the incident example whose API refuses every get and list
 // of resource.
 func forbidding(t *testing.T, resource string) *fakeCluster {
-	fc := newFakeCluster(t)
+	return refusing(newFakeCluster(t), resource)
+}
+
+// refusing makes fc's API refuse every get and list of resource.
+func refusing(fc *fakeCluster, resource string) *fakeCluster {
 	for _, verb := range []string{"list", "get"} {
 		fc.dc.PrependReactor(verb, resource, func(k8stesting.Action) (bool, runtime.Object, error) {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", nil)
@@ -86,6 +90,10 @@ func forbidding(t *testing.T, resource string) *fakeCluster {
 // runOn runs scan, or diagnose or timeline of the example's Rollout, in
 // its namespace.
 func runOn(t *testing.T, fc *fakeCluster, cmd string, args ...string) (string, string, int) {
+	name := fc.rollout
+	if name == "" {
+		name = "checkout-api"
+	}
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	ns := "shop"
 	flags := genericclioptions.NewConfigFlags(true)
@@ -99,11 +107,11 @@ func runOn(t *testing.T, fc *fakeCluster, cmd string, args ...string) (string, s
 	case "timeline":
 		o := NewTimelineOptions(flags, streams)
 		o.connect = fc.connect
-		return execute(t, newTimelineCommand(o), out, errOut, append(args, "checkout-api", "--color", "never"))
+		return execute(t, newTimelineCommand(o), out, errOut, append(args, name, "--color", "never"))
 	}
 	o := NewDiagnoseOptions(flags, streams)
 	o.connect = fc.connect
-	return execute(t, newDiagnoseCommand(o), out, errOut, append(args, "checkout-api", "--color", "never"))
+	return execute(t, newDiagnoseCommand(o), out, errOut, append(args, name, "--color", "never"))
 }
 
 // With the controller Deployments refused, a row's controller version is
@@ -127,17 +135,8 @@ func TestScanSaysWhenTheVersionIsAssumed(t *testing.T) {
 // Rollout.
 func TestUnreadServicesBlueGreen(t *testing.T) {
 	objs := exampletest.Objects(t, exampletest.BlueGreen, nil)
-	fc := &fakeCluster{dc: dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...)}
-	fc.dc.PrependReactor("list", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "", nil)
-	})
-	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	ns := "shop"
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.Namespace = &ns
-	o := NewDiagnoseOptions(flags, genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut})
-	o.connect = fc.connect
-	text, stderr, _ := execute(t, newDiagnoseCommand(o), out, errOut, []string{"checkout-web", "--color", "never"})
+	fc := refusing(&fakeCluster{dc: dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), gather.ListKinds(), objs...), rollout: "checkout-web"}, "services")
+	text, stderr, _ := runOn(t, fc, "diagnose")
 	for _, want := range []string{
 		"active   Service checkout-web-active — not read; the controller last pointed it at checkout-web-7d9f8c6b5 (status.blueGreen)\n",
 		"preview  Service checkout-web-preview — not read; the controller last pointed it at checkout-web-5c6d7e8f9 (status.blueGreen)\n",

@@ -88,12 +88,13 @@ func controllerLogView(l *snapshot.ControllerLog) *ControllerLogView {
 	}
 	v := &ControllerLogView{Reason: l.Reason, Since: l.Since, Sources: l.Sources, Gap: l.Gap, Lines: l.Lines}
 	byMsg := map[string]*LogMessage{}
-	key := func(m LogMessage) string { return m.EventReason + "\x00" + m.Msg }
+	// A message and the Event it repeats, if any, are one distinct message.
+	key := func(reason, msg string) string { return reason + "\x00" + msg }
 	for _, ln := range l.Lines {
 		if !isProblemLevel(ln.Level) {
 			continue
 		}
-		m := byMsg[ln.EventReason+"\x00"+ln.Msg]
+		m := byMsg[key(ln.EventReason, ln.Msg)]
 		if m == nil {
 			class := "other"
 			switch c := logClass(ln.Msg, ln.EventReason); {
@@ -105,7 +106,7 @@ func controllerLogView(l *snapshot.ControllerLog) *ControllerLogView {
 				class = "context"
 			}
 			m = &LogMessage{Class: class, Level: ln.Level, Msg: ln.Msg, EventReason: ln.EventReason}
-			byMsg[key(*m)] = m
+			byMsg[key(m.EventReason, m.Msg)] = m
 			v.Errors = append(v.Errors, *m)
 		}
 		m.Count++
@@ -114,7 +115,7 @@ func controllerLogView(l *snapshot.ControllerLog) *ControllerLogView {
 		}
 	}
 	for i := range v.Errors {
-		v.Errors[i] = *byMsg[key(v.Errors[i])]
+		v.Errors[i] = *byMsg[key(v.Errors[i].EventReason, v.Errors[i].Msg)]
 	}
 	sort.SliceStable(v.Errors, func(i, j int) bool { return v.Errors[i].Last.After(v.Errors[j].Last) })
 	return v

@@ -187,13 +187,7 @@ func readControllers(ctx context.Context, dc dynamic.Interface, kube *Typed, onP
 	if err != nil {
 		return typedSet[appsv1.Deployment]{}, err
 	}
-	out := typedSet[appsv1.Deployment]{stubs: s.stubs}
-	for i, u := range s.objs {
-		if s.typed[i] != nil && snapshot.IsControllerDeployment(u) {
-			out.objs, out.typed = append(out.objs, u), append(out.typed, s.typed[i])
-		}
-	}
-	return out, nil
+	return s.keep(func(d *appsv1.Deployment) bool { return snapshot.IsControllerDeployment(d) }), nil
 }
 
 // listPods reads the pods selected in ns in the background, into into; a

@@ -351,7 +351,8 @@ func EventTime(e *corev1.Event) time.Time {
 
 // IsControllerDeployment recognises the Argo Rollouts controller Deployment:
 // the name the install manifests and the Helm chart use, or their labels.
-func IsControllerDeployment(u *unstructured.Unstructured) bool {
+// It reads only metadata, so it takes a typed Deployment as well.
+func IsControllerDeployment(u metav1.Object) bool {
 	l := u.GetLabels()
 	if l["app.kubernetes.io/name"] == "argo-rollouts" && (l["app.kubernetes.io/component"] == "" || l["app.kubernetes.io/component"] == "rollouts-controller") {
 		return true
