@@ -91,7 +91,7 @@ func checkAnalysisAborted(c *Context, r *rules.Rule) []rules.Finding {
 			msg += fmt.Sprintf(" on metric %q (%s)", m.Name, m.Provider)
 			if l, ok := m.decidingLimit(); ok {
 				msg += " because " + l.String()
-				evs = append(evs, ev(runObj(run), metricField(*m, l.Counter), l.Count))
+				evs = append(evs, ev(runObj(run), metricField(*m, l.StatusField()), l.Count))
 				keys = append(keys, limitFact[l.Name])
 				if l.Default && l.Name == "consecutiveErrorLimit" {
 					keys = append(keys, "df.consecutive-error-limit")

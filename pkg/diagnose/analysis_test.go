@@ -311,6 +311,15 @@ func TestAnalysisAbortOnErrors(t *testing.T) {
 	if _, ok := cited(f, "df.consecutive-error-limit"); !ok {
 		t.Errorf("RD119 does not cite the default: %+v", f.Cites)
 	}
+	// The evidence names the status field as the API spells it
+	// (consecutiveError), not as the controller's message words it.
+	var field bool
+	for _, e := range f.Evidence {
+		field = field || e.Field == "status.metricResults[success-rate].consecutiveError" && e.Value == "5"
+	}
+	if !field {
+		t.Errorf("RD119's evidence does not name status.metricResults[success-rate].consecutiveError = 5: %+v", f.Evidence)
+	}
 	// RD120 says the metric failed on provider errors.
 	f = finding(t, r, "RD120")
 	if !strings.HasPrefix(f.Message, `metric "success-rate" (prometheus) of AnalysisRun payments-api-5b8c7d9f4-4-2 (step 2) failed on provider errors: consecutiveErrors (5) > consecutiveErrorLimit (4, the default)`) {

@@ -115,6 +115,16 @@ type Limit struct {
 	Exceeded bool `json:"exceeded"`
 }
 
+// StatusField is the metric result's field that holds Count: the
+// controller's message says "consecutiveErrors", but the status field is
+// consecutiveError (v1alpha1.MetricResult).
+func (l Limit) StatusField() string {
+	if l.Counter == "consecutiveErrors" {
+		return "consecutiveError"
+	}
+	return l.Counter
+}
+
 // ControllerWords is the exceeded comparison as the controller's run
 // message words it: "failed (2) > failureLimit (1)".
 func (l Limit) ControllerWords() string {
