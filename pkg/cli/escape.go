@@ -79,7 +79,7 @@ Rollout's resourceVersion, so a Rollout that changed since it was read is never 
 	f.BoolVar(&o.Yes, "yes", o.Yes, "confirm the write (for scripts and runbooks)")
 	f.BoolVar(&o.Force, "force", o.Force, "allow an action whose verdict is harmful")
 	f.StringVar(&o.DryRun, "dry-run", o.DryRun, "none, client (print the requests) or server (send them with dryRun=All)")
-	f.Int64Var(&o.ToRevision, "to-revision", o.ToRevision, "undo: the revision to restore (default: the second-highest, as kubectl-argo-rollouts)")
+	f.Int64Var(&o.ToRevision, "to-revision", o.ToRevision, "undo: the revision to restore (default: the stable while an update is under way, otherwise the second-highest, as kubectl-argo-rollouts)")
 	f.Int32Var(&o.ToStep, "to-step", o.ToStep, "skip: the step index to jump to (default: the end of the steps)")
 	f.DurationVar(&o.WatchTimeout, "watch-timeout", o.WatchTimeout, "after applying, watch the Rollout this long for the predicted outcome (0: do not watch)")
 	f.DurationVar(&o.Interval, "interval", o.Interval, "how often the watch re-reads the Rollout")

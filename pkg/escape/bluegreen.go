@@ -255,6 +255,8 @@ func bgJudge(a Action, e, wait Effect, base, after model.Inputs, stable, why, ta
 		// the stable unchanged means that revision never takes over (with
 		// rollbackWindow and previewReplicaCount it stays short of pods).
 		return SafeWithCost, fmt.Sprintf("production stays on the stable %s, but revision %s, which undo deploys, does not take over: %s", stable, targetRev, e.Summary)
+	case a == Undo && undoOffStable(base, targetRev):
+		return SafeWithCost, fmt.Sprintf("it deploys revision %s, which is not the stable revision: %s", targetRev, e.Summary)
 	case a == Undo:
 		return Safe, fmt.Sprintf("production stays on the stable %s; the new revision %s is dropped: %s", stable, newName, e.Summary)
 	case a == Abort && e.FinalAbort:

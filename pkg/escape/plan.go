@@ -97,6 +97,9 @@ type Option struct {
 	// TargetRevision is undo's target; TargetStep is skip's.
 	TargetRevision string `json:"targetRevision,omitempty"`
 	TargetStep     *int32 `json:"targetStep,omitempty"`
+	// Note says where the option departs from the plain command of the
+	// same name (undo to the stable revision instead of the second-highest).
+	Note string `json:"note,omitempty"`
 }
 
 // Request is one API write, exactly as kubectl-argo-rollouts sends it, plus
@@ -170,7 +173,7 @@ type Exposure struct {
 type Input struct {
 	View       *snapshot.View
 	Controller model.ControllerVersion
-	// ToRevision selects undo's target (0: second-highest, as the CLI).
+	// ToRevision selects undo's target (0: the stable during an update, else the second-highest, as the CLI).
 	ToRevision int64
 	// ToStep is skip's target (nil: the end of the steps).
 	ToStep *int32
@@ -471,9 +474,16 @@ func applyUndo(after model.Inputs, ro *v1alpha1.Rollout, v *snapshot.View, in In
 	if err != nil {
 		return after, false, err.Error()
 	}
-	o.TargetRevision = target.Annotations["rollout.argoproj.io/revision"]
-	if in.ToRevision != 0 {
-		o.Command += " --to-revision " + strconv.FormatInt(in.ToRevision, 10)
+	if in.ToRevision == 0 {
+		if st := stableUndoTarget(ro, v.ReplicaSets, target); st != nil {
+			o.Note = fmt.Sprintf("back to the stable revision %s (%s): a plain `kubectl argo rollouts undo` would take the second-highest, revision %s (%s), and start an update to it instead",
+				revisionOf(st), st.Name, revisionOf(target), target.Name)
+			target = st
+		}
+	}
+	o.TargetRevision = revisionOf(target)
+	if in.ToRevision != 0 || o.Note != "" {
+		o.Command += " --to-revision " + o.TargetRevision
 	}
 	tmpl := target.Spec.Template.DeepCopy()
 	delete(tmpl.Labels, v1alpha1.DefaultRolloutUniqueLabelKey)
@@ -498,6 +508,35 @@ func applyUndo(after model.Inputs, ro *v1alpha1.Rollout, v *snapshot.View, in In
 		}
 	}
 	return after, true, ""
+}
+
+// undoOffStable: undo's target is another revision than the stable one, so
+// it starts an update to it even when the simulation ends before that
+// revision is promoted (at a pause, or short of pods).
+func undoOffStable(base model.Inputs, targetRev string) bool {
+	return base.Stable != nil && targetRev != "" && base.Stable.Revision != targetRev
+}
+
+func revisionOf(rs *appsv1.ReplicaSet) string { return rs.Annotations["rollout.argoproj.io/revision"] }
+
+// stableUndoTarget is the stable ReplicaSet when an update is under way
+// (the current template is not the stable one) and the second-highest
+// revision, plain undo's target, is a third revision: a canary replaced
+// mid-rollout, or an aborted update after an earlier one. Whoever reaches
+// for undo then wants production's revision back; undo to the stable skips
+// the steps (rc.rollback-to-stable-skip), while undo to the third one starts
+// an update to it. nil when plain undo already targets the stable.
+func stableUndoTarget(ro *v1alpha1.Rollout, rss []*appsv1.ReplicaSet, second *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	stable := ro.Status.StableRS
+	if stable == "" || stable == ro.Status.CurrentPodHash || second.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == stable {
+		return nil
+	}
+	for _, rs := range rss {
+		if rs.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == stable && revisionOf(rs) != "" {
+			return rs
+		}
+	}
+	return nil
 }
 
 // undoTarget is the ReplicaSet undo restores: --to-revision, or the one with
@@ -690,7 +729,7 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 		if e.FinalStable == canary && canary != stable {
 			return SafeWithCost, "capacity-safe, but it skips the remaining steps and analysis and promotes " + canary
 		}
-	case a == Undo && e.FinalStable != stable:
+	case a == Undo && (e.FinalStable != stable || undoOffStable(base, targetRev)):
 		return SafeWithCost, fmt.Sprintf("it deploys revision %s, which is not the stable revision", targetRev)
 	case a == Undo && model.RollbackWindow(base).WithinWindow:
 		// Undo here takes back the rollback itself.

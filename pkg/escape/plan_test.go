@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
@@ -175,6 +176,60 @@ func TestEscapesAborted(t *testing.T) {
 		full, _ := p.Option(PromoteFull)
 		if full.Effect.FinalStable != "checkout-api-5f6c8d7b9a" {
 			t.Errorf("%s: promote --full ends with stable %s, want the aborted canary promoted", ver, full.Effect.FinalStable)
+		}
+	}
+}
+
+// An update aborted after an earlier canary was replaced mid-rollout: the
+// second-highest revision is that replaced canary, not the stable. Plain
+// `kubectl argo rollouts undo` would start an update to it; the plan's undo
+// goes back to the stable with --to-revision and says why. --to-revision
+// still chooses.
+func TestUndoGoesBackToTheStable(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		v := exampleView(t)
+		abortedUpdate(v)
+		var replaced *appsv1.ReplicaSet
+		for _, rs := range v.ReplicaSets {
+			switch rs.Name {
+			case "checkout-api-5f6c8d7b9a": // the aborted canary: the newest revision
+				rs.Annotations["rollout.argoproj.io/revision"] = "8"
+			case "checkout-api-6d8f7c9b5d": // the stable, revision 6
+				replaced = rs.DeepCopy()
+			}
+		}
+		replaced.Name = "checkout-api-7c7c7c7c7c"
+		replaced.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] = "7c7c7c7c7c"
+		replaced.Spec.Template.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] = "7c7c7c7c7c"
+		replaced.Spec.Template.Spec.Containers[0].Image += "-replaced"
+		replaced.Annotations["rollout.argoproj.io/revision"] = "7"
+		zero := int32(0)
+		replaced.Spec.Replicas = &zero
+		replaced.Status = appsv1.ReplicaSetStatus{}
+		v.ReplicaSets = append(v.ReplicaSets, replaced)
+
+		p := plan(t, v, ver)
+		o, _ := p.Option(Undo)
+		if o.TargetRevision != "6" || !strings.HasSuffix(o.Command, " --to-revision 6") {
+			t.Errorf("%s: undo targets revision %q with %q, want the stable revision 6 and --to-revision 6", ver, o.TargetRevision, o.Command)
+		}
+		if !strings.Contains(o.Note, "revision 7 (checkout-api-7c7c7c7c7c)") {
+			t.Errorf("%s: undo's note does not name plain undo's target, revision 7: %q", ver, o.Note)
+		}
+		if o.Verdict != Safe || o.Effect.FinalStable != "checkout-api-6d8f7c9b5d" || o.Effect.Phase != "Healthy" {
+			t.Errorf("%s: undo is %s (%s), ends %s with stable %s; want safe, Healthy on the stable", ver, o.Verdict, o.Why, o.Effect.Phase, o.Effect.FinalStable)
+		}
+		if p.Recommended != Undo {
+			t.Errorf("%s: recommended %s (%s), want undo", ver, p.Recommended, p.Reason)
+		}
+
+		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver, Exact: true}, ToRevision: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ = p.Option(Undo)
+		if o.TargetRevision != "7" || o.Note != "" || o.Verdict == Safe {
+			t.Errorf("%s: undo --to-revision 7 targets %q (note %q) and is %s (%s); want revision 7, no note, not safe: it starts an update to a revision that is not the stable", ver, o.TargetRevision, o.Note, o.Verdict, o.Why)
 		}
 	}
 }

@@ -27,7 +27,7 @@ type Target struct {
 	// ControllerVersion is the controller version to model; "" reads it
 	// from the controller Deployment in the snapshot.
 	ControllerVersion string
-	// ToRevision is undo's target revision (0: the second-highest).
+	// ToRevision is undo's target revision (0: the stable during an update, else the second-highest).
 	ToRevision int64
 	// ToStep is skip's target step (nil: the end of the steps).
 	ToStep *int32

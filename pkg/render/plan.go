@@ -48,6 +48,9 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 		if o.Analysis != "" && !strings.Contains(o.Why, o.Analysis) {
 			fmt.Fprintf(&b, "       analysis: %s\n", o.Analysis)
 		}
+		if o.Note != "" && o.Verdict != escape.NotApplicable {
+			fmt.Fprintf(&b, "       note: %s\n", o.Note)
+		}
 		if o.Command != "" && o.Verdict != escape.NotApplicable {
 			fmt.Fprintf(&b, "       %s\n", s.Dim.Render("same requests as: "+o.Command))
 		}
