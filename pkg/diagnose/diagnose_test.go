@@ -379,3 +379,40 @@ func findingIDs(r *Report) []string {
 	}
 	return out
 }
+
+// A timed pause step whose time is up completes at the controller's next
+// pass, unless spec.paused is set: then no step completes (canary.go's
+// completedCurrentCanaryStep), and RD106 must not say the pause "ends" at a
+// time already past.
+func TestPausedTimedStepUnderManualPause(t *testing.T) {
+	at := func(start string, paused bool) func(*unstructured.Unstructured) {
+		return both(
+			set([]string{"status", "currentStepIndex"}, int64(1)), // pause: {duration: 10s}
+			set([]string{"status", "pauseConditions"}, []interface{}{map[string]interface{}{"reason": "CanaryPauseStep", "startTime": start}}),
+			set([]string{"spec", "paused"}, paused))
+	}
+	for _, c := range []struct {
+		start  string
+		paused bool
+		want   string
+		cites  []upstream.Key
+	}{
+		{"2020-01-01T00:00:00Z", true, "its 10s ran out at 2020-01-01T00:00:10Z but spec.paused holds the step: it completes as soon as spec.paused is false", []upstream.Key{"rc.spec-paused-no-step", "pa.duration-ends"}},
+		{"2099-01-01T00:00:00Z", true, "its 10s run out at 2099-01-01T00:00:10Z; while spec.paused is set the step does not complete even then", []upstream.Key{"rc.spec-paused-no-step", "pa.duration-ends"}},
+		{"2020-01-01T00:00:00Z", false, "its 10s ran out at 2020-01-01T00:00:10Z: the controller moves on at its next pass", []upstream.Key{"pa.duration-ends"}},
+		{"2099-01-01T00:00:00Z", false, "CanaryPauseStep since 2099-01-01T00:00:00Z", []upstream.Key{"pa.duration-ends"}},
+	} {
+		f := finding(t, diagnoseExample(t, "v1.10.2", at(c.start, c.paused)), "RD106")
+		if !strings.Contains(f.Message, c.want) {
+			t.Errorf("start %s, spec.paused %v: RD106 says\n  %s\nwant it to contain\n  %s", c.start, c.paused, f.Message, c.want)
+		}
+		if !c.paused && !strings.Contains(c.want, "ran out") && !strings.Contains(f.Message, ", ends 2099-01-01T00:00:10Z") {
+			t.Errorf("a pause still running says when it ends: %s", f.Message)
+		}
+		for _, k := range c.cites {
+			if _, ok := cited(f, k); !ok {
+				t.Errorf("start %s, spec.paused %v: RD106 does not cite %s: %+v", c.start, c.paused, k, f.Cites)
+			}
+		}
+	}
+}

@@ -168,9 +168,13 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	var parts []string
 	var evs []rules.Evidence
+	var keys []upstream.Key
 	if c.ro.Spec.Paused {
-		parts = append(parts, "spec.paused is true (manual pause)")
+		parts = append(parts, "spec.paused is true (manual pause): nothing advances until it is false (plain `promote` clears it)")
 		evs = append(evs, ev(c.obj(), "spec.paused", true))
+		if c.canary() != nil {
+			keys = append(keys, "rc.spec-paused-no-step")
+		}
 	}
 	for _, pc := range st.PauseConditions {
 		ago := snapshot.Since(c.View.Now, pc.StartTime.Time).Round(time.Second).String() + " ago"
@@ -184,7 +188,22 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 			if int(idx) < len(steps) && steps[idx].Pause != nil {
 				if d := steps[idx].Pause.DurationSeconds(); d > 0 {
 					end := pc.StartTime.Add(time.Duration(d) * time.Second)
-					s += fmt.Sprintf(", ends %s", end.UTC().Format(time.RFC3339))
+					at := end.UTC().Format(time.RFC3339)
+					over := !end.After(c.View.Now)
+					switch {
+					case c.ro.Spec.Paused && over:
+						// The step's time is up, but no step completes
+						// while spec.paused is set: it completes on the
+						// first pass after the manual pause is cleared.
+						s += fmt.Sprintf(", its %ds ran out at %s but spec.paused holds the step: it completes as soon as spec.paused is false", d, at)
+					case c.ro.Spec.Paused:
+						s += fmt.Sprintf(", its %ds run out at %s; while spec.paused is set the step does not complete even then", d, at)
+					case over:
+						s += fmt.Sprintf(", its %ds ran out at %s: the controller moves on at its next pass", d, at)
+					default:
+						s += ", ends " + at
+					}
+					keys = append(keys, "pa.duration-ends")
 				} else {
 					s += ", indefinite: needs promote"
 				}
@@ -206,11 +225,16 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	f := r.NewFinding("paused: " + strings.Join(parts, "; "))
 	f.Evidence = evs
+	f.Cites = c.cites(keys...)
 	if a := c.bg(); a != nil {
 		if a.Act != "" {
 			f.Message += "; who must act: " + a.Act
 		}
-		f.Cites = c.cites("bg.pause-add", "bg.needs-pause", "bg.auto-promotion-deadline", "bg.pause-manual-promote")
+		keys = append(keys, "bg.pause-add", "bg.needs-pause", "bg.auto-promotion-deadline", "bg.pause-manual-promote")
+		if c.ro.Spec.Paused {
+			keys = append(keys, "bg.halt-paused")
+		}
+		f.Cites = c.cites(keys...)
 	}
 	return []rules.Finding{f}
 }
