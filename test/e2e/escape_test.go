@@ -35,6 +35,7 @@ func init() {
 		scenario{"guided-tmux", guidedInTmux},
 		scenario{"rbac-readonly", rbacReadOnly},
 		scenario{"diagnose-watch", diagnoseWatch},
+		scenario{"replaced-undo", replacedUndo},
 	)
 }
 
@@ -138,6 +139,46 @@ func abortedEscape(t *testing.T, h *harness, a escape.Action) {
 	}
 	if code != 0 || !strings.Contains(out, "outcome: as predicted") {
 		t.Errorf("%s: the plugin's watch did not report the predicted outcome (exit %d):\n%s", a, code, out)
+	}
+}
+
+// replacedUndo: a canary replaced mid-rollout (A stable, B paused at 20%,
+// then C). Plain `kubectl argo rollouts undo` would go to B, the
+// second-highest revision, and start an update to it; the plan's undo goes
+// back to the stable A with --to-revision, and the controller must end
+// there: Healthy on A, weight 0, the steps skipped.
+func replacedUndo(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	stableHash, b := h.firstPause(o, spec, 20)
+	h.setImage("c")
+	h.waitFor("the pause at setWeight 20 on the third revision", 90*time.Second, func() bool {
+		phase, _, current, idx, _ := h.status()
+		return phase == "Paused" && idx == 1 && current != b && o.Now().CanaryWeight == 20
+	})
+	h.settled(o, 3*time.Second, 60*time.Second)
+	var stable, revision string
+	for _, u := range h.listRS() {
+		if u.GetLabels()["rollouts-pod-template-hash"] == stableHash {
+			stable, revision = u.GetName(), u.GetAnnotations()["rollout.argoproj.io/revision"]
+		}
+	}
+	p := h.plan()
+	opt, _ := p.Option(escape.Undo)
+	if revision == "" || opt.TargetRevision != revision || !strings.HasSuffix(opt.Command, " --to-revision "+revision) || opt.Note == "" {
+		t.Errorf("undo targets revision %q with %q (note %q), want the stable %s's revision %s with --to-revision", opt.TargetRevision, opt.Command, opt.Note, stable, revision)
+	}
+	out, code := h.runCode("escape", "app", "--do", "undo", "--yes", "--color", "never", "--watch-timeout", "150s", "--interval", "1s")
+	h.settled(o, 8*time.Second, 120*time.Second)
+	gotStable, weight, abort, phase := h.observedOutcome(o)
+	pred := fmt.Sprintf("%s to revision %s: stable %s, weight %d, aborted %v, phase %s", opt.Verdict, opt.TargetRevision, opt.Effect.FinalStable, opt.Effect.FinalWeight, opt.Effect.FinalAbort, opt.Effect.Phase)
+	obs := fmt.Sprintf("stable %s, weight %d, aborted %v, phase %s", gotStable, weight, abort, phase)
+	h.record("escape after a canary was replaced mid-rollout (revisions 1, 2 paused at 20%, 3): undo", pred, obs)
+	if gotStable != stable || gotStable != opt.Effect.FinalStable || weight != 0 || abort || phase != "Healthy" || phase != opt.Effect.Phase || opt.Verdict != escape.Safe {
+		t.Errorf("undo: predicted %s; observed %s; want safe, Healthy on the stable %s\nplugin output:\n%s", pred, obs, stable, out)
+	}
+	if code != 0 || !strings.Contains(out, "outcome: as predicted") {
+		t.Errorf("undo: the plugin's watch did not report the predicted outcome (exit %d):\n%s", code, out)
 	}
 }
 
