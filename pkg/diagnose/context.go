@@ -23,6 +23,8 @@ type Context struct {
 	Router *router.State
 	ro     *v1alpha1.Rollout
 	runs   []AnalysisRunView
+	// experiments are the current revision's Experiments (experiments).
+	experiments []ExperimentView
 	// uses are the Rollout's analysis blocks with their templates, walked
 	// on first use (analysisUses).
 	uses []analysisUse

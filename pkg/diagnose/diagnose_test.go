@@ -39,7 +39,7 @@ func diagnoseEdited(t *testing.T, ver upstream.Version, edit func(ro *unstructur
 	if more != nil {
 		more(ex)
 	}
-	return Run(exampletest.ViewOf(t, snapshot.New(*ex.header, objs)), ex.cv, Options{})
+	return Run(exampletest.ViewOf(t, snapshot.New(*ex.header, ex.objs)), ex.cv, Options{})
 }
 
 // editRollout applies edit (when set) to the Rollout among objs.

@@ -31,10 +31,11 @@ func TestAFleetReadInventsNothing(t *testing.T) {
 	for _, c := range rolloutCases {
 		states = append(states, state{c.id + "/" + c.name, exampletest.Incident, func(objs []*unstructured.Unstructured, ex *example) []*unstructured.Unstructured {
 			editRollout(objs, c.edit)
+			ex.objs = objs
 			if c.more != nil {
-				c.more(ex)
+				c.more(ex) // may add objects
 			}
-			return objs
+			return ex.objs
 		}})
 	}
 	for _, c := range bgCases {

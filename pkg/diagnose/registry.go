@@ -56,6 +56,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD160": checkSpecFight,
 	"RD161": checkGitOpsOwner,
 	"RD162": checkControllerLog,
+	"RD163": checkExperiment,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

@@ -38,6 +38,9 @@ type Report struct {
 	// AnalysisRuns are the runs of the current revision and the one that
 	// aborted it, metric by metric.
 	AnalysisRuns []AnalysisRunView `json:"analysisRuns,omitempty"`
+	// Experiments are the current revision's Experiments, created by its
+	// experiment steps.
+	Experiments []ExperimentView `json:"experiments,omitempty"`
 	// Churn is the fights diagnose --watch saw over its reads: writers of
 	// the same fields alternating (empty outside --watch).
 	Churn    []*Churn        `json:"churn,omitempty"`
@@ -129,7 +132,7 @@ type Options struct {
 // Run diagnoses one Rollout view. It is pure: same view, same version, same report.
 func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	a := model.Analyze(v, cv.Assumed)
-	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout, runs: analysisRuns(v, a)}
+	ctx := &Context{View: v, Version: cv, Analysis: a, ro: v.Rollout, runs: analysisRuns(v, a), experiments: experiments(v)}
 	var objs *snapshot.Router
 	if v.Workload != nil {
 		objs = v.Workload.Router
@@ -148,6 +151,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	rep.State = state(v.Rollout, a)
 	rep.Sets = sets(a.Inputs)
 	rep.AnalysisRuns = ctx.runs
+	rep.Experiments = ctx.experiments
 	rep.Churn = ctx.sortedChurn()
 	if a.BlueGreen != nil {
 		rep.Sets = bgSets(a.Inputs)

@@ -35,6 +35,7 @@ import (
 var (
 	GVRRollout        = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
 	GVRAnalysisRun    = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "analysisruns"}
+	GVRExperiment     = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "experiments"}
 	GVRReplicaSet     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
 	GVRDeployment     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	GVRPod            = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -214,6 +215,11 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 		goGet(GVRDeployment, "Deployment", ns, ref.Name)
 	}
 	goList(GVRAnalysisRun, "AnalysisRun", ns, metav1.ListOptions{}, ownedBy("Rollout", ro.Name))
+	if hasExperiments(ro) {
+		// Only a Rollout with an experiment step has Experiments: the list
+		// (and the permission it needs) is spent on no other.
+		goList(GVRExperiment, "Experiment", ns, metav1.ListOptions{}, ownedBy("Rollout", ro.Name))
+	}
 	// The GitOps tool's object that applied the Rollout: one GET, only when
 	// the Rollout carries a tracking mark (Argo CD's legacy instance label is
 	// too common to spend a request on). Argo CD keeps Applications in its
@@ -256,6 +262,24 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 }
 
 // ownedBy keeps objects with an owner reference to the named owner.
+// hasExperiments: the Rollout has an experiment step, or its status names
+// a current Experiment (the steps may have changed since).
+func hasExperiments(ro *v1alpha1.Rollout) bool {
+	c := ro.Spec.Strategy.Canary
+	if c == nil {
+		return false
+	}
+	if ro.Status.Canary.CurrentExperiment != "" {
+		return true
+	}
+	for _, s := range c.Steps {
+		if s.Experiment != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func ownedBy(kind, name string) func(*unstructured.Unstructured) bool {
 	return func(u *unstructured.Unstructured) bool {
 		for _, o := range u.GetOwnerReferences() {

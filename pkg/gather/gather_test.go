@@ -246,3 +246,66 @@ func TestAbsentKEDAIsNoGap(t *testing.T) {
 		}
 	}
 }
+
+// Experiments are listed only for a Rollout with an experiment step, and
+// only the Rollout's own are kept; a refused list is a gap.
+func TestGatherExperiments(t *testing.T) {
+	experiment := func(name, owner string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "Experiment",
+			"metadata": map[string]interface{}{"name": name, "namespace": "shop",
+				"ownerReferences": []interface{}{map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": owner, "uid": "u", "controller": true}}},
+		}}
+	}
+	withStep := func(o *unstructured.Unstructured) {
+		if o.GetKind() == "Rollout" {
+			steps, _, _ := unstructured.NestedSlice(o.Object, "spec", "strategy", "canary", "steps")
+			steps = append(steps, map[string]interface{}{"experiment": map[string]interface{}{"duration": "1h",
+				"templates": []interface{}{map[string]interface{}{"name": "canary", "specRef": "canary"}}}})
+			if err := unstructured.SetNestedSlice(o.Object, steps, "spec", "strategy", "canary", "steps"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		edit   func(*unstructured.Unstructured)
+		refuse bool
+		lists  int
+		kept   int
+	}{
+		{"no experiment step", nil, false, 0, 0},
+		{"an experiment step", withStep, false, 1, 1},
+		{"an experiment step, list refused", withStep, true, 1, 0},
+	} {
+		objs := append(exampletest.Objects(t, exampletest.Incident, tc.edit), experiment("checkout-api-1", "checkout-api"), experiment("other-1", "other"))
+		dc := fakeClient(t, objs...)
+		lists := 0
+		dc.PrependReactor("list", "experiments", func(k8stesting.Action) (bool, runtime.Object, error) {
+			lists++
+			if tc.refuse {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "argoproj.io", Resource: "experiments"}, "", nil)
+			}
+			return false, nil, nil
+		})
+		snap, err := Rollout(context.Background(), dc, Options{Namespace: "shop", Name: "checkout-api"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for _, o := range snap.Objects() {
+			if o.GetKind() == "Experiment" {
+				kept++
+				if o.GetName() != "checkout-api-1" {
+					t.Errorf("%s: kept %s, which another Rollout owns", tc.name, o.GetName())
+				}
+			}
+		}
+		if lists != tc.lists || kept != tc.kept {
+			t.Errorf("%s: %d list(s) of experiments, %d kept; want %d and %d", tc.name, lists, kept, tc.lists, tc.kept)
+		}
+		if g, ok := snap.HasGap("experiments.argoproj.io"); ok != tc.refuse || ok && g.Reason != snapshot.GapForbidden {
+			t.Errorf("%s: gaps %+v", tc.name, snap.Header.Gaps)
+		}
+	}
+}

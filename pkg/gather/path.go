@@ -29,7 +29,7 @@ var (
 // client needs it to decode a list (tests give it to client-go's fake).
 func ListKinds() map[schema.GroupVersionResource]string {
 	return map[schema.GroupVersionResource]string{
-		GVRRollout: "RolloutList", GVRAnalysisRun: "AnalysisRunList", GVRReplicaSet: "ReplicaSetList",
+		GVRRollout: "RolloutList", GVRAnalysisRun: "AnalysisRunList", GVRExperiment: "ExperimentList", GVRReplicaSet: "ReplicaSetList",
 		GVRDeployment: "DeploymentList", GVRPod: "PodList", GVRService: "ServiceList", GVRNode: "NodeList",
 		GVRNamespace: "NamespaceList", GVREvent: "EventList", GVREndpointSlice: "EndpointSliceList",
 		GVRIngress: "IngressList", GVRHPA: "HorizontalPodAutoscalerList", GVRPDB: "PodDisruptionBudgetList",

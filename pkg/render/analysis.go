@@ -158,3 +158,51 @@ func worstFirst(r diagnose.AnalysisRunView) []diagnose.MetricView {
 	sort.SliceStable(ms, func(i, j int) bool { return rank(ms[i]) < rank(ms[j]) })
 	return ms
 }
+
+// humanExperiments writes the Experiments of the current revision: phase,
+// when the duration started and ends, each template's pods and each
+// analysis.
+func humanExperiments(b *strings.Builder, rep *diagnose.Report, s Styles) {
+	if len(rep.Experiments) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s\n", s.Title.Render("Experiments"))
+	for _, e := range rep.Experiments {
+		head := fmt.Sprintf("  Experiment %s %s", e.Name, phaseWord(e.Phase, s))
+		if e.Current {
+			head += s.Dim.Render(" — the current step's")
+		}
+		switch {
+		case e.EndsAt != nil:
+			head += fmt.Sprintf("  duration %s from %s: ends %s", e.Duration, e.AvailableAt.UTC().Format("15:04:05Z"), e.EndsAt.UTC().Format("2006-01-02 15:04:05Z"))
+		case e.Duration != "":
+			head += fmt.Sprintf("  duration %s, from when every template's pods are available", e.Duration)
+		default:
+			head += "  no duration"
+		}
+		b.WriteString(head + "\n")
+		if e.Message != "" {
+			fmt.Fprintf(b, "    %s\n", e.Message)
+		}
+		for _, t := range e.Templates {
+			line := fmt.Sprintf("    template %-16s %d/%d available  %s", t.Name, t.Available, t.Replicas, t.Status)
+			if t.Message != "" {
+				line += "  " + t.Message
+			}
+			b.WriteString(line + "\n")
+		}
+		for _, a := range e.Analyses {
+			line := fmt.Sprintf("    analysis %-16s %s", a.Name, phaseWord(a.Phase, s))
+			if a.Required {
+				line += s.Dim.Render("  requiredForCompletion")
+			}
+			if a.Run != "" {
+				line += s.Dim.Render("  AnalysisRun " + a.Run)
+			}
+			if a.Message != "" {
+				line += "  " + a.Message
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+}

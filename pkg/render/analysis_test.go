@@ -3,6 +3,7 @@ package render
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 )
@@ -44,5 +45,35 @@ func TestAnalysisWorstMetricFirst(t *testing.T) {
 	}
 	if !strings.Contains(f, "  ma\n") || strings.Contains(f, "--analysis") || strings.Count(f, "no measurement") != 3 {
 		t.Errorf("full view:\n%s", f)
+	}
+}
+
+// The Experiments section: phase, when the duration ends, each template's
+// pods and each analysis.
+func TestExperimentsSection(t *testing.T) {
+	at := time.Date(2026, 12, 6, 17, 43, 51, 0, time.UTC)
+	end := at.Add(time.Hour)
+	rep := &diagnose.Report{Experiments: []diagnose.ExperimentView{
+		{Name: "app-5d-2-1", Phase: "Running", Current: true, Duration: "1h", AvailableAt: &at, EndsAt: &end,
+			Templates: []diagnose.ExperimentTemplate{{Name: "canary", Replicas: 2, Available: 1, Status: "Progressing"}},
+			Analyses:  []diagnose.ExperimentAnalysis{{Name: "smoke", Run: "app-5d-2-1-smoke", Phase: "Running", Required: true}}},
+		{Name: "app-5d-2-2", Phase: "Pending"},
+	}}
+	var b strings.Builder
+	humanExperiments(&b, rep, NewStyles(&b, false))
+	for _, want := range []string{
+		"Experiment app-5d-2-1 Running — the current step's  duration 1h from 17:43:51Z: ends 2026-12-06 18:43:51Z\n",
+		"    template canary           1/2 available  Progressing\n",
+		"    analysis smoke            Running  requiredForCompletion  AnalysisRun app-5d-2-1-smoke\n",
+		"Experiment app-5d-2-2 Pending  no duration\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the section lacks %q:\n%s", want, b.String())
+		}
+	}
+	var none strings.Builder
+	humanExperiments(&none, &diagnose.Report{}, NewStyles(&none, false))
+	if none.Len() != 0 {
+		t.Errorf("a report without Experiments has a section: %q", none.String())
 	}
 }

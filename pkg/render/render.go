@@ -134,6 +134,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles, opt HumanOptions) error 
 		}
 	}
 	humanAnalysis(&b, rep, s, opt.Analysis)
+	humanExperiments(&b, rep, s)
 	if len(rep.VersionDifferences) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Where other controller versions differ"))
 		for _, d := range rep.VersionDifferences {

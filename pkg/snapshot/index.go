@@ -64,7 +64,7 @@ func buildIndex(s *Snapshot) *index {
 		gvk := u.GroupVersionKind()
 		ix.byName[nameKey{gvk.Group, gvk.Kind, ns, u.GetName()}] = u
 		switch gvk.Group + "/" + gvk.Kind {
-		case "apps/ReplicaSet", "/Pod", GroupArgo + "/AnalysisRun":
+		case "apps/ReplicaSet", "/Pod", GroupArgo + "/AnalysisRun", GroupArgo + "/Experiment":
 			for _, or := range u.GetOwnerReferences() {
 				k := ns + "/" + or.Kind + "/" + or.Name
 				ix.owned[k] = append(ix.owned[k], u)

@@ -63,6 +63,10 @@ type View struct {
 	// AnalysisRuns are the AnalysisRuns the Rollout owns (controller
 	// ownerReference), oldest first.
 	AnalysisRuns []*v1alpha1.AnalysisRun
+	// Experiments are the Experiments the Rollout owns (its experiment
+	// steps create them), oldest first; read only for a Rollout with an
+	// experiment step.
+	Experiments []*v1alpha1.Experiment
 	// Events are the Events about the Rollout (involvedObject), oldest
 	// first by the time they were last seen.
 	Events []*corev1.Event
@@ -228,14 +232,23 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 	}
 	v.Controllers, v.OtherControllers = OwningControllers(ro, controllers)
 	for _, u := range in(ix.owned, ro.Namespace, "Rollout/"+ro.Name) {
-		if u.GroupVersionKind().Group != GroupArgo || u.GetKind() != "AnalysisRun" || !ownedBy(u.GetOwnerReferences(), "Rollout", ro.Name, string(ro.UID)) {
+		if u.GroupVersionKind().Group != GroupArgo || !ownedBy(u.GetOwnerReferences(), "Rollout", ro.Name, string(ro.UID)) {
 			continue
 		}
-		ar, err := typedOf[v1alpha1.AnalysisRun](s, u)
-		if err != nil {
-			return nil, err
+		switch u.GetKind() {
+		case "AnalysisRun":
+			ar, err := typedOf[v1alpha1.AnalysisRun](s, u)
+			if err != nil {
+				return nil, err
+			}
+			v.AnalysisRuns = append(v.AnalysisRuns, ar)
+		case "Experiment":
+			ex, err := typedOf[v1alpha1.Experiment](s, u)
+			if err != nil {
+				return nil, err
+			}
+			v.Experiments = append(v.Experiments, ex)
 		}
-		v.AnalysisRuns = append(v.AnalysisRuns, ar)
 	}
 	for _, u := range s.byGroupKind("", "Event") {
 		if u.GetNamespace() != "" && u.GetNamespace() != ro.Namespace {
@@ -268,13 +281,8 @@ func (s *Snapshot) View(ro *v1alpha1.Rollout) (*View, error) {
 	v.SpecWriters = SpecWriters(ro.ManagedFields)
 	sort.SliceStable(v.Events, func(i, j int) bool { return EventTime(v.Events[i]).Before(EventTime(v.Events[j])) })
 	v.templates(s, ix)
-	sort.SliceStable(v.AnalysisRuns, func(i, j int) bool {
-		a, b := v.AnalysisRuns[i], v.AnalysisRuns[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return a.Name < b.Name
-	})
+	sort.SliceStable(v.AnalysisRuns, func(i, j int) bool { return olderFirst(v.AnalysisRuns[i].ObjectMeta, v.AnalysisRuns[j].ObjectMeta) })
+	sort.SliceStable(v.Experiments, func(i, j int) bool { return olderFirst(v.Experiments[i].ObjectMeta, v.Experiments[j].ObjectMeta) })
 	return v, nil
 }
 
@@ -495,4 +503,12 @@ func Since(now, t time.Time) time.Duration {
 		return d
 	}
 	return 0
+}
+
+// olderFirst orders objects by creation, then name.
+func olderFirst(a, b metav1.ObjectMeta) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
 }

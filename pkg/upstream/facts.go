@@ -52,6 +52,9 @@ const (
 	srcISC     = `rollout/trafficrouting/istio/controller.go`
 	srcUCtl    = `utils/controller/controller.go`
 	srcMain    = `cmd/rollouts-controller/main.go`
+	srcRX      = `rollout/experiment.go`
+	srcUX      = `utils/experiment/experiment.go`
+	srcXC      = `experiments/experiment.go`
 )
 
 var facts = []Fact{
@@ -368,6 +371,41 @@ var facts = []Fact{
 		File:     srcPA,
 		Contains: `After(expiredTime) {`,
 		Lines:    Lines{"v1.7.2": 196, "v1.8.2": 196, "v1.8.3": 196, "v1.9.3": 181, "v1.10.2": 181},
+	},
+	{
+		Key:      "rc.experiment-step-done",
+		Claim:    `An experiment step completes only when the step's Experiment is Successful.`,
+		File:     srcRC,
+		Contains: `return experiment != nil && experiment.Status.Phase == v1alpha1.AnalysisPhaseSuccessful`,
+		Lines:    Lines{"v1.7.2": 338, "v1.8.2": 343, "v1.8.3": 353, "v1.9.3": 331, "v1.10.2": 331},
+	},
+	{
+		Key:      "rx.experiment-abort",
+		Claim:    `An experiment step's Experiment that ends Failed or Error aborts the Rollout.`,
+		File:     srcRX,
+		Contains: `case v1alpha1.AnalysisPhaseError, v1alpha1.AnalysisPhaseFailed:`,
+		Lines:    Lines{"v1.7.2": 188, "v1.8.2": 188, "v1.8.3": 188, "v1.9.3": 194, "v1.10.2": 194},
+	},
+	{
+		Key:      "rx.experiment-inconclusive",
+		Claim:    `An Inconclusive Experiment pauses the Rollout (InconclusiveExperiment) until someone promotes it.`,
+		File:     srcRX,
+		Contains: `c.pauseContext.AddPauseCondition(v1alpha1.PauseReasonInconclusiveExperiment)`,
+		Lines:    Lines{"v1.7.2": 187, "v1.8.2": 187, "v1.8.3": 187, "v1.9.3": 193, "v1.10.2": 193},
+	},
+	{
+		Key:      "ux.duration-from-available",
+		Claim:    `An Experiment's duration counts from status.availableAt, when all its templates' pods were first available; without a duration it never passes.`,
+		File:     srcUX,
+		Contains: `expiredTime := experiment.Status.AvailableAt.Add(dur)`,
+		Lines:    Lines{"v1.7.2": 97, "v1.8.2": 97, "v1.8.3": 106, "v1.9.3": 106, "v1.10.2": 106},
+	},
+	{
+		Key:      "xc.template-deadline",
+		Claim:    `A template whose pods are not all available within the Experiment's progressDeadlineSeconds (default 600) fails, and the Experiment with it.`,
+		File:     srcXC,
+		Contains: `exceeded its progressDeadlineSeconds`,
+		Lines:    Lines{"v1.7.2": 208, "v1.8.2": 208, "v1.8.3": 207, "v1.9.3": 215, "v1.10.2": 215},
 	},
 	{
 		Key:      "rc.spec-paused-no-step",

@@ -1,0 +1,121 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// atExperimentStep puts the example at step 1, an experiment step running
+// the canary's template; duration "" leaves it unset, and required adds an
+// analysis marked requiredForCompletion.
+func atExperimentStep(duration string, required bool) func(*unstructured.Unstructured) {
+	ex := map[string]interface{}{"templates": []interface{}{map[string]interface{}{"name": "canary", "specRef": "canary"}}}
+	if duration != "" {
+		ex["duration"] = duration
+	}
+	if required {
+		ex["analyses"] = []interface{}{map[string]interface{}{"name": "smoke", "templateName": "smoke", "requiredForCompletion": true}}
+	}
+	return both(
+		set(canaryField("steps"), []interface{}{
+			map[string]interface{}{"setWeight": int64(5)},
+			map[string]interface{}{"experiment": ex},
+			map[string]interface{}{"setWeight": int64(100)},
+		}),
+		set([]string{"status", "currentStepIndex"}, int64(1)))
+}
+
+// withExperiment adds the step's Experiment, owned by the Rollout and of
+// its current revision (5f6c8d7b9a), in phase with status.availableAt
+// (unset when "").
+func withExperiment(phase, availableAt string) func(*example) {
+	return func(e *example) {
+		status := map[string]interface{}{"phase": phase,
+			"templateStatuses": []interface{}{map[string]interface{}{"name": "canary", "replicas": int64(1), "availableReplicas": int64(0), "status": "Progressing"}}}
+		if availableAt != "" {
+			status["availableAt"] = availableAt
+			status["templateStatuses"] = []interface{}{map[string]interface{}{"name": "canary", "replicas": int64(1), "availableReplicas": int64(1), "status": "Running"}}
+		}
+		e.objs = append(e.objs, &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "Experiment",
+			"metadata": map[string]interface{}{"name": "checkout-api-5f6c8d7b9a-7-1", "namespace": "shop",
+				"creationTimestamp": "2026-08-10T22:06:00Z",
+				"labels":            map[string]interface{}{"rollouts-pod-template-hash": "5f6c8d7b9a"},
+				"ownerReferences": []interface{}{map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "checkout-api",
+					"uid": "3f0c2d4e-8c1a-4c55-9d0e-6a9b7f1e2a10", "controller": true}}},
+			"spec": map[string]interface{}{"duration": "1h", "templates": []interface{}{map[string]interface{}{"name": "canary", "replicas": int64(1),
+				"selector": map[string]interface{}{"matchLabels": map[string]interface{}{"app": "checkout-api"}},
+				"template": map[string]interface{}{"metadata": map[string]interface{}{"labels": map[string]interface{}{"app": "checkout-api"}},
+					"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{"name": "app", "image": "registry.example/checkout-api:7"}}}}}}},
+			"status": status,
+		}})
+	}
+}
+
+// readByDiagnose makes the example a diagnose of this Rollout from the
+// cluster that listed Experiments: one it does not hold does not exist.
+func readByDiagnose(e *example) {
+	e.header.Offline = false
+	e.header.TargetKind = snapshot.KindRollout
+}
+
+// experimentCases are RD163's states; rolloutCases holds them, so the rule
+// table's tests and the fleet-read property test run them.
+var experimentCases = []rolloutCase{
+	{name: "experiment running, duration from availableAt", id: "RD163", fires: true, edit: atExperimentStep("1h", false), more: withExperiment("Running", "2026-08-10T22:06:30Z")},
+	{name: "experiment step, Experiment not yet created", id: "RD163", fires: true, edit: atExperimentStep("1h", false), more: readByDiagnose,
+		says: "step 1 (experiment) has no Experiment of the current revision yet: the controller creates it on its next pass once a stable ReplicaSet exists, and the step completes when it is Successful"},
+	{name: "experiment step without duration or required analysis", id: "RD163", fires: true, edit: atExperimentStep("", false), more: func(e *example) { e.header.Offline = true },
+		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; no Experiment of the current revision is in the input (add `kubectl get experiments -n shop -o yaml` to it); the step sets no duration and no analysis requiredForCompletion, so the Experiment never completes by itself: the Rollout stays at this step until someone promotes it"},
+	{name: "experiment step ended by a required analysis", id: "RD163", fires: true, edit: atExperimentStep("", true), more: withExperiment("Pending", "")},
+	{name: "experiment step of an aborted Rollout", id: "RD163", edit: both(atExperimentStep("1h", false), set([]string{"status", "abort"}, true))},
+	{name: "not at an experiment step", id: "RD163"},
+}
+
+func init() { rolloutCases = append(rolloutCases, experimentCases...) }
+
+// RD163 says when the step can end: from availableAt and the duration; from
+// the templates' pods while they are not all available; from the required
+// analyses without a duration; never by itself with neither (a warning).
+func TestExperimentStep(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*unstructured.Unstructured)
+		more func(*example)
+		sev  rules.Severity
+		want []string
+	}{
+		{"running", atExperimentStep("1h", false), withExperiment("Running", "2026-08-10T22:06:30Z"), rules.Info,
+			[]string{"step 1 (experiment) waits for Experiment checkout-api-5f6c8d7b9a-7-1 (Running): the step completes only when it is Successful; its 1h runs from 2026-08-10T22:06:30Z, when every template's pods were available: ends 2026-08-10T23:06:30Z"}},
+		{"pods not yet available", atExperimentStep("1h", false), withExperiment("Pending", ""), rules.Info,
+			[]string{"its 1h starts once every template's pods are available (canary 0/1); a template short of them for 600s (progressDeadlineSeconds) fails the Experiment and aborts the Rollout"}},
+		{"required analysis", atExperimentStep("", true), withExperiment("Running", "2026-08-10T22:06:30Z"), rules.Info,
+			[]string{"the step sets no duration: the Experiment ends when its analyses required for completion (smoke) succeed"}},
+		{"never ends", atExperimentStep("", false), func(e *example) { withExperiment("Running", "2026-08-10T22:06:30Z")(e); readByDiagnose(e) }, rules.Warning,
+			[]string{"waits for Experiment checkout-api-5f6c8d7b9a-7-1 (Running)", "never completes by itself: the Rollout stays at this step until someone promotes it"}},
+		{"inconclusive", atExperimentStep("1h", false), withExperiment("Inconclusive", "2026-08-10T22:06:30Z"), rules.Info,
+			[]string{"it ended Inconclusive, so the Rollout is paused (InconclusiveExperiment) until someone promotes it"}},
+	} {
+		r := diagnoseEdited(t, "v1.10.2", c.edit, c.more)
+		f := finding(t, r, "RD163")
+		for _, w := range c.want {
+			if !strings.Contains(f.Message, w) {
+				t.Errorf("%s: RD163 says\n  %s\nwant it to contain\n  %s", c.name, f.Message, w)
+			}
+		}
+		if f.Severity != c.sev {
+			t.Errorf("%s: RD163 is %s, want %s", c.name, f.Severity, c.sev)
+		}
+		if _, ok := cited(f, "rc.experiment-step-done"); !ok {
+			t.Errorf("%s: RD163 does not cite the step's completion: %+v", c.name, f.Cites)
+		}
+		if len(r.Experiments) != 1 || r.Experiments[0].Name != "checkout-api-5f6c8d7b9a-7-1" {
+			t.Errorf("%s: the report's experiments are %+v", c.name, r.Experiments)
+		}
+	}
+}
