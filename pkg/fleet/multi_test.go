@@ -220,6 +220,12 @@ func TestWaitingForAPerson(t *testing.T) {
 	aborted.Status.Abort = true
 	specPaused := &v1alpha1.Rollout{}
 	specPaused.Spec.Paused = true
+	experiment := func(e v1alpha1.RolloutExperimentStep) *v1alpha1.Rollout {
+		ro := &v1alpha1.Rollout{}
+		ro.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Steps: []v1alpha1.CanaryStep{{SetWeight: new(int32)}, {Experiment: &e}}}
+		ro.Status.CurrentStepIndex = idx(1)
+		return ro
+	}
 	for name, tc := range map[string]struct {
 		ro   *v1alpha1.Rollout
 		want string
@@ -229,8 +235,13 @@ func TestWaitingForAPerson(t *testing.T) {
 		"inconclusive":          {canary(nil, v1alpha1.PauseReasonInconclusiveAnalysis), "Inconclusive"},
 		"blue-green manual":     {bg(&no, 0), "blue-green waits"},
 		"blue-green auto after": {bg(nil, 60), ""},
-		"spec.paused":           {specPaused, "spec.paused"},
-		"aborted":               {aborted, ""},
+		// The official plugin has no resume verb: promote clears spec.paused.
+		"spec.paused":                  {specPaused, "promote: spec.paused is set (a manual pause; plain kubectl argo rollouts promote clears it)"},
+		"inconclusive experiment":      {canary(nil, v1alpha1.PauseReasonInconclusiveExperiment), "promote or abort: an Experiment was Inconclusive"},
+		"experiment without an end":    {experiment(v1alpha1.RolloutExperimentStep{}), "promote: experiment step 1 has no duration and no analysis required for completion"},
+		"experiment with a duration":   {experiment(v1alpha1.RolloutExperimentStep{Duration: "1h"}), ""},
+		"experiment ended by analysis": {experiment(v1alpha1.RolloutExperimentStep{Analyses: []v1alpha1.RolloutExperimentStepAnalysisTemplateRef{{Name: "a", RequiredForCompletion: true}}}), ""},
+		"aborted":                      {aborted, ""},
 	} {
 		got := waitingFor(tc.ro)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {

@@ -245,12 +245,16 @@ func waitingFor(ro *v1alpha1.Rollout) string {
 		return ""
 	}
 	if ro.Spec.Paused {
-		return "resume: spec.paused is set (kubectl argo rollouts resume, or clear it)"
+		// The official plugin has no resume verb: plain promote clears
+		// spec.paused (promote.go's unpause patch).
+		return "promote: spec.paused is set (a manual pause; plain kubectl argo rollouts promote clears it)"
 	}
 	for _, pc := range ro.Status.PauseConditions {
 		switch pc.Reason {
 		case v1alpha1.PauseReasonInconclusiveAnalysis:
 			return "promote or abort: an AnalysisRun was Inconclusive"
+		case v1alpha1.PauseReasonInconclusiveExperiment:
+			return "promote or abort: an Experiment was Inconclusive"
 		case v1alpha1.PauseReasonCanaryPauseStep:
 			c := ro.Spec.Strategy.Canary
 			if c == nil || ro.Status.CurrentStepIndex == nil {
@@ -267,5 +271,25 @@ func waitingFor(ro *v1alpha1.Rollout) string {
 			}
 		}
 	}
+	if c := ro.Spec.Strategy.Canary; c != nil && ro.Status.CurrentStepIndex != nil {
+		// An experiment step with neither a duration nor an analysis
+		// required for completion never ends by itself (RD163).
+		if i := *ro.Status.CurrentStepIndex; int(i) < len(c.Steps) && c.Steps[i].Experiment != nil && !experimentEnds(c.Steps[i].Experiment) {
+			return fmt.Sprintf("promote: experiment step %d has no duration and no analysis required for completion", i)
+		}
+	}
 	return ""
+}
+
+// experimentEnds: the step's Experiment can end by itself.
+func experimentEnds(e *v1alpha1.RolloutExperimentStep) bool {
+	if e.Duration != "" {
+		return true
+	}
+	for _, a := range e.Analyses {
+		if a.RequiredForCompletion {
+			return true
+		}
+	}
+	return false
 }
