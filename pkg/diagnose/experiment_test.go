@@ -119,3 +119,34 @@ func TestExperimentStep(t *testing.T) {
 		}
 	}
 }
+
+// Without trafficRouting a canary's share of the requests is its share of
+// the ready pods, a running Experiment's included (they carry the canary's
+// labels); with a router there is no pod share, the weight is the router's.
+func TestPodShareWithoutARouter(t *testing.T) {
+	basic := both(remove(canaryField("trafficRouting")...), remove(canaryField("canaryService")...), remove(canaryField("stableService")...),
+		set([]string{"status", "currentStepIndex"}, int64(1))) // after setWeight 5
+	r := diagnoseExample(t, "v1.10.2", basic)
+	// The example's canary has 2 ready pods, the stable 20.
+	if p := r.PodShare; p == nil || p.CanaryReady != 2 || p.OtherReady != 20 || p.Percent != 9 || p.SetWeight != 5 {
+		t.Errorf("pod share %+v, want 2 canary of 22 ready (9%%), setWeight 5", p)
+	}
+	// An Experiment of the canary's template with one ready pod.
+	r = diagnoseEdited(t, "v1.10.2", both(basic, atExperimentStep("1h", false)), func(e *example) {
+		withExperiment("Running", "2026-08-10T22:06:30Z")(e)
+		ex := e.objs[len(e.objs)-1]
+		tmpl := []string{"spec", "templates"}
+		ts, _, _ := unstructured.NestedSlice(ex.Object, tmpl...)
+		ts[0].(map[string]interface{})["template"].(map[string]interface{})["metadata"] = map[string]interface{}{"labels": map[string]interface{}{"app": "checkout-api", "rollouts-pod-template-hash": "5f6c8d7b9a"}}
+		_ = unstructured.SetNestedSlice(ex.Object, ts, tmpl...)
+		st, _, _ := unstructured.NestedSlice(ex.Object, "status", "templateStatuses")
+		st[0].(map[string]interface{})["readyReplicas"] = int64(1)
+		_ = unstructured.SetNestedSlice(ex.Object, st, "status", "templateStatuses")
+	})
+	if p := r.PodShare; p == nil || p.CanaryReady != 3 || p.OtherReady != 20 {
+		t.Errorf("pod share with the Experiment's pod %+v, want 3 canary of 23 ready", p)
+	}
+	if r := diagnoseExample(t, "v1.10.2", nil); r.PodShare != nil {
+		t.Errorf("a traffic-routed canary has a pod share: %+v", r.PodShare)
+	}
+}

@@ -32,9 +32,12 @@ type Report struct {
 	// differently; filled when the version is not known exactly.
 	VersionDifferences []string `json:"versionDifferences,omitempty"`
 
-	State   State            `json:"state"`
-	Traffic *Traffic         `json:"traffic,omitempty"`
-	Sets    []ReplicaSetView `json:"replicaSets"`
+	State   State    `json:"state"`
+	Traffic *Traffic `json:"traffic,omitempty"`
+	// PodShare is how requests split for a canary without trafficRouting
+	// while an update is under way (nil otherwise).
+	PodShare *PodShare        `json:"podShare,omitempty"`
+	Sets     []ReplicaSetView `json:"replicaSets"`
 	// AnalysisRuns are the runs of the current revision and the one that
 	// aborted it, metric by metric.
 	AnalysisRuns []AnalysisRunView `json:"analysisRuns,omitempty"`
@@ -103,6 +106,22 @@ type Traffic struct {
 	HeldGates []model.Gate `json:"-"`
 }
 
+// PodShare is a canary's share of the requests without trafficRouting: the
+// steps' setWeight only sizes the ReplicaSets, and a Service that selects
+// the pods of both (the usual one, by the app's labels) spreads requests
+// over every ready pod, whichever ReplicaSet it belongs to.
+type PodShare struct {
+	CanaryReady int32 `json:"canaryReady"`
+	// OtherReady are ready pods of every other ReplicaSet: the stable's and
+	// an older one's still scaling down.
+	OtherReady int32 `json:"otherReady"`
+	// Percent is the canary's share of the ready pods, rounded down.
+	Percent int32 `json:"percent"`
+	// SetWeight is the share the steps size the canary for now (the last
+	// setWeight at or before the current step; the maximum after the last).
+	SetWeight int32 `json:"setWeight"`
+}
+
 // ReplicaSetView is one ReplicaSet row.
 type ReplicaSetView struct {
 	// Role is canary, stable, old; for blue-green what the Services select:
@@ -156,6 +175,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	if a.BlueGreen != nil {
 		rep.Sets = bgSets(a.Inputs)
 	}
+	rep.PodShare = podShare(v, a.Inputs)
 	if a.Inputs.TrafficRouted {
 		rep.Traffic = traffic(v.Rollout, a)
 		rep.Traffic.Objects = ctx.Router
@@ -366,4 +386,43 @@ func bgSets(in model.Inputs) []ReplicaSetView {
 		out = append(out, ReplicaSetView{Role: role, RS: *r})
 	}
 	return out
+}
+
+// podShare is the canary's share of ready pods for a canary without
+// trafficRouting, while its ReplicaSet is not the stable one. A running
+// Experiment's pods count too: its templates keep the pod template's
+// labels, pod-template-hash included, so the same Services select them.
+func podShare(v *snapshot.View, in model.Inputs) *PodShare {
+	ro := v.Rollout
+	if ro.Spec.Strategy.Canary == nil || in.TrafficRouted || in.New == nil || in.Stable != nil && in.New.Name == in.Stable.Name || in.Unobserved {
+		return nil
+	}
+	p := &PodShare{CanaryReady: in.New.Ready, SetWeight: model.CurrentSetWeight(in)}
+	for _, r := range in.All {
+		if r.Name != in.New.Name {
+			p.OtherReady += r.Ready
+		}
+	}
+	for _, ex := range v.Experiments {
+		if ex.Status.Phase.Completed() {
+			continue // its ReplicaSets are scaled down
+		}
+		for _, t := range ex.Spec.Templates {
+			var ready int32
+			for _, ts := range ex.Status.TemplateStatuses {
+				if ts.Name == t.Name {
+					ready = ts.ReadyReplicas
+				}
+			}
+			if t.Template.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == in.New.Hash {
+				p.CanaryReady += ready
+			} else {
+				p.OtherReady += ready
+			}
+		}
+	}
+	if total := p.CanaryReady + p.OtherReady; total > 0 {
+		p.Percent = int32(int64(p.CanaryReady) * 100 / int64(total))
+	}
+	return p
 }

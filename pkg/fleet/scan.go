@@ -48,7 +48,10 @@ type Row struct {
 	CanaryAvail int32  `json:"canaryAvailable"`
 	Needed      int32  `json:"podsTheWeightNeeds"`
 	Replicas    int32  `json:"replicas"`
-	Controller  string `json:"controller"`
+	// PodShare: a canary without trafficRouting, mid-update — its share of
+	// the ready pods, which is its share of the requests.
+	PodShare   *diagnose.PodShare `json:"podShare,omitempty"`
+	Controller string             `json:"controller"`
 	// ControllerAssumed: the version was not read from the controller
 	// (none found, several disagreeing, a tag that is not a version): it is
 	// the one assumed, and the cluster's summary says why.
@@ -221,6 +224,7 @@ func rowOf(d *diagnose.Report) Row {
 			r.Step = "blueGreen ?" // its state is the ReplicaSets'
 		}
 	}
+	r.PodShare = d.PodShare
 	if t := d.Traffic; t != nil {
 		if t.Router != "none" {
 			r.Router = t.Router

@@ -245,6 +245,9 @@ func setCanaryScale(in Inputs) *v1alpha1.SetCanaryScale {
 	return nil
 }
 
+// CurrentSetWeight is the weight the steps set now: GetCurrentSetWeight.
+func CurrentSetWeight(in Inputs) int32 { return currentSetWeight(in) }
+
 // currentSetWeight mirrors GetCurrentSetWeight.
 func currentSetWeight(in Inputs) int32 {
 	if in.Abort {

@@ -122,6 +122,7 @@ func Human(w io.Writer, rep *diagnose.Report, s Styles, opt HumanOptions) error 
 	var b strings.Builder
 	humanState(&b, rep, s)
 	humanTraffic(&b, rep, s)
+	humanPodShare(&b, rep, s)
 	humanBlueGreen(&b, rep, s)
 	if g := rep.ReplicaSetsUnread; g != nil {
 		fmt.Fprintf(&b, "\n%s\n  %s\n", s.Title.Render("ReplicaSets"), s.Crit.Render("not read: "+g.String()))
@@ -221,6 +222,21 @@ func controllerSource(cv model.ControllerVersion) string {
 		s += " (" + strings.Join(on, " ") + ")"
 	}
 	return s
+}
+
+// humanPodShare writes a canary's share of the requests without
+// trafficRouting: its share of the ready pods.
+func humanPodShare(b *strings.Builder, rep *diagnose.Report, s Styles) {
+	p := rep.PodShare
+	if p == nil || rep.ReplicaSetsUnread != nil {
+		return
+	}
+	fmt.Fprintf(b, "\n%s %s\n", s.Title.Render("Traffic"), s.Dim.Render("no trafficRouting: a Service that selects both spreads requests over every ready pod"))
+	sized := fmt.Sprintf("(the steps size it for setWeight %d%%)", p.SetWeight)
+	if rep.State.Aborted {
+		sized = "(aborted: the controller sizes it for 0%)"
+	}
+	fmt.Fprintf(b, "  canary %d of %d ready pods ← %d%% of requests   %s\n", p.CanaryReady, p.CanaryReady+p.OtherReady, p.Percent, s.Dim.Render(sized))
 }
 
 // humanTraffic writes where traffic is against the pods that carry it, in

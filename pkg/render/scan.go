@@ -132,6 +132,9 @@ func rowCells(r fleet.Row) []string {
 		worst = strings.ToUpper(r.Worst)
 	}
 	weight := "-"
+	if p := r.PodShare; p != nil && !r.ReplicaSetsUnread {
+		weight = fmt.Sprintf("pods %d/%d (%d%%)", p.CanaryReady, p.CanaryReady+p.OtherReady, p.Percent)
+	}
 	if r.Weight != nil {
 		weight = fmt.Sprintf("%d%% on %d/%d (needs %d)", *r.Weight, r.CanaryAvail, r.Replicas, r.Needed)
 		if r.ReplicaSetsUnread {
