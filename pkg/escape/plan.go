@@ -725,7 +725,18 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 		return SafeWithCost, "traffic follows availability, but it re-releases the aborted revision " + canary + " from step 0"
 	case a == PromoteFull && e.FinalStable == canary && base.Abort:
 		return SafeWithCost, "capacity-safe, but it promotes the aborted revision " + canary
-	case a == PromoteFull || a == Skip || a == Promote:
+	case a == Promote:
+		// Plain promote ends the current step only: the steps after it
+		// still run (the simulation lets timed pauses end), and this one
+		// promotes because nothing after it holds.
+		if e.FinalStable == canary && canary != stable {
+			msg := "capacity-safe; it ends the current step and the steps after it run to the end"
+			if e.PauseEnds {
+				msg += " (a timed pause on the way ends by itself)"
+			}
+			return SafeWithCost, msg + ", which promotes " + canary
+		}
+	case a == PromoteFull || a == Skip:
 		if e.FinalStable == canary && canary != stable {
 			return SafeWithCost, "capacity-safe, but it skips the remaining steps and analysis and promotes " + canary
 		}

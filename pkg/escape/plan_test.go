@@ -14,6 +14,8 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
@@ -230,6 +232,35 @@ func TestUndoGoesBackToTheStable(t *testing.T) {
 		o, _ = p.Option(Undo)
 		if o.TargetRevision != "7" || o.Note != "" || o.Verdict == Safe {
 			t.Errorf("%s: undo --to-revision 7 targets %q (note %q) and is %s (%s); want revision 7, no note, not safe: it starts an update to a revision that is not the stable", ver, o.TargetRevision, o.Note, o.Verdict, o.Why)
+		}
+	}
+}
+
+// Plain promote ends the current step only: paused at an indefinite pause
+// with a timed pause ahead, it runs the steps after it (the timed pause ends
+// by itself) and promotes at the end — it does not skip them, as promote
+// --full and skip do.
+func TestPromoteRunsTheRemainingSteps(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		v := exampleView(t)
+		abortedUpdate(v)
+		ro := v.Rollout
+		ro.Status.Abort = false
+		one, ten := int32(1), intstr.FromString("10s")
+		fifty, hundred := int32(50), int32(100)
+		ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{{SetWeight: new(int32)}, {Pause: &v1alpha1.RolloutPause{}}, {SetWeight: &fifty}, {Pause: &v1alpha1.RolloutPause{Duration: &ten}}, {SetWeight: &hundred}}
+		*ro.Spec.Strategy.Canary.Steps[0].SetWeight = 5
+		ro.Status.CurrentStepIndex = &one
+		ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 5, 95
+		ro.Status.PauseConditions = []v1alpha1.PauseCondition{{Reason: v1alpha1.PauseReasonCanaryPauseStep, StartTime: metav1.NewTime(v.Now.Add(-time.Minute))}}
+		ro.Status.ControllerPause = true
+		p := plan(t, v, ver)
+		o, _ := p.Option(Promote)
+		if o.Verdict != SafeWithCost || strings.Contains(o.Why, "skips") || !strings.Contains(o.Why, "the steps after it run to the end (a timed pause on the way ends by itself), which promotes checkout-api-5f6c8d7b9a") {
+			t.Errorf("%s: promote is %s: %s", ver, o.Verdict, o.Why)
+		}
+		if full, _ := p.Option(PromoteFull); !strings.Contains(full.Why, "skips the remaining steps") {
+			t.Errorf("%s: promote --full says %s", ver, full.Why)
 		}
 	}
 }
