@@ -57,6 +57,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD161": checkGitOpsOwner,
 	"RD162": checkControllerLog,
 	"RD163": checkExperiment,
+	"RD164": checkManagedRoutes,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

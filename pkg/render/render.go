@@ -353,6 +353,20 @@ func humanRouter(b *strings.Builder, rep *diagnose.Report, s Styles) {
 			fmt.Fprintf(b, "    %s\n", s.Warn.Render(n))
 		}
 	}
+	for _, mr := range t.Objects.ManagedRoutes {
+		match := "every request (no match)"
+		if mr.Match != "" {
+			match = "requests matching " + mr.Match
+		}
+		switch {
+		case mr.Mirror:
+			fmt.Fprintf(b, "  managed route %s (%s): %g%% of %s copied to the canary\n", mr.Name, mr.Object, mr.MirrorPercent, match)
+		case mr.CanaryWeight > 0:
+			fmt.Fprintf(b, "  managed route %s (%s): %s → canary %d of %d, whatever the weight\n", mr.Name, mr.Object, match, mr.CanaryWeight, mr.RouteTotal)
+		default:
+			fmt.Fprintf(b, "  managed route %s (%s): %s, no canary destination\n", mr.Name, mr.Object, match)
+		}
+	}
 	for _, p := range t.Objects.Plugins {
 		switch {
 		case !p.Known:

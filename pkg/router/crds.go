@@ -2,6 +2,7 @@ package router
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -302,6 +303,7 @@ func (rd *reader) istio() []Object {
 			want[r] = true
 		}
 		routes, _, _ := unstructured.NestedSlice(u.Object, "spec", "http")
+		rd.managedRoutes(u, routes, want, hosts, subsets)
 		for i, rt := range routes {
 			rm, _ := rt.(map[string]interface{})
 			rname, _ := rm["name"].(string)
@@ -344,6 +346,90 @@ func (rd *reader) istio() []Object {
 		}
 	}
 	return out
+}
+
+// managedRoutes collects the VirtualService's http routes that the
+// Rollout's trafficRouting.managedRoutes name.
+func (rd *reader) managedRoutes(u *unstructured.Unstructured, routes []interface{}, primary map[string]bool, hosts, subsets map[string]string) {
+	names := map[string]bool{}
+	for _, m := range rd.ro.Spec.Strategy.Canary.TrafficRouting.ManagedRoutes {
+		names[m.Name] = true
+	}
+	if len(names) == 0 {
+		return
+	}
+	role := func(dest map[string]interface{}) string {
+		host, _ := dest["host"].(string)
+		subset, _ := dest["subset"].(string)
+		if subset != "" && len(subsets) > 0 {
+			return subsets[subset]
+		}
+		return hosts[strings.Split(host, ".")[0]]
+	}
+	seenPrimary := false
+	for _, rt := range routes {
+		rm, _ := rt.(map[string]interface{})
+		name, _ := rm["name"].(string)
+		if primary[name] || len(primary) == 0 && !names[name] {
+			seenPrimary = true
+		}
+		if !names[name] {
+			continue
+		}
+		mr := ManagedRoute{Object: "VirtualService " + u.GetNamespace() + "/" + u.GetName(), Name: name, BeforePrimary: !seenPrimary}
+		matches, _ := rm["match"].([]interface{})
+		var alts []string
+		for _, m := range matches {
+			alts = append(alts, flatten("", m))
+		}
+		mr.Match = strings.Join(alts, " or ")
+		dests, _ := rm["route"].([]interface{})
+		for _, d := range dests {
+			dm, _ := d.(map[string]interface{})
+			dest, _ := dm["destination"].(map[string]interface{})
+			w, ok := int64Of(dm["weight"])
+			if !ok && len(dests) == 1 {
+				w = 100 // Istio: a lone destination takes all of the route
+			}
+			mr.RouteTotal += w
+			if role(dest) == RoleCanary {
+				mr.CanaryWeight += w
+			}
+		}
+		if mirror, ok := rm["mirror"].(map[string]interface{}); ok && role(mirror) == RoleCanary {
+			mr.Mirror = true
+			mr.MirrorPercent = 100 // Istio mirrors everything without a percentage
+			if p, ok := nested(&unstructured.Unstructured{Object: rm}, "mirrorPercentage", "value").(float64); ok {
+				mr.MirrorPercent = p
+			} else if p, ok := int64Of(nested(&unstructured.Unstructured{Object: rm}, "mirrorPercentage", "value")); ok {
+				mr.MirrorPercent = float64(p)
+			}
+		}
+		rd.managed = append(rd.managed, mr)
+	}
+}
+
+// flatten says a match in words: "headers.x-canary.exact=yes,
+// method.exact=GET", keys in order.
+func flatten(prefix string, v interface{}) string {
+	m, ok := v.(map[string]interface{})
+	if !ok {
+		return fmt.Sprintf("%s=%v", prefix, v)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		parts = append(parts, flatten(p, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // nested reads a field of an object, nil when absent.

@@ -179,6 +179,33 @@ type State struct {
 	// WeightSetAt is when the controller last recorded a new weight in the
 	// status (its TrafficWeightUpdated event), when known.
 	WeightSetAt *time.Time `json:"weightSetAt,omitempty"`
+	// ManagedRoutes are the routes the controller added for setHeaderRoute
+	// and setMirrorRoute steps (Istio VirtualServices).
+	ManagedRoutes []ManagedRoute `json:"managedRoutes,omitempty"`
+}
+
+// ManagedRoute is an http route of a VirtualService named in the Rollout's
+// trafficRouting.managedRoutes: the controller writes it ahead of the
+// weighted routes for a setHeaderRoute step (every request it matches goes
+// to its destinations, whatever the weight) or a setMirrorRoute step (a
+// share of the requests it matches is copied to the canary; the answers
+// come from its route).
+type ManagedRoute struct {
+	Object string `json:"object"` // "VirtualService NS/NAME"
+	Name   string `json:"name"`
+	// Match is the route's match in words, its alternatives joined by
+	// " or "; empty when the route has none (it matches every request).
+	Match string `json:"match,omitempty"`
+	// CanaryWeight is the canary destination's weight within the route,
+	// of RouteTotal (a header route: all of it).
+	CanaryWeight int64 `json:"canaryWeight"`
+	RouteTotal   int64 `json:"routeTotal"`
+	// Mirror: the route copies MirrorPercent of its requests to the canary.
+	Mirror        bool    `json:"mirror,omitempty"`
+	MirrorPercent float64 `json:"mirrorPercent,omitempty"`
+	// BeforePrimary: the route comes before the Rollout's weighted routes,
+	// where the controller puts it, so it sees requests first.
+	BeforePrimary bool `json:"beforePrimary"`
 }
 
 // Verify is the ALB target-group weight verification.
@@ -275,11 +302,13 @@ func Name(ro *v1alpha1.Rollout) string {
 
 // reader is one Read: the Rollout, its router objects and the version.
 type reader struct {
-	ro    *v1alpha1.Rollout
-	r     *snapshot.Router
-	ver   upstream.Version
-	flags Flags
-	maxW  int32
+	// managed collects the managed routes istio finds.
+	managed []ManagedRoute
+	ro      *v1alpha1.Rollout
+	r       *snapshot.Router
+	ver     upstream.Version
+	flags   Flags
+	maxW    int32
 	// canaryW is the status's canary weight (0 without weights).
 	canaryW int64
 }
@@ -362,6 +391,7 @@ func Read(ro *v1alpha1.Rollout, objs *snapshot.Router, ver upstream.Version, fla
 		}
 	}
 	s.Events, s.WeightSetAt = events(rd.r.Events)
+	s.ManagedRoutes = rd.managed
 	return s
 }
 
