@@ -65,6 +65,26 @@ var managedRouteCases = []rolloutCase{
 	{name: "header route left after an abort", id: "RD164", fires: true, edit: both(managedRoutes("by-header"), set([]string{"status", "abort"}, true)), more: withRoute(headerRoute(headerMatch))},
 	{name: "managed route declared, none written", id: "RD164", edit: managedRoutes("by-header")},
 	{name: "a route of another name", id: "RD164", edit: managedRoutes("other"), more: withRoute(headerRoute(headerMatch))},
+	// The controller's validation of route steps (RD113).
+	{name: "setHeaderRoute naming a route managedRoutes does not list", id: "RD113", fires: true,
+		edit: both(managedRoutes("other"), routeStep("setHeaderRoute", "by-header")),
+		says: "the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.strategy.canary.steps[1].setHeaderRoute by-header: is not in spec.strategy.canary.trafficRouting.managedRoutes"},
+	{name: "setMirrorRoute without Istio", id: "RD113", fires: true,
+		edit: both(remove(canaryField("trafficRouting", "istio")...), set(canaryField("trafficRouting", "nginx"), map[string]interface{}{"stableIngress": "web"}), routeStep("setMirrorRoute", "mirror")),
+		says: "the controller rejects this spec (InvalidSpec) and will not scale, shift traffic or move steps until it is fixed: spec.strategy.canary.steps[1].setMirrorRoute mirror: needs trafficRouting with Istio (or, from v1.10, a plugin)"},
+	{name: "setHeaderRoute without a router", id: "RD113", fires: true,
+		edit: both(remove(canaryField("trafficRouting")...), routeStep("setHeaderRoute", "by-header"))},
+	{name: "setHeaderRoute listed in managedRoutes", id: "RD113", edit: both(managedRoutes("by-header"), routeStep("setHeaderRoute", "by-header"))},
+}
+
+// routeStep makes the example's step 1 a setHeaderRoute or setMirrorRoute
+// step naming route.
+func routeStep(kind, route string) func(*unstructured.Unstructured) {
+	return set(canaryField("steps"), []interface{}{
+		map[string]interface{}{"setWeight": int64(5)},
+		map[string]interface{}{kind: map[string]interface{}{"name": route, "match": []interface{}{map[string]interface{}{"method": map[string]interface{}{"exact": "GET"}}}}},
+		map[string]interface{}{"setWeight": int64(100)},
+	})
 }
 
 func init() { rolloutCases = append(rolloutCases, managedRouteCases...) }

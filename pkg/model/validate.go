@@ -99,6 +99,22 @@ func validateSteps(c *v1alpha1.CanaryStrategy) []Invalid {
 		if w := st.SetWeight; w != nil && (*w < 0 || *w > maxW) {
 			out = append(out, Invalid{Field: at + ".setWeight", Value: fmt.Sprint(*w), Problem: fmt.Sprintf("must be between 0 and %d", maxW), Fact: "va.set-weight-range"})
 		}
+		tr := c.TrafficRouting
+		if st.SetHeaderRoute != nil && (tr == nil || tr.Istio == nil && tr.ALB == nil && tr.Apisix == nil && len(tr.Plugins) == 0) {
+			out = append(out, Invalid{Field: at + ".setHeaderRoute", Value: st.SetHeaderRoute.Name, Problem: "needs trafficRouting with Istio, ALB, APISIX or a plugin", Fact: "va.header-route-router"})
+		}
+		// v1.10 also takes a plugin for a mirror route; without Istio and
+		// without plugins every version rejects it.
+		if st.SetMirrorRoute != nil && (tr == nil || tr.Istio == nil && len(tr.Plugins) == 0) {
+			out = append(out, Invalid{Field: at + ".setMirrorRoute", Value: st.SetMirrorRoute.Name, Problem: "needs trafficRouting with Istio (or, from v1.10, a plugin)", Fact: "va.mirror-route-router"})
+		}
+		if tr != nil && tr.ManagedRoutes != nil {
+			for _, r := range []struct{ field, name string }{{"setHeaderRoute", headerRouteName(st)}, {"setMirrorRoute", mirrorRouteName(st)}} {
+				if r.name != "" && !managed(tr.ManagedRoutes, r.name) {
+					out = append(out, Invalid{Field: at + "." + r.field, Value: r.name, Problem: "is not in spec.strategy.canary.trafficRouting.managedRoutes", Fact: "va.route-not-managed"})
+				}
+			}
+		}
 		if p := st.Pause; p != nil && p.DurationSeconds() < 0 {
 			v := p.Duration.String()
 			problem := "must not be negative"
@@ -109,4 +125,27 @@ func validateSteps(c *v1alpha1.CanaryStrategy) []Invalid {
 		}
 	}
 	return out
+}
+
+func headerRouteName(st v1alpha1.CanaryStep) string {
+	if st.SetHeaderRoute == nil {
+		return ""
+	}
+	return st.SetHeaderRoute.Name
+}
+
+func mirrorRouteName(st v1alpha1.CanaryStep) string {
+	if st.SetMirrorRoute == nil {
+		return ""
+	}
+	return st.SetMirrorRoute.Name
+}
+
+func managed(routes []v1alpha1.MangedRoutes, name string) bool {
+	for _, r := range routes {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
 }

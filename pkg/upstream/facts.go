@@ -1028,6 +1028,27 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 314, "v1.8.2": 314, "v1.8.3": 314, "v1.9.3": 319, "v1.10.2": 322},
 	},
 	{
+		Key:      "va.header-route-router",
+		Claim:    `A setHeaderRoute step needs trafficRouting with Istio, ALB, APISIX or a plugin; otherwise the spec is rejected.`,
+		File:     srcVA,
+		Contains: `field.Invalid(stepFldPath.Child("setHeaderRoute"), step.SetHeaderRoute, InvalidSetHeaderRouteTrafficPolicy)`,
+		Lines:    Lines{"v1.7.2": 332, "v1.8.2": 332, "v1.8.3": 332, "v1.9.3": 337, "v1.10.2": 340},
+	},
+	{
+		Key:      "va.mirror-route-router",
+		Claim:    `A setMirrorRoute step needs trafficRouting with Istio (or, from v1.10, a plugin); otherwise the spec is rejected.`,
+		File:     srcVA,
+		Contains: `field.Invalid(stepFldPath.Child("setMirrorRoute"), step.SetMirrorRoute,`,
+		Lines:    Lines{"v1.7.2": 349, "v1.8.2": 349, "v1.8.3": 349, "v1.9.3": 354, "v1.10.2": 357},
+	},
+	{
+		Key:      "va.route-not-managed",
+		Claim:    `When trafficRouting.managedRoutes is set, every setHeaderRoute and setMirrorRoute step must name a route it lists; otherwise the spec is rejected.`,
+		File:     srcVA,
+		Contains: `field.Invalid(stepFldPath, stepRoutName, InvalideStepRouteNameNotFoundInManagedRoutes)`,
+		Lines:    Lines{"v1.7.2": 432, "v1.8.2": 432, "v1.8.3": 432, "v1.9.3": 437, "v1.10.2": 440},
+	},
+	{
 		Key:      "va.set-weight-range",
 		Claim:    `A setWeight step must be between 0 and maxTrafficWeight (default 100).`,
 		File:     srcVA,
