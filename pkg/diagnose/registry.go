@@ -58,6 +58,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD162": checkControllerLog,
 	"RD163": checkExperiment,
 	"RD164": checkManagedRoutes,
+	"RD165": checkHPAStuck,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

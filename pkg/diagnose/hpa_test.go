@@ -1,0 +1,50 @@
+package diagnose
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// withHPA adds an HPA that targets the example Rollout, with one condition
+// of the given type and status.
+func withHPA(condType, status string) func(*example) {
+	return func(e *example) {
+		e.objs = append(e.objs, &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+			"metadata": map[string]interface{}{"name": "checkout-api", "namespace": "shop"},
+			"spec": map[string]interface{}{"minReplicas": int64(10), "maxReplicas": int64(40),
+				"scaleTargetRef": map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "checkout-api"}},
+			"status": map[string]interface{}{"currentReplicas": int64(20), "desiredReplicas": int64(20),
+				"conditions": []interface{}{map[string]interface{}{"type": condType, "status": status, "reason": "FailedGetResourceMetric",
+					"lastTransitionTime": "2026-08-11T02:00:00Z",
+					"message":            "the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)"}}},
+		}})
+	}
+}
+
+// hpaCases are RD165's states (the lab's HPA without a metrics API wrote
+// the first one's condition); rolloutCases holds them.
+var hpaCases = []rolloutCase{
+	{name: "HPA without metrics", id: "RD165", fires: true, more: withHPA("ScalingActive", "False"),
+		says: "HorizontalPodAutoscaler shop/checkout-api cannot compute a replica count since 2026-08-11T02:00:00Z (FailedGetResourceMetric: the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)): it holds the Rollout at 20 replicas and will not scale it up or down until that clears — during an update the canary is sized from that count whatever load the weight brings"},
+	{name: "HPA that cannot reach the scale", id: "RD165", fires: true, more: withHPA("AbleToScale", "False")},
+	{name: "HPA scaling", id: "RD165", more: withHPA("ScalingActive", "True")},
+	{name: "HPA of a Rollout scaled to 0", id: "RD165", more: func(e *example) {
+		withHPA("ScalingActive", "False")(e)
+		conds, _, _ := unstructured.NestedSlice(e.objs[len(e.objs)-1].Object, "status", "conditions")
+		conds[0].(map[string]interface{})["reason"] = "ScalingDisabled"
+		_ = unstructured.SetNestedSlice(e.objs[len(e.objs)-1].Object, conds, "status", "conditions")
+	}},
+	{name: "no HPA", id: "RD165"},
+}
+
+func init() { rolloutCases = append(rolloutCases, hpaCases...) }
+
+// The evidence names the HPA's condition.
+func TestHPAStuckEvidence(t *testing.T) {
+	r := diagnoseEdited(t, "v1.10.2", nil, withHPA("ScalingActive", "False"))
+	if f := finding(t, r, "RD165"); f.Evidence[0].Field != "status.conditions[ScalingActive]" {
+		t.Errorf("RD165 evidence %+v", f.Evidence)
+	}
+}
