@@ -193,3 +193,25 @@ func TestBlueGreenServicesUnread(t *testing.T) {
 		}
 	}
 }
+
+// A blue-green pause with autoPromotionSeconds under spec.paused: the
+// deadline runs out but no selector changes while spec.paused is set, and
+// it promotes once spec.paused is false (the lab, v1.7.2 and v1.10.2).
+// RD106 said "autoPromotionEnabled false", which was not set.
+func TestBlueGreenAutoPromotionUnderManualPause(t *testing.T) {
+	r := diagnoseBG(t, "v1.10.2", ro(both(remove("spec", "strategy", "blueGreen", "autoPromotionEnabled"),
+		set([]string{"spec", "strategy", "blueGreen", "autoPromotionSeconds"}, int64(20)), set([]string{"spec", "paused"}, true))))
+	f := finding(t, r, "RD106")
+	want := "BlueGreenPause since 2026-11-20T14:22:05Z"
+	for _, w := range []string{want, "its autoPromotionSeconds 20 ran out at 2026-11-20T14:22:25Z but spec.paused holds the switch: it promotes once spec.paused is false"} {
+		if !strings.Contains(f.Message, w) {
+			t.Errorf("RD106 says\n  %s\nwant it to contain\n  %s", f.Message, w)
+		}
+	}
+	if strings.Contains(f.Message, "autoPromotionEnabled false") {
+		t.Errorf("RD106 says autoPromotionEnabled is false: %s", f.Message)
+	}
+	if _, ok := cited(f, "bg.halt-paused"); !ok {
+		t.Errorf("RD106 does not cite the manual pause's hold: %+v", f.Cites)
+	}
+}

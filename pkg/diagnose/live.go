@@ -210,10 +210,24 @@ func checkPaused(c *Context, r *rules.Rule) []rules.Finding {
 			}
 		}
 		if pc.Reason == v1alpha1.PauseReasonBlueGreenPause && c.bg() != nil {
-			if t := c.bg().AutoPromoteAt; t != nil {
+			spec := c.ro.Spec.Strategy.BlueGreen
+			auto := spec.AutoPromotionEnabled == nil || *spec.AutoPromotionEnabled
+			switch t := c.bg().AutoPromoteAt; {
+			case t != nil:
 				s += fmt.Sprintf(", auto-promotes at %s", t.UTC().Format(time.RFC3339))
-			} else {
+			case auto && spec.AutoPromotionSeconds > 0 && c.ro.Spec.Paused:
+				// The deadline runs from the pause's start, but no selector
+				// changes while spec.paused is set.
+				end := pc.StartTime.Add(time.Duration(spec.AutoPromotionSeconds) * time.Second)
+				verb := "run out"
+				if !end.After(c.View.Now) {
+					verb = "ran out"
+				}
+				s += fmt.Sprintf(", its autoPromotionSeconds %d %s at %s but spec.paused holds the switch: it promotes once spec.paused is false", spec.AutoPromotionSeconds, verb, end.UTC().Format(time.RFC3339))
+			case !auto:
 				s += ", autoPromotionEnabled false: needs promote"
+			default:
+				s += ", needs promote"
 			}
 		}
 		parts = append(parts, s)
