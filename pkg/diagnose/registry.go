@@ -59,6 +59,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD163": checkExperiment,
 	"RD164": checkManagedRoutes,
 	"RD165": checkHPAStuck,
+	"RD166": checkControllerDown,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

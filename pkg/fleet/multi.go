@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -95,6 +96,8 @@ type ControllerSeen struct {
 	Source   string `json:"source"`
 	From     string `json:"from,omitempty"`
 	Rollouts int    `json:"rollouts"`
+	// NotRunning: the controller Deployment has no available pod (RD166).
+	NotRunning bool `json:"notRunning,omitempty"`
 }
 
 // MultiReport is a scan over several clusters, riskiest Rollout first.
@@ -402,11 +405,13 @@ func summarise(c *Cluster, rep *Report, snap *snapshot.Snapshot) {
 			c.worst = r.severity
 		}
 		key := r.Controller + "|" + r.controllerSource + "|" + r.controllerFrom
+		down := slices.Contains(r.FindingIDs, "RD166")
 		if s, ok := seen[key]; ok {
 			s.Rollouts++
+			s.NotRunning = s.NotRunning || down
 			continue
 		}
-		seen[key] = &ControllerSeen{Version: r.Controller, Source: r.controllerSource, From: r.controllerFrom, Rollouts: 1}
+		seen[key] = &ControllerSeen{Version: r.Controller, Source: r.controllerSource, From: r.controllerFrom, Rollouts: 1, NotRunning: down}
 	}
 	for _, s := range seen {
 		c.Controllers = append(c.Controllers, *s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -326,5 +328,32 @@ func TestClusterWithoutArgoRollouts(t *testing.T) {
 	b, _ := json.Marshal(rep)
 	if !strings.Contains(string(b), `"context":"platform","server":"https://platform","rollouts":0,`) || !strings.Contains(string(b), `"notInstalled":true}`) || strings.Contains(string(b), `"error"`) {
 		t.Errorf("JSON: %s", b)
+	}
+}
+
+// A cluster whose controller has no available pod: its Rollouts carry
+// RD166 and the cluster's section says the controller is not running.
+func TestClusterControllerNotRunning(t *testing.T) {
+	dc := exampleCluster(t)
+	d, err := dc.Resource(gather.GVRDeployment).Namespace("argo-rollouts").Get(context.Background(), "argo-rollouts", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(d.Object, int64(0), "status", "availableReplicas"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dc.Tracker().Update(gather.GVRDeployment, d, "argo-rollouts"); err != nil {
+		t.Fatal(err)
+	}
+	rep := ScanClusters(context.Background(), []Target{contextOf("down", dc), okTarget(t, "up", 0)}, MultiOptions{Concurrency: 2})
+	for _, c := range rep.Clusters {
+		if len(c.Controllers) != 1 || c.Controllers[0].NotRunning != (c.Context == "down") {
+			t.Errorf("%s: controllers %+v", c.Context, c.Controllers)
+		}
+	}
+	for _, r := range rep.Rows {
+		if slices.Contains(r.FindingIDs, "RD166") != (r.Cluster == "down") {
+			t.Errorf("%s: findings %v", r.Cluster, r.FindingIDs)
+		}
 	}
 }

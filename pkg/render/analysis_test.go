@@ -1,13 +1,11 @@
 package render
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/fleet"
 )
 
 // The short view leads with the metric that decided the run, then the
@@ -77,22 +75,5 @@ func TestExperimentsSection(t *testing.T) {
 	humanExperiments(&none, &diagnose.Report{}, NewStyles(&none, false))
 	if none.Len() != 0 {
 		t.Errorf("a report without Experiments has a section: %q", none.String())
-	}
-}
-
-// A canary without trafficRouting: its share of the ready pods, in the
-// diagnosis and in the scan's weight column.
-func TestPodShareViews(t *testing.T) {
-	p := &diagnose.PodShare{CanaryReady: 1, OtherReady: 3, Percent: 25, SetWeight: 25}
-	var b strings.Builder
-	humanPodShare(&b, &diagnose.Report{PodShare: p}, NewStyles(&b, false))
-	if !strings.Contains(b.String(), "  canary 1 of 4 ready pods ← 25% of requests   (the steps size it for setWeight 25%)\n") {
-		t.Errorf("diagnose:\n%s", b.String())
-	}
-	if cells := rowCells(fleet.Row{PodShare: p}); !slices.Contains(cells, "pods 1/4 (25%)") {
-		t.Errorf("scan row %q", cells)
-	}
-	if cells := rowCells(fleet.Row{PodShare: p, ReplicaSetsUnread: true}); slices.Contains(cells, "pods 1/4 (25%)") {
-		t.Errorf("a row without its ReplicaSets shows a pod share: %q", cells)
 	}
 }

@@ -56,7 +56,11 @@ func MultiScan(w io.Writer, rep *fleet.MultiReport, s Styles) error {
 			if v.From != "" {
 				how += " " + v.From
 			}
-			vers = append(vers, fmt.Sprintf("%s (%s; %d)", v.Version, how, v.Rollouts))
+			ver := fmt.Sprintf("%s (%s; %d)", v.Version, how, v.Rollouts)
+			if v.NotRunning {
+				ver += " " + s.Crit.Render("NOT RUNNING (RD166)")
+			}
+			vers = append(vers, ver)
 		}
 		line := fmt.Sprintf("  %s  %d Rollout(s) in %.1fs, %d request(s)", s.Bold.Render(c.Context), c.Rollouts, c.Seconds, c.Requests)
 		if len(vers) > 0 {

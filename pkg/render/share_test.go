@@ -1,0 +1,40 @@
+package render
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/fleet"
+)
+
+// A canary without trafficRouting: its share of the ready pods, in the
+// diagnosis and in the scan's weight column.
+func TestPodShareViews(t *testing.T) {
+	p := &diagnose.PodShare{CanaryReady: 1, OtherReady: 3, Percent: 25, SetWeight: 25}
+	var b strings.Builder
+	humanPodShare(&b, &diagnose.Report{PodShare: p}, NewStyles(&b, false))
+	if !strings.Contains(b.String(), "  canary 1 of 4 ready pods ← 25% of requests   (the steps size it for setWeight 25%)\n") {
+		t.Errorf("diagnose:\n%s", b.String())
+	}
+	if cells := rowCells(fleet.Row{PodShare: p}); !slices.Contains(cells, "pods 1/4 (25%)") {
+		t.Errorf("scan row %q", cells)
+	}
+	if cells := rowCells(fleet.Row{PodShare: p, ReplicaSetsUnread: true}); slices.Contains(cells, "pods 1/4 (25%)") {
+		t.Errorf("a row without its ReplicaSets shows a pod share: %q", cells)
+	}
+}
+
+// A cluster whose controller does not run says so in its line.
+func TestMultiScanControllerNotRunning(t *testing.T) {
+	rep := &fleet.MultiReport{Clusters: []fleet.Cluster{{Context: "prod", Rollouts: 2,
+		Controllers: []fleet.ControllerSeen{{Version: "v1.9.3", Source: "image-tag", From: "argo-rollouts/argo-rollouts", Rollouts: 2, NotRunning: true}}}}}
+	var b strings.Builder
+	if err := MultiScan(&b, rep, NewStyles(&b, false)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "controller v1.9.3 (image-tag argo-rollouts/argo-rollouts; 2) NOT RUNNING (RD166)") {
+		t.Errorf("cluster line:\n%s", b.String())
+	}
+}
