@@ -317,6 +317,11 @@ func (o *EscapeOptions) apply(ctx context.Context, pl *escape.Planner, p *escape
 		return nil
 	}
 	render.Applied(o.streams.ErrOut, action, applied.Sent)
+	if p.ControllerNotRunning {
+		// The patch is in place and takes effect when a controller runs;
+		// say so before the watch waits for an outcome that cannot come.
+		fmt.Fprintln(o.streams.ErrOut, "warning: the controller that reconciles this Rollout is not running (RD166): the change takes effect when it runs again")
+	}
 	if o.WatchTimeout <= 0 {
 		return nil
 	}

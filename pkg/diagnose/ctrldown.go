@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // checkControllerDown (RD166): every controller Deployment that reconciles
@@ -12,18 +13,12 @@ import (
 // predicts happens, and no way out takes effect, until one does.
 func checkControllerDown(c *Context, r *rules.Rule) []rules.Finding {
 	ds := c.View.Controllers
-	if len(ds) == 0 {
-		return nil // none found: RD109 says the version is assumed, and why
+	if !snapshot.NoneRunning(ds) {
+		return nil // one runs, none was found (RD109 says so), or their status is not known
 	}
 	var names, counts []string
 	var evs []rules.Evidence
 	for _, d := range ds {
-		// A Deployment without a status the deployment controller wrote
-		// (a hand-made file, an export without status) says nothing of
-		// its pods.
-		if d.Status.AvailableReplicas > 0 || d.Status.ObservedGeneration == 0 && d.Status.Replicas == 0 && len(d.Status.Conditions) == 0 {
-			return nil
-		}
 		want := int32(1)
 		if d.Spec.Replicas != nil {
 			want = *d.Spec.Replicas

@@ -79,6 +79,10 @@ type Plan struct {
 	// options' own citations.
 	ReasonCites []upstream.Cite `json:"reasonCites,omitempty"`
 	GitOps      *GitOps         `json:"gitops,omitempty"`
+	// ControllerNotRunning: every controller Deployment that reconciles
+	// the Rollout has no available pod, so no way out takes effect (and
+	// nothing of "if nothing is done" happens) until one runs.
+	ControllerNotRunning bool `json:"controllerNotRunning,omitempty"`
 }
 
 // Option is one action with its predicted effect and the requests it sends.
@@ -202,6 +206,7 @@ func Build(in Input) (*Plan, error) {
 			ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
 		buildBlueGreen(in, base, p)
 		p.GitOps = detectGitOps(v, ver)
+		p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)
 		return p, nil
 	}
 	if ro.Spec.Strategy.Canary == nil {
@@ -285,6 +290,7 @@ func Build(in Input) (*Plan, error) {
 		}
 	}
 	p.GitOps = detectGitOps(v, ver)
+	p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)
 	return p, nil
 }
 

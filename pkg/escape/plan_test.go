@@ -427,3 +427,20 @@ func TestNoPlanWithoutTheReplicaSets(t *testing.T) {
 		t.Errorf("another namespace's gap: %v", err)
 	}
 }
+
+// A plan for a Rollout whose controller is not running says so: no way out
+// takes effect until it runs (RD166).
+func TestPlanControllerNotRunning(t *testing.T) {
+	v := exampleView(t)
+	if len(v.Controllers) == 0 {
+		t.Fatal("the example has no controller Deployment")
+	}
+	if p := plan(t, v, "v1.10.2"); p.ControllerNotRunning {
+		t.Errorf("a running controller is reported not running")
+	}
+	v.Controllers[0].Status.AvailableReplicas = 0
+	v.Controllers[0].Status.Replicas = 1
+	if p := plan(t, v, "v1.10.2"); !p.ControllerNotRunning {
+		t.Errorf("a controller without an available pod is not reported")
+	}
+}

@@ -34,6 +34,9 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 	if p.Controller.Note != "" {
 		fmt.Fprintf(&b, "  %s\n", s.Dim.Render(p.Controller.Note))
 	}
+	if p.ControllerNotRunning {
+		fmt.Fprintf(&b, "  %s\n", s.Crit.Render("the controller that reconciles this Rollout is not running (RD166): nothing below happens, and no way out takes effect, until it does"))
+	}
 	fmt.Fprintf(&b, "\n%s %s\n", s.Bold.Render("If nothing is done:"), p.Now.Summary)
 	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Ways out"))
 	for i, o := range p.Options {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/fleet"
 )
 
@@ -36,5 +37,16 @@ func TestMultiScanControllerNotRunning(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "controller v1.9.3 (image-tag argo-rollouts/argo-rollouts; 2) NOT RUNNING (RD166)") {
 		t.Errorf("cluster line:\n%s", b.String())
+	}
+}
+
+// The plan's header says when the controller does not run.
+func TestPlanControllerNotRunningLine(t *testing.T) {
+	var b strings.Builder
+	if err := Plan(&b, &escape.Plan{Namespace: "shop", Name: "app", ControllerNotRunning: true}, NewStyles(&b, false)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "the controller that reconciles this Rollout is not running (RD166): nothing below happens, and no way out takes effect, until it does") {
+		t.Errorf("plan:\n%s", b.String())
 	}
 }

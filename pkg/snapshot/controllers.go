@@ -160,3 +160,24 @@ func controllerContainer(d *appsv1.Deployment) *corev1.Container {
 	}
 	return nil
 }
+
+// StatusKnown: the deployment controller has written the Deployment's
+// status (a hand-made file or an export without status says nothing of
+// its pods).
+func StatusKnown(d *appsv1.Deployment) bool {
+	return d.Status.ObservedGeneration > 0 || d.Status.Replicas > 0 || len(d.Status.Conditions) > 0
+}
+
+// NoneRunning: controller Deployments were found, each with a known status
+// and no available pod — no controller reconciles the Rollout they own.
+func NoneRunning(ds []*appsv1.Deployment) bool {
+	if len(ds) == 0 {
+		return false
+	}
+	for _, d := range ds {
+		if d.Status.AvailableReplicas > 0 || !StatusKnown(d) {
+			return false
+		}
+	}
+	return true
+}
