@@ -127,13 +127,7 @@ func checkExperiment(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	spec := steps[idx].Experiment
 	step := fmt.Sprintf("step %d (experiment)", idx)
-	var ex *ExperimentView
-	for i := range c.experiments {
-		e := &c.experiments[i]
-		if e.Current || ex == nil || !e.Ended() {
-			ex = e
-		}
-	}
+	ex := stepExperiment(c.experiments)
 	f := r.NewFinding("")
 	f.Cites = c.cites("rc.experiment-step-done", "ux.duration-from-available", "xc.template-deadline", "rx.experiment-abort")
 	var msg string
@@ -183,6 +177,27 @@ func checkExperiment(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	f.Message = msg
 	return []rules.Finding{f}
+}
+
+// stepExperiment is the Experiment the step waits for: the one the status
+// names, else the newest still running, else the newest (they are oldest
+// first).
+func stepExperiment(exs []ExperimentView) *ExperimentView {
+	var running, newest *ExperimentView
+	for i := range exs {
+		e := &exs[i]
+		if e.Current {
+			return e
+		}
+		newest = e
+		if !e.Ended() {
+			running = e
+		}
+	}
+	if running != nil {
+		return running
+	}
+	return newest
 }
 
 // experimentsRead: an Experiment the input does not hold does not exist —

@@ -150,3 +150,22 @@ func TestPodShareWithoutARouter(t *testing.T) {
 		t.Errorf("a traffic-routed canary has a pod share: %+v", r.PodShare)
 	}
 }
+
+// The step's Experiment is the one the status names, whatever else of the
+// revision is running; else the newest running one.
+func TestStepExperiment(t *testing.T) {
+	exs := []ExperimentView{{Name: "a", Phase: "Running", Current: true}, {Name: "b", Phase: "Running"}, {Name: "c", Phase: "Successful"}}
+	if e := stepExperiment(exs); e.Name != "a" {
+		t.Errorf("picked %s, want the current a", e.Name)
+	}
+	exs[0].Current = false
+	if e := stepExperiment(exs); e.Name != "b" {
+		t.Errorf("picked %s, want the newest running b", e.Name)
+	}
+	if e := stepExperiment(exs[2:]); e.Name != "c" {
+		t.Errorf("picked %s, want c", e.Name)
+	}
+	if e := stepExperiment(nil); e != nil {
+		t.Errorf("picked %+v from none", e)
+	}
+}
