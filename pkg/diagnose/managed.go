@@ -53,7 +53,7 @@ func checkManagedRoutes(c *Context, r *rules.Rule) []rules.Finding {
 				}
 			}
 		default:
-			f.Message = fmt.Sprintf("%s matches %s and sends it to the route's destinations (no canary destination)", what, mr.Match)
+			f.Message = fmt.Sprintf("%s sends every request %s to its own destinations (no canary destination)", what, match)
 		}
 		switch {
 		case st.Abort:
@@ -65,7 +65,11 @@ func checkManagedRoutes(c *Context, r *rules.Rule) []rules.Finding {
 			f.Message += "; it is still there although the Rollout is fully promoted: the controller removes managed routes then, so it has not reconciled since, or its write failed (RD159 and the controller's log say which)"
 			keys = append(keys, "tr.managed-remove-promoted")
 		}
-		f.Evidence = []rules.Evidence{ev(mr.Object, "spec.http["+mr.Name+"]", mr.Match)}
+		shown := mr.Match
+		if shown == "" {
+			shown = "(no match)"
+		}
+		f.Evidence = []rules.Evidence{ev(mr.Object, "spec.http["+mr.Name+"].match", shown)}
 		f.Cites = c.cites(keys...)
 		out = append(out, f)
 	}
