@@ -170,9 +170,8 @@ func checkExperiment(c *Context, r *rules.Rule) []rules.Finding {
 		case len(required) > 0:
 			msg += "; the step sets no duration: the Experiment ends when its analyses required for completion (" + strings.Join(required, ", ") + ") succeed"
 		default:
-			f.Severity = rules.Warning
-			msg += "; the step sets no duration and no analysis requiredForCompletion, so the Experiment never completes by itself: the Rollout stays at this step until someone promotes it"
-			f.Evidence = append(f.Evidence, ev(c.obj(), fmt.Sprintf("spec.strategy.canary.steps[%d].experiment.duration", idx), "(unset)"))
+			// RD219 warns of the step itself, here and in lint.
+			msg += "; the step sets no duration and no analysis requiredForCompletion, so the Experiment never completes by itself: the Rollout stays at this step until someone promotes it (RD219)"
 		}
 	}
 	f.Message = msg
@@ -228,4 +227,39 @@ func templateCounts(ts []ExperimentTemplate) string {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", t.Name, t.Available, t.Replicas))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ExperimentEnds: the step's Experiment can complete by itself — it has a
+// duration, or an analysis whose success completes it.
+func ExperimentEnds(e *v1alpha1.RolloutExperimentStep) bool {
+	if e.Duration != "" {
+		return true
+	}
+	for _, a := range e.Analyses {
+		if a.RequiredForCompletion {
+			return true
+		}
+	}
+	return false
+}
+
+// checkExperimentNeverEnds (RD219): an experiment step whose Experiment
+// cannot complete by itself holds every update at that step until a person
+// promotes it.
+func checkExperimentNeverEnds(c *Context, r *rules.Rule) []rules.Finding {
+	cs := c.canary()
+	if cs == nil {
+		return nil
+	}
+	var out []rules.Finding
+	for i, st := range cs.Steps {
+		if st.Experiment == nil || ExperimentEnds(st.Experiment) {
+			continue
+		}
+		f := r.NewFinding(fmt.Sprintf("steps[%d] is an experiment without a duration and without an analysis requiredForCompletion: its Experiment never completes by itself, so every update waits at step %d until someone promotes it", i, i))
+		f.Evidence = []rules.Evidence{ev(c.obj(), fmt.Sprintf("spec.strategy.canary.steps[%d].experiment.duration", i), "(unset)")}
+		f.Cites = c.cites("rc.experiment-step-done", "ux.duration-from-available")
+		out = append(out, f)
+	}
+	return out
 }

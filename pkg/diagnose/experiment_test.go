@@ -71,10 +71,14 @@ var experimentCases = []rolloutCase{
 	{name: "experiment step, Experiment not yet created", id: "RD163", fires: true, edit: atExperimentStep("1h", false), more: readByDiagnose,
 		says: "step 1 (experiment) has no Experiment of the current revision yet: the controller creates it on its next pass once a stable ReplicaSet exists, and the step completes when it is Successful"},
 	{name: "experiment step without duration or required analysis", id: "RD163", fires: true, edit: atExperimentStep("", false), more: func(e *example) { e.header.Offline = true },
-		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; no Experiment of the current revision is in the input (add `kubectl get experiments -n shop -o yaml` to it); the step sets no duration and no analysis requiredForCompletion, so the Experiment never completes by itself: the Rollout stays at this step until someone promotes it"},
+		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; no Experiment of the current revision is in the input (add `kubectl get experiments -n shop -o yaml` to it); the step sets no duration and no analysis requiredForCompletion, so the Experiment never completes by itself: the Rollout stays at this step until someone promotes it (RD219)"},
 	{name: "experiment step ended by a required analysis", id: "RD163", fires: true, edit: atExperimentStep("", true), more: withExperiment("Pending", "")},
 	{name: "experiment step of an aborted Rollout", id: "RD163", edit: both(atExperimentStep("1h", false), set([]string{"status", "abort"}, true))},
 	{name: "not at an experiment step", id: "RD163"},
+	{name: "experiment step without duration or required analysis", id: "RD219", fires: true, edit: atExperimentStep("", false),
+		says: "steps[1] is an experiment without a duration and without an analysis requiredForCompletion: its Experiment never completes by itself, so every update waits at step 1 until someone promotes it"},
+	{name: "experiment step with a duration", id: "RD219", edit: atExperimentStep("1h", false)},
+	{name: "experiment step ended by a required analysis", id: "RD219", edit: atExperimentStep("", true)},
 }
 
 func init() { rolloutCases = append(rolloutCases, experimentCases...) }
@@ -96,7 +100,7 @@ func TestExperimentStep(t *testing.T) {
 			[]string{"its 1h starts once every template's pods are available (canary 0/1); a template short of them for 600s (progressDeadlineSeconds) fails the Experiment and aborts the Rollout"}},
 		{"required analysis", atExperimentStep("", true), withExperiment("Running", "2026-08-10T22:06:30Z"), rules.Info,
 			[]string{"the step sets no duration: the Experiment ends when its analyses required for completion (smoke) succeed"}},
-		{"never ends", atExperimentStep("", false), func(e *example) { withExperiment("Running", "2026-08-10T22:06:30Z")(e); readByDiagnose(e) }, rules.Warning,
+		{"never ends", atExperimentStep("", false), func(e *example) { withExperiment("Running", "2026-08-10T22:06:30Z")(e); readByDiagnose(e) }, rules.Info,
 			[]string{"waits for Experiment checkout-api-5f6c8d7b9a-7-1 (Running)", "never completes by itself: the Rollout stays at this step until someone promotes it"}},
 		{"inconclusive", atExperimentStep("1h", false), withExperiment("Inconclusive", "2026-08-10T22:06:30Z"), rules.Info,
 			[]string{"it ended Inconclusive, so the Rollout is paused (InconclusiveExperiment) until someone promotes it"}},

@@ -68,6 +68,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD216": checkMetricInvalid,
 	"RD217": checkRunsIndefinitely,
 	"RD218": checkBackgroundWindow,
+	"RD219": checkExperimentNeverEnds,
 	"RD130": checkRouterObjectMissing,
 	"RD131": checkRouterBackendNoEndpoints,
 	"RD132": checkALBVerification,

@@ -278,22 +278,9 @@ func waitingFor(ro *v1alpha1.Rollout) string {
 	if c := ro.Spec.Strategy.Canary; c != nil && ro.Status.CurrentStepIndex != nil {
 		// An experiment step with neither a duration nor an analysis
 		// required for completion never ends by itself (RD163).
-		if i := *ro.Status.CurrentStepIndex; int(i) < len(c.Steps) && c.Steps[i].Experiment != nil && !experimentEnds(c.Steps[i].Experiment) {
+		if i := *ro.Status.CurrentStepIndex; int(i) < len(c.Steps) && c.Steps[i].Experiment != nil && !diagnose.ExperimentEnds(c.Steps[i].Experiment) {
 			return fmt.Sprintf("promote: experiment step %d has no duration and no analysis required for completion", i)
 		}
 	}
 	return ""
-}
-
-// experimentEnds: the step's Experiment can end by itself.
-func experimentEnds(e *v1alpha1.RolloutExperimentStep) bool {
-	if e.Duration != "" {
-		return true
-	}
-	for _, a := range e.Analyses {
-		if a.RequiredForCompletion {
-			return true
-		}
-	}
-	return false
 }
