@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
@@ -39,6 +40,9 @@ func checkManagedRoutes(c *Context, r *rules.Rule) []rules.Finding {
 		case mr.CanaryWeight > 0:
 			f.Message = fmt.Sprintf("%s sends %s to the canary (%d of %d of the route), whatever the weight (%d%%)", what, "every request "+match, mr.CanaryWeight, mr.RouteTotal, canaryWeight(c))
 			keys = append(keys, "tr.managed-set-header")
+			if strings.HasPrefix(mr.Object, "Ingress ") {
+				keys = append(keys, "alb.header-route-annotations")
+			}
 			if mr.Match == "" {
 				f.Severity = rules.Warning
 				f.Message += ": all traffic on the canary"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -192,6 +193,7 @@ func (rd *reader) alb() []Object {
 			}
 		}
 		o.Managed = &managed
+		rd.albManagedRoutes(u, prefix, canarySvc)
 		stamp(&o, u, fieldPath("metadata", "annotations", key)...)
 		if !hasIngressService(u, actionSvc) {
 			o.Notes = append(o.Notes, fmt.Sprintf("no rule routes to Service %s: the controller fails every pass (ingress does not have service `%s` in rules)", actionSvc, actionSvc))
@@ -199,6 +201,50 @@ func (rd *reader) alb() []Object {
 		out = append(out, o)
 	}
 	return out
+}
+
+// albManagedRoutes collects the header routes a setHeaderRoute step wrote
+// on an ALB Ingress: for each route trafficRouting.managedRoutes names, the
+// action annotation (a forward action, to the canary) and the conditions
+// annotation (the headers it matches), and a rule whose backend is the
+// route's name, which the load balancer evaluates before the others.
+func (rd *reader) albManagedRoutes(u *unstructured.Unstructured, prefix, canarySvc string) {
+	for _, m := range rd.ro.Spec.Strategy.Canary.TrafficRouting.ManagedRoutes {
+		raw, ok := u.GetAnnotations()[prefix+"/actions."+m.Name]
+		if !ok {
+			continue
+		}
+		mr := ManagedRoute{Object: "Ingress " + u.GetNamespace() + "/" + u.GetName(), Name: m.Name, BeforePrimary: hasIngressService(u, m.Name)}
+		var act albAction
+		if err := json.Unmarshal([]byte(raw), &act); err == nil {
+			for _, tg := range act.ForwardConfig.TargetGroups {
+				var w int64
+				if tg.Weight != nil {
+					w = *tg.Weight
+				}
+				mr.RouteTotal += w
+				if tg.ServiceName == canarySvc {
+					mr.CanaryWeight += w
+				}
+			}
+		}
+		var conds []struct {
+			Field            string `json:"field"`
+			HTTPHeaderConfig struct {
+				HTTPHeaderName string   `json:"httpHeaderName"`
+				Values         []string `json:"values"`
+			} `json:"httpHeaderConfig"`
+		}
+		if err := json.Unmarshal([]byte(u.GetAnnotations()[prefix+"/conditions."+m.Name]), &conds); err == nil {
+			var alts []string
+			for _, c := range conds {
+				alts = append(alts, fmt.Sprintf("%s %s=%s", c.Field, c.HTTPHeaderConfig.HTTPHeaderName, strings.Join(c.HTTPHeaderConfig.Values, "|")))
+			}
+			// ALB ANDs the conditions of one rule.
+			mr.Match = strings.Join(alts, " and ")
+		}
+		rd.managed = append(rd.managed, mr)
+	}
 }
 
 // ingressBackends lists the Services an Ingress's rules route to.

@@ -563,3 +563,55 @@ func TestServiceWeights(t *testing.T) {
 		t.Fatalf("service weights %v", w)
 	}
 }
+
+// A setHeaderRoute on ALB: the action and conditions annotations the
+// controller writes per route, read as a managed route; an Istio header
+// route and a mirror route read from the VirtualService.
+func TestManagedRoutes(t *testing.T) {
+	routing := `        managedRoutes: [{name: by-header}]
+        alb: {ingress: web, rootService: app-root, servicePort: 80}`
+	act := `{"Type":"forward","ForwardConfig":{"TargetGroups":[{"ServiceName":"app-canary","ServicePort":"80","Weight":80},{"ServiceName":"app-stable","ServicePort":"80","Weight":20}]}}`
+	ing := strings.Replace(albIngress(act), "  annotations:\n", `  annotations:
+    alb.ingress.kubernetes.io/actions.by-header: '{"Type":"forward","ForwardConfig":{"TargetGroups":[{"ServiceName":"app-canary","ServicePort":"80","Weight":100}]}}'
+    alb.ingress.kubernetes.io/conditions.by-header: '[{"field":"http-header","httpHeaderConfig":{"httpHeaderName":"x-canary","values":["yes","true"]}}]'
+`, 1)
+	ing = strings.Replace(ing, "rules: [{http: {paths: [", "rules: [{http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: by-header, port: {name: use-annotation}}}}, ", 1)
+	s := read(t, "v1.10.2", Flags{}, rollout(routing, 20), ing)
+	want := ManagedRoute{Object: "Ingress shop/web", Name: "by-header", Match: "http-header x-canary=yes|true", CanaryWeight: 100, RouteTotal: 100, BeforePrimary: true}
+	if len(s.ManagedRoutes) != 1 || s.ManagedRoutes[0] != want {
+		t.Errorf("ALB managed routes %+v, want %+v", s.ManagedRoutes, want)
+	}
+	// Istio: a header route and a mirror route ahead of the weighted one.
+	vs := `apiVersion: networking.istio.io/v1alpha3
+kind: VirtualService
+metadata: {name: app, namespace: shop}
+spec:
+  http:
+  - name: by-header
+    match: [{headers: {x-canary: {exact: "yes"}}}]
+    route: [{destination: {host: app-canary}, weight: 100}]
+  - name: mirror
+    match: [{method: {exact: GET}}, {uri: {prefix: /api}}]
+    mirror: {host: app-canary}
+    mirrorPercentage: {value: 30}
+    route: [{destination: {host: app-stable}, weight: 80}, {destination: {host: app-canary}, weight: 20}]
+  - name: primary
+    route: [{destination: {host: app-stable}, weight: 80}, {destination: {host: app-canary}, weight: 20}]
+`
+	s = read(t, "v1.10.2", Flags{}, rollout(`        managedRoutes: [{name: by-header}, {name: mirror}]
+        istio: {virtualService: {name: app, routes: [primary]}}`, 20), vs)
+	if len(s.ManagedRoutes) != 2 {
+		t.Fatalf("Istio managed routes %+v", s.ManagedRoutes)
+	}
+	h, m := s.ManagedRoutes[0], s.ManagedRoutes[1]
+	if h.Match != "headers.x-canary.exact=yes" || h.CanaryWeight != 100 || h.RouteTotal != 100 || h.Mirror || !h.BeforePrimary {
+		t.Errorf("header route %+v", h)
+	}
+	if m.Match != "method.exact=GET or uri.prefix=/api" || !m.Mirror || m.MirrorPercent != 30 || m.CanaryWeight != 20 || m.RouteTotal != 100 {
+		t.Errorf("mirror route %+v", m)
+	}
+	// Routes no managedRoutes entry names are not managed.
+	if s := read(t, "v1.10.2", Flags{}, rollout(`        istio: {virtualService: {name: app, routes: [primary]}}`, 20), vs); len(s.ManagedRoutes) != 0 {
+		t.Errorf("unmanaged routes read as managed: %+v", s.ManagedRoutes)
+	}
+}

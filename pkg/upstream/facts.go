@@ -380,6 +380,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 242, "v1.8.2": 274, "v1.8.3": 274, "v1.9.3": 281, "v1.10.2": 281},
 	},
 	{
+		Key:      "alb.header-route-annotations",
+		Claim:    `On ALB a header route is an actions.<route> annotation forwarding to the canary and a conditions.<route> annotation with the headers it matches, on each Ingress.`,
+		File:     `rollout/trafficrouting/alb/alb.go`,
+		Contains: `desired[conditionKey] = conditionValue`,
+		Lines:    Lines{"v1.7.2": 431, "v1.8.2": 435, "v1.8.3": 435, "v1.9.3": 435, "v1.10.2": 435},
+	},
+	{
 		Key:      "tr.managed-set-mirror",
 		Claim:    `A setMirrorRoute step has the router add a managed route that copies a percentage of the requests it matches to the canary.`,
 		File:     srcTR,
