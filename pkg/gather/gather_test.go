@@ -307,5 +307,20 @@ func TestGatherExperiments(t *testing.T) {
 		if g, ok := snap.HasGap("experiments.argoproj.io"); ok != tc.refuse || ok && g.Reason != snapshot.GapForbidden {
 			t.Errorf("%s: gaps %+v", tc.name, snap.Header.Gaps)
 		}
+		// The timeline's read of what the cluster holds reads them too, so
+		// its findings do not take them for absent.
+		hist, err := History(context.Background(), dc, Options{Namespace: "shop", Name: "checkout-api"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := 0
+		for _, o := range hist.Objects() {
+			if o.GetKind() == "Experiment" {
+				held++
+			}
+		}
+		if held != tc.kept {
+			t.Errorf("%s: the history holds %d Experiment(s), want %d", tc.name, held, tc.kept)
+		}
 	}
 }

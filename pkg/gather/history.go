@@ -49,6 +49,10 @@ func historyStreams(ro *v1alpha1.Rollout, mapper meta.RESTMapper, withPods bool)
 		{gvr: GVRAnalysisRun, kind: "AnalysisRun", keep: owned, managed: true},
 		{gvr: GVREvent, kind: "Event", keep: aboutRollout(name)},
 	}
+	if hasExperiments(ro) {
+		// As diagnose reads them: a Rollout with an experiment step.
+		out = append(out, stream{gvr: GVRExperiment, kind: "Experiment", keep: owned, managed: true})
+	}
 	refs := snapshot.ReferencedNames(ro)
 	named := func(names map[string]bool) func(*unstructured.Unstructured) bool {
 		return func(u *unstructured.Unstructured) bool { return names[u.GetName()] }
