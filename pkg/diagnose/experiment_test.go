@@ -150,6 +150,12 @@ func TestPodShareWithoutARouter(t *testing.T) {
 	if p := r.PodShare; p == nil || p.CanaryReady != 3 || p.OtherReady != 20 {
 		t.Errorf("pod share with the Experiment's pod %+v, want 3 canary of 23 ready", p)
 	}
+	// With the Services the Rollout names the controller points each at one
+	// ReplicaSet: the share holds only for a Service that selects both.
+	r = diagnoseExample(t, "v1.10.2", both(remove(canaryField("trafficRouting")...), set([]string{"status", "currentStepIndex"}, int64(1))))
+	if p := r.PodShare; p == nil || p.StableService != "checkout-api-stable" || p.CanaryService != "checkout-api-canary" || len(p.Cites) != 2 {
+		t.Errorf("pod share with the Rollout's Services %+v", p)
+	}
 	if r := diagnoseExample(t, "v1.10.2", nil); r.PodShare != nil {
 		t.Errorf("a traffic-routed canary has a pod share: %+v", r.PodShare)
 	}

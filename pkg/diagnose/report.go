@@ -12,6 +12,7 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // Report is the result of diagnose: one document, rendered as human text,
@@ -120,6 +121,12 @@ type PodShare struct {
 	// SetWeight is the share the steps size the canary for now (the last
 	// setWeight at or before the current step; the maximum after the last).
 	SetWeight int32 `json:"setWeight"`
+	// StableService and CanaryService are the Services the Rollout names:
+	// the controller points each at one ReplicaSet's pods even without
+	// trafficRouting, so what reaches them is not shared by pod count.
+	StableService string          `json:"stableService,omitempty"`
+	CanaryService string          `json:"canaryService,omitempty"`
+	Cites         []upstream.Cite `json:"cites,omitempty"`
 }
 
 // ReplicaSetView is one ReplicaSet row.
@@ -397,7 +404,11 @@ func podShare(v *snapshot.View, in model.Inputs) *PodShare {
 	if ro.Spec.Strategy.Canary == nil || in.TrafficRouted || in.New == nil || in.Stable != nil && in.New.Name == in.Stable.Name || in.Unobserved {
 		return nil
 	}
-	p := &PodShare{CanaryReady: in.New.Ready, SetWeight: model.CurrentSetWeight(in)}
+	c := ro.Spec.Strategy.Canary
+	p := &PodShare{CanaryReady: in.New.Ready, SetWeight: model.CurrentSetWeight(in), StableService: c.StableService, CanaryService: c.CanaryService}
+	if c.StableService != "" || c.CanaryService != "" {
+		p.Cites = []upstream.Cite{upstream.At("sv.stable-svc-target", in.Version), upstream.At("sv.canary-svc-target", in.Version)}
+	}
 	for _, r := range in.All {
 		if r.Name != in.New.Name {
 			p.OtherReady += r.Ready

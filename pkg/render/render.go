@@ -237,6 +237,16 @@ func humanPodShare(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		sized = "(aborted: the controller sizes it for 0%)"
 	}
 	fmt.Fprintf(b, "  canary %d of %d ready pods ← %d%% of requests   %s\n", p.CanaryReady, p.CanaryReady+p.OtherReady, p.Percent, s.Dim.Render(sized))
+	var named []string
+	if p.StableService != "" {
+		named = append(named, "stable Service "+p.StableService+" only the stable's")
+	}
+	if p.CanaryService != "" {
+		named = append(named, "canary Service "+p.CanaryService+" only the canary's")
+	}
+	if len(named) > 0 {
+		fmt.Fprintf(b, "  %s\n", s.Warn.Render("but the controller points "+strings.Join(named, ", ")+" pods: requests sent to those go by Service, not by pod count"))
+	}
 }
 
 // humanTraffic writes where traffic is against the pods that carry it, in

@@ -19,6 +19,13 @@ func TestPodShareViews(t *testing.T) {
 	if !strings.Contains(b.String(), "  canary 1 of 4 ready pods ← 25% of requests   (the steps size it for setWeight 25%)\n") {
 		t.Errorf("diagnose:\n%s", b.String())
 	}
+	b.Reset()
+	named := *p
+	named.StableService, named.CanaryService = "web-stable", "web-canary"
+	humanPodShare(&b, &diagnose.Report{PodShare: &named}, NewStyles(&b, false))
+	if !strings.Contains(b.String(), "  but the controller points stable Service web-stable only the stable's, canary Service web-canary only the canary's pods: requests sent to those go by Service, not by pod count\n") {
+		t.Errorf("diagnose with the Rollout's Services:\n%s", b.String())
+	}
 	if cells := rowCells(fleet.Row{PodShare: p}); !slices.Contains(cells, "pods 1/4 (25%)") {
 		t.Errorf("scan row %q", cells)
 	}

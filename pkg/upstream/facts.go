@@ -723,6 +723,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": absent, "v1.9.3": 369, "v1.10.2": 369},
 	},
 	{
+		Key:      "sv.stable-svc-target",
+		Claim:    `A canary Rollout's stableService selector is set to the stable ReplicaSet's pod-template-hash, with or without trafficRouting.`,
+		File:     srcSV,
+		Contains: `err := c.ensureSVCTargets(c.rollout.Spec.Strategy.Canary.StableService, c.stableRS, true)`,
+		Lines:    Lines{"v1.7.2": 256, "v1.8.2": 257, "v1.8.3": 257, "v1.9.3": 259, "v1.10.2": 259},
+	},
+	{
 		Key:      "sv.canary-svc-target",
 		Claim:    `The canary Service selector is switched to the new ReplicaSet, subject to an availability check.`,
 		File:     srcSV,
