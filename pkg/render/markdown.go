@@ -131,9 +131,20 @@ func cardTraffic(rep *diagnose.Report) string {
 			}
 			return s
 		}
-		return side("canary", t.CanaryWeight, t.CanaryAvailable, t.CanarySpec) + " · " + side("stable", t.StableWeight, t.StableAvailable, t.StableSpec)
+		out := side("canary", t.CanaryWeight, t.CanaryAvailable, t.CanarySpec) + " · " + side("stable", t.StableWeight, t.StableAvailable, t.StableSpec)
+		if t.Objects != nil {
+			for _, mr := range t.Objects.ManagedRoutes {
+				if mr.CanaryWeight > 0 && !mr.Mirror {
+					out += fmt.Sprintf(" · header route `%s` → canary, whatever the weight", mr.Name)
+				}
+			}
+		}
+		return out
 	}
 	var parts []string
+	if p := rep.PodShare; p != nil && rep.ReplicaSetsUnread == nil {
+		parts = append(parts, fmt.Sprintf("canary **%d%%** of ready pods (%d/%d; no trafficRouting)", p.Percent, p.CanaryReady, p.CanaryReady+p.OtherReady))
+	}
 	for _, r := range rep.Sets {
 		if r.Role == "old" && r.Spec == 0 && r.Available == 0 {
 			continue

@@ -8,6 +8,7 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/fleet"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/router"
 )
 
 // A canary without trafficRouting: its share of the ready pods, in the
@@ -55,5 +56,19 @@ func TestPlanControllerNotRunningLine(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "the controller that reconciles this Rollout is not running (RD166): nothing below happens, and no way out takes effect, until it does") {
 		t.Errorf("plan:\n%s", b.String())
+	}
+}
+
+// The incident card's traffic line: a header route to the canary beside
+// the weights, and a basic canary's pod share.
+func TestCardTrafficManagedRouteAndPodShare(t *testing.T) {
+	rep := &diagnose.Report{Traffic: &diagnose.Traffic{CanaryWeight: 10, StableWeight: 90, MaxWeight: 100,
+		Objects: &router.State{ManagedRoutes: []router.ManagedRoute{{Name: "by-header", CanaryWeight: 100, RouteTotal: 100}, {Name: "mirror", Mirror: true, CanaryWeight: 10}}}}}
+	if got := cardTraffic(rep); !strings.HasSuffix(got, " · header route `by-header` → canary, whatever the weight") || strings.Contains(got, "mirror") {
+		t.Errorf("card traffic %q", got)
+	}
+	rep = &diagnose.Report{PodShare: &diagnose.PodShare{CanaryReady: 1, OtherReady: 3, Percent: 25}}
+	if got := cardTraffic(rep); got != "canary **25%** of ready pods (1/4; no trafficRouting)" {
+		t.Errorf("card traffic %q", got)
 	}
 }
