@@ -374,7 +374,7 @@ var facts = []Fact{
 	},
 	{
 		Key:      "tr.managed-set-header",
-		Claim:    `A setHeaderRoute step has the router add a managed route whose matching requests all go to the canary; the controller writes it on every pass at or after the step.`,
+		Claim:    `A setHeaderRoute step has the router add a managed route whose matching requests all go to the canary; the route stays after the step until the controller removes the managed routes.`,
 		File:     srcTR,
 		Contains: `reconciler.SetHeaderRoute(currentStep.SetHeaderRoute)`,
 		Lines:    Lines{"v1.7.2": 242, "v1.8.2": 274, "v1.8.3": 274, "v1.9.3": 281, "v1.10.2": 281},
