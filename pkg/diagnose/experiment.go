@@ -151,7 +151,7 @@ func checkExperiment(c *Context, r *rules.Rule) []rules.Finding {
 			msg += fmt.Sprintf("; its %s runs from %s, when every template's pods were available: ends %s (%s)", ex.Duration, ex.AvailableAt.UTC().Format(time.RFC3339), ex.EndsAt.UTC().Format(time.RFC3339), when)
 			f.Evidence = append(f.Evidence, ev(obj, "status.availableAt", ex.AvailableAt.UTC().Format(time.RFC3339)), ev(obj, "spec.duration", ex.Duration))
 		case ex.Duration != "":
-			msg += fmt.Sprintf("; its %s starts once every template's pods are available (%s); a template short of them for %ds (progressDeadlineSeconds) fails the Experiment and aborts the Rollout", ex.Duration, templateCounts(ex.Templates), ex.ProgressDeadline)
+			msg += fmt.Sprintf("; its %s starts once every template's pods are available (%s); a template whose pods make no progress for %ds (progressDeadlineSeconds) fails the Experiment and aborts the Rollout", ex.Duration, templateCounts(ex.Templates), ex.ProgressDeadline)
 		}
 	case c.experimentsRead():
 		msg = step + " has no Experiment of the current revision yet: the controller creates it on its next pass once a stable ReplicaSet exists, and the step completes when it is Successful"

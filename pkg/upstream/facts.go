@@ -444,7 +444,7 @@ var facts = []Fact{
 	},
 	{
 		Key:      "xc.template-deadline",
-		Claim:    `A template whose pods are not all available within the Experiment's progressDeadlineSeconds (default 600) fails, and the Experiment with it.`,
+		Claim:    `A template whose pods are not all available and have made no progress for the Experiment's progressDeadlineSeconds (default 600) fails, and the Experiment with it.`,
 		File:     srcXC,
 		Contains: `exceeded its progressDeadlineSeconds`,
 		Lines:    Lines{"v1.7.2": 208, "v1.8.2": 208, "v1.8.3": 207, "v1.9.3": 215, "v1.10.2": 215},
