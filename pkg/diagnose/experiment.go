@@ -28,9 +28,12 @@ type ExperimentView struct {
 	EndsAt      *time.Time `json:"endsAt,omitempty"`
 	// ProgressDeadline is spec.progressDeadlineSeconds or the default 600:
 	// how long a template may take to have all its pods available.
-	ProgressDeadline int32                `json:"progressDeadlineSeconds"`
-	Templates        []ExperimentTemplate `json:"templates"`
-	Analyses         []ExperimentAnalysis `json:"analyses,omitempty"`
+	ProgressDeadline int32 `json:"progressDeadlineSeconds"`
+	// ProgressDeadlineDefault: the Experiment sets none; ProgressDeadline
+	// is the controller's default.
+	ProgressDeadlineDefault bool                 `json:"progressDeadlineDefault,omitempty"`
+	Templates               []ExperimentTemplate `json:"templates"`
+	Analyses                []ExperimentAnalysis `json:"analyses,omitempty"`
 }
 
 // ExperimentTemplate is one template's pods as the Experiment's status
@@ -77,7 +80,8 @@ func experiments(v *snapshot.View) []ExperimentView {
 		if e.Phase == "" {
 			e.Phase = string(v1alpha1.AnalysisPhasePending)
 		}
-		if ex.Spec.ProgressDeadlineSeconds != nil {
+		e.ProgressDeadlineDefault = ex.Spec.ProgressDeadlineSeconds == nil
+		if !e.ProgressDeadlineDefault {
 			e.ProgressDeadline = *ex.Spec.ProgressDeadlineSeconds
 		}
 		if at := ex.Status.AvailableAt; at != nil {
@@ -151,27 +155,30 @@ func checkExperiment(c *Context, r *rules.Rule) []rules.Finding {
 			msg += fmt.Sprintf("; its %s runs from %s, when every template's pods were available: ends %s (%s)", ex.Duration, ex.AvailableAt.UTC().Format(time.RFC3339), ex.EndsAt.UTC().Format(time.RFC3339), when)
 			f.Evidence = append(f.Evidence, ev(obj, "status.availableAt", ex.AvailableAt.UTC().Format(time.RFC3339)), ev(obj, "spec.duration", ex.Duration))
 		case ex.Duration != "":
-			msg += fmt.Sprintf("; its %s starts once every template's pods are available (%s); a template whose pods make no progress for %ds (progressDeadlineSeconds) fails the Experiment and aborts the Rollout", ex.Duration, templateCounts(ex.Templates), ex.ProgressDeadline)
+			deadline := "progressDeadlineSeconds"
+			if ex.ProgressDeadlineDefault {
+				deadline += ", the default"
+				f.Cites = append(f.Cites, c.cites("df.experiment-progress-deadline", "df.progress-deadline-600")...)
+			}
+			msg += fmt.Sprintf("; its %s starts once every template's pods are available (%s); a template whose pods make no progress for %ds (%s) fails the Experiment and aborts the Rollout", ex.Duration, templateCounts(ex.Templates), ex.ProgressDeadline, deadline)
 		}
-	case c.experimentsRead():
+	case c.View.Header.ListedWhole("experiments.argoproj.io", c.ro.Namespace):
 		msg = step + " has no Experiment of the current revision yet: the controller creates it on its next pass once a stable ReplicaSet exists, and the step completes when it is Successful"
 	default:
 		msg = step + " holds the Rollout until its Experiment is Successful; " + c.experimentsUnread()
 	}
-	if ex == nil || !ex.Ended() {
-		var required []string
-		for _, a := range spec.Analyses {
-			if a.RequiredForCompletion {
-				required = append(required, a.Name)
-			}
-		}
-		switch {
-		case spec.Duration != "":
-		case len(required) > 0:
-			msg += "; the step sets no duration: the Experiment ends when its analyses required for completion (" + strings.Join(required, ", ") + ") succeed"
-		default:
+	if (ex == nil || !ex.Ended()) && spec.Duration == "" {
+		if !ExperimentEnds(spec) {
 			// RD219 warns of the step itself, here and in lint.
 			msg += "; the step sets no duration and no analysis requiredForCompletion, so the Experiment never completes by itself: the Rollout stays at this step until someone promotes it (RD219)"
+		} else {
+			var required []string
+			for _, a := range spec.Analyses {
+				if a.RequiredForCompletion {
+					required = append(required, a.Name)
+				}
+			}
+			msg += "; the step sets no duration: the Experiment ends when its analyses required for completion (" + strings.Join(required, ", ") + ") succeed"
 		}
 	}
 	f.Message = msg
@@ -197,16 +204,6 @@ func stepExperiment(exs []ExperimentView) *ExperimentView {
 		return running
 	}
 	return newest
-}
-
-// experimentsRead: an Experiment the input does not hold does not exist —
-// a diagnose of this Rollout listed its namespace's Experiments without a
-// gap. A scan reads none, a list can be refused, a file holds what its
-// author exported.
-func (c *Context) experimentsRead() bool {
-	h := c.View.Header
-	_, gap := h.ListGap("experiments.argoproj.io", c.ro.Namespace)
-	return !h.Offline && h.TargetKind == snapshot.KindRollout && !gap
 }
 
 // experimentsUnread says why the Experiment is not known.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // atExperimentStep puts the example at step 1, an experiment step running
@@ -97,7 +98,7 @@ func TestExperimentStep(t *testing.T) {
 		{"running", atExperimentStep("1h", false), withExperiment("Running", "2026-08-10T22:06:30Z"), rules.Info,
 			[]string{"step 1 (experiment) waits for Experiment checkout-api-5f6c8d7b9a-7-1 (Running): the step completes only when it is Successful; its 1h runs from 2026-08-10T22:06:30Z, when every template's pods were available: ends 2026-08-10T23:06:30Z"}},
 		{"pods not yet available", atExperimentStep("1h", false), withExperiment("Pending", ""), rules.Info,
-			[]string{"its 1h starts once every template's pods are available (canary 0/1); a template whose pods make no progress for 600s (progressDeadlineSeconds) fails the Experiment and aborts the Rollout"}},
+			[]string{"its 1h starts once every template's pods are available (canary 0/1); a template whose pods make no progress for 600s (progressDeadlineSeconds, the default) fails the Experiment and aborts the Rollout"}},
 		{"required analysis", atExperimentStep("", true), withExperiment("Running", "2026-08-10T22:06:30Z"), rules.Info,
 			[]string{"the step sets no duration: the Experiment ends when its analyses required for completion (smoke) succeed"}},
 		{"never ends", atExperimentStep("", false), func(e *example) { withExperiment("Running", "2026-08-10T22:06:30Z")(e); readByDiagnose(e) }, rules.Info,
@@ -120,6 +121,13 @@ func TestExperimentStep(t *testing.T) {
 		}
 		if len(r.Experiments) != 1 || r.Experiments[0].Name != "checkout-api-5f6c8d7b9a-7-1" {
 			t.Errorf("%s: the report's experiments are %+v", c.name, r.Experiments)
+		}
+	}
+	// The default deadline is the controller's, cited.
+	f := finding(t, diagnoseEdited(t, "v1.10.2", atExperimentStep("1h", false), withExperiment("Pending", "")), "RD163")
+	for _, k := range []upstream.Key{"df.experiment-progress-deadline", "df.progress-deadline-600"} {
+		if _, ok := cited(f, k); !ok {
+			t.Errorf("RD163 does not cite %s: %+v", k, f.Cites)
 		}
 	}
 }

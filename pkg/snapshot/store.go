@@ -93,6 +93,15 @@ func (h Header) ListGap(resource, namespace string) (Gap, bool) {
 	return Gap{}, false
 }
 
+// ListedWhole: an object of resource in namespace that the snapshot does
+// not hold does not exist — a read of one Rollout (or Deployment) from the
+// cluster listed them there without a gap. A fleet scan lists less, a list
+// can be refused, and a file without a header holds what its author put in.
+func (h Header) ListedWhole(resource, namespace string) bool {
+	_, gap := h.ListGap(resource, namespace)
+	return !h.Offline && (h.TargetKind == KindRollout || h.TargetKind == KindDeployment) && !gap
+}
+
 // Header describes how the snapshot was taken.
 type Header struct {
 	// Target is the Rollout (or Deployment) the snapshot was taken for.

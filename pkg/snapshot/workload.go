@@ -349,8 +349,7 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 	w.SlicesRead = len(s.byGroupKind("discovery.k8s.io", "EndpointSlice")) > 0 || live
 	_, pdbGap := s.HasGap("poddisruptionbudgets.policy")
 	w.PDBsRead = s.Header.Offline || single && !pdbGap || len(s.byGroupKind("policy", "PodDisruptionBudget")) > 0
-	_, svcGap := s.Header.ListGap("services", ns)
-	w.ServicesRead = !s.Header.Offline && single && !svcGap
+	w.ServicesRead = s.Header.ListedWhole("services", ns)
 	w.EndpointSlices = map[string][]*discoveryv1.EndpointSlice{}
 	w.Nodes = map[string]*corev1.Node{}
 	w.NodeLeases = map[string]*coordinationv1.Lease{}

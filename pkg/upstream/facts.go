@@ -443,6 +443,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 97, "v1.8.2": 97, "v1.8.3": 106, "v1.9.3": 106, "v1.10.2": 106},
 	},
 	{
+		Key:      "df.progress-deadline-600",
+		Claim:    `The default progressDeadlineSeconds is 600.`,
+		File:     srcDF,
+		Contains: `DefaultProgressDeadlineSeconds = int32(600)`,
+		Lines:    Lines{"v1.7.2": 28, "v1.8.2": 28, "v1.8.3": 28, "v1.9.3": 28, "v1.10.2": 28},
+	},
+	{
+		Key:      "df.experiment-progress-deadline",
+		Claim:    `An Experiment without progressDeadlineSeconds takes the default.`,
+		File:     srcDF,
+		Contains: `return DefaultProgressDeadlineSeconds`,
+		Lines:    Lines{"v1.7.2": 175, "v1.8.2": 175, "v1.8.3": 175, "v1.9.3": 179, "v1.10.2": 179},
+	},
+	{
 		Key:      "xc.template-deadline",
 		Claim:    `A template whose pods are not all available and have made no progress for the Experiment's progressDeadlineSeconds (default 600) fails, and the Experiment with it.`,
 		File:     srcXC,
