@@ -33,6 +33,7 @@ func checkHPAStuck(c *Context, r *rules.Rule) []rules.Finding {
 			f := r.NewFinding(fmt.Sprintf("%s %s since %s (%s: %s): it holds the Rollout at %d replicas and will not scale it up or down until that clears — during an update the canary is sized from that count whatever load the weight brings",
 				obj, what, cond.LastTransitionTime.UTC().Format("2006-01-02T15:04:05Z"), cond.Reason, cond.Message, h.Status.CurrentReplicas))
 			f.Evidence = []rules.Evidence{ev(obj, fmt.Sprintf("status.conditions[%s]", typ), fmt.Sprintf("False (%s)", cond.Reason))}
+			f.Cites = c.cites("uc.ceil") // the canary's pods are a share of spec.replicas
 			out = append(out, f)
 		}
 	}

@@ -41,10 +41,14 @@ var hpaCases = []rolloutCase{
 
 func init() { rolloutCases = append(rolloutCases, hpaCases...) }
 
-// The evidence names the HPA's condition.
+// The evidence names the HPA's condition; the sizing from spec.replicas is cited.
 func TestHPAStuckEvidence(t *testing.T) {
 	r := diagnoseEdited(t, "v1.10.2", nil, withHPA("ScalingActive", "False"))
-	if f := finding(t, r, "RD165"); f.Evidence[0].Field != "status.conditions[ScalingActive]" {
+	f := finding(t, r, "RD165")
+	if f.Evidence[0].Field != "status.conditions[ScalingActive]" {
 		t.Errorf("RD165 evidence %+v", f.Evidence)
+	}
+	if _, ok := cited(f, "uc.ceil"); !ok {
+		t.Errorf("RD165 does not cite how the canary is sized from spec.replicas: %+v", f.Cites)
 	}
 }
