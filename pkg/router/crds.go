@@ -319,12 +319,10 @@ func (rd *reader) istio() []Object {
 			o.Cites = rd.cites("tr.set-weight-call")
 			for _, d := range dests {
 				dm, _ := d.(map[string]interface{})
-				host, _ := nested(&unstructured.Unstructured{Object: dm}, "destination", "host").(string)
-				subset, _ := nested(&unstructured.Unstructured{Object: dm}, "destination", "subset").(string)
-				role := hosts[strings.Split(host, ".")[0]]
-				if subset != "" && len(subsets) > 0 {
-					role = subsets[subset]
-				}
+				dest, _ := dm["destination"].(map[string]interface{})
+				host, _ := dest["host"].(string)
+				subset, _ := dest["subset"].(string)
+				role := destRole(dest, hosts, subsets)
 				if role == "" {
 					role = RoleOther
 				}
@@ -358,14 +356,6 @@ func (rd *reader) managedRoutes(u *unstructured.Unstructured, routes []interface
 	if len(names) == 0 {
 		return
 	}
-	role := func(dest map[string]interface{}) string {
-		host, _ := dest["host"].(string)
-		subset, _ := dest["subset"].(string)
-		if subset != "" && len(subsets) > 0 {
-			return subsets[subset]
-		}
-		return hosts[strings.Split(host, ".")[0]]
-	}
 	seenPrimary := false
 	for _, rt := range routes {
 		rm, _ := rt.(map[string]interface{})
@@ -392,11 +382,11 @@ func (rd *reader) managedRoutes(u *unstructured.Unstructured, routes []interface
 				w = 100 // Istio: a lone destination takes all of the route
 			}
 			mr.RouteTotal += w
-			if role(dest) == RoleCanary {
+			if destRole(dest, hosts, subsets) == RoleCanary {
 				mr.CanaryWeight += w
 			}
 		}
-		if mirror, ok := rm["mirror"].(map[string]interface{}); ok && role(mirror) == RoleCanary {
+		if mirror, ok := rm["mirror"].(map[string]interface{}); ok && destRole(mirror, hosts, subsets) == RoleCanary {
 			mr.Mirror = true
 			mr.MirrorPercent = 100 // Istio mirrors everything without a percentage
 			if p, ok := nested(&unstructured.Unstructured{Object: rm}, "mirrorPercentage", "value").(float64); ok {
@@ -407,6 +397,18 @@ func (rd *reader) managedRoutes(u *unstructured.Unstructured, routes []interface
 		}
 		rd.managed = append(rd.managed, mr)
 	}
+}
+
+// destRole is the role of an Istio destination ({host, subset}): by its
+// subset when the Rollout names a DestinationRule, else by its host's
+// Service name; "" for neither.
+func destRole(dest map[string]interface{}, hosts, subsets map[string]string) string {
+	host, _ := dest["host"].(string)
+	subset, _ := dest["subset"].(string)
+	if subset != "" && len(subsets) > 0 {
+		return subsets[subset]
+	}
+	return hosts[strings.Split(host, ".")[0]]
 }
 
 // flatten says a match in words: "headers.x-canary.exact=yes,
