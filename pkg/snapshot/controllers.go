@@ -161,10 +161,10 @@ func controllerContainer(d *appsv1.Deployment) *corev1.Container {
 	return nil
 }
 
-// StatusKnown: the deployment controller has written the Deployment's
+// statusKnown: the deployment controller has written the Deployment's
 // status (a hand-made file or an export without status says nothing of
 // its pods).
-func StatusKnown(d *appsv1.Deployment) bool {
+func statusKnown(d *appsv1.Deployment) bool {
 	return d.Status.ObservedGeneration > 0 || d.Status.Replicas > 0 || len(d.Status.Conditions) > 0
 }
 
@@ -175,7 +175,7 @@ func NoneRunning(ds []*appsv1.Deployment) bool {
 		return false
 	}
 	for _, d := range ds {
-		if d.Status.AvailableReplicas > 0 || !StatusKnown(d) {
+		if d.Status.AvailableReplicas > 0 || !statusKnown(d) {
 			return false
 		}
 	}
