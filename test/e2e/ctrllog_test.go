@@ -87,10 +87,10 @@ func controllerLog(t *testing.T, h *harness) {
 	nolog := readerWithoutPodsLog(t, data, role)
 	h.kubectlIn(nolog, "apply", "-f", "-")
 	user := "nolog-" + h.ns
-	h.kubectl("create", "clusterrolebinding", role, "--clusterrole", role, "--user", user)
 	t.Cleanup(func() {
-		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "clusterrolebinding,clusterrole", role, "--ignore-not-found").Run()
+		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "clusterrole", role, "--ignore-not-found").Run()
 	})
+	h.bindUser(role, role, user)
 	out, code := h.runCode("diagnose", "app", "--as", user)
 	gap := regexp.MustCompile(`could not read the controller's log: .*forbidden.*; grant get on pods/log in namespace argo-rollouts`).FindString(out)
 	h.record("controller log: a user without get on pods/log", "the gap line, exit 0 or 1 as without the log",

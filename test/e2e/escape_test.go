@@ -368,10 +368,7 @@ func rbacReadOnly(t *testing.T, h *harness) {
 		time.Sleep(time.Second)
 	}
 	user := "reader-" + h.ns
-	h.kubectl("create", "clusterrolebinding", "rd-"+h.ns, "--clusterrole", "rolloutdoctor-reader", "--user", user)
-	t.Cleanup(func() {
-		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "clusterrolebinding", "rd-"+h.ns).Run()
-	})
+	h.bindUser("rd-"+h.ns, "rolloutdoctor-reader", user)
 
 	out := h.run("diagnose", "app", "-o", "json", "--as", user)
 	var rep struct {

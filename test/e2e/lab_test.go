@@ -360,6 +360,29 @@ func (h *harness) kubectlIn(stdin string, args ...string) string {
 	return string(out)
 }
 
+// bindUser binds clusterRole to user cluster-wide as binding, removes the
+// binding when the test ends, and waits until the API server authorizes
+// it: its RBAC authorizer reads bindings from a cache, so a request made
+// just after the create can still be refused (seen in CI under load).
+func (h *harness) bindUser(binding, clusterRole, user string) {
+	h.t.Helper()
+	h.kubectl("create", "clusterrolebinding", binding, "--clusterrole", clusterRole, "--user", user)
+	h.t.Cleanup(func() {
+		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "clusterrolebinding", binding, "--ignore-not-found").Run()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _ := exec.Command("kubectl", "--kubeconfig", kubeconfig, "auth", "can-i", "get", "rollouts.argoproj.io", "-n", h.ns, "--as", user).Output()
+		if strings.TrimSpace(string(out)) == "yes" {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the API server did not authorize %s through clusterrolebinding %s within 30s", user, binding)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func (h *harness) apply(yaml string) {
 	h.t.Helper()
 	h.kubectlIn(yaml, "apply", "-n", h.ns, "-f", "-")

@@ -49,8 +49,8 @@ func readerWithoutReplicaSets(t *testing.T, h *harness) {
 		role = strings.Replace(role, edit[0], edit[1], 1)
 	}
 	h.kubectlIn(role, "apply", "-f", "-")
-	t.Cleanup(func() { h.kubectl("delete", "clusterrole,clusterrolebinding", user, "--ignore-not-found") })
-	h.kubectl("create", "clusterrolebinding", user, "--clusterrole", user, "--user", user)
+	t.Cleanup(func() { h.kubectl("delete", "clusterrole", user, "--ignore-not-found") })
+	h.bindUser(user, user, user)
 
 	// As the admin: the ReplicaSets are there, the canary's pod is available.
 	if rep := h.diagnose("app"); len(rep.Sets) == 0 || rep.ReplicaSetsUnread != nil {
