@@ -166,7 +166,7 @@ func TestBlueGreenServicesUnread(t *testing.T) {
 		}
 		h := *hdr
 		if how == "a fleet scan" {
-			h.TargetKind = "Fleet"
+			h = fleetHeader(h)
 		} else {
 			h.Gaps = append(h.Gaps, snapshot.Gap{Resource: "services", Namespace: hdr.TargetNamespace, Reason: snapshot.GapForbidden, Message: "services is forbidden"})
 		}

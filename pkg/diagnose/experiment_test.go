@@ -1,11 +1,15 @@
 package diagnose
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
@@ -40,7 +44,7 @@ func withExperiment(phase, availableAt string) func(*example) {
 			"templateStatuses": []interface{}{map[string]interface{}{"name": "canary", "replicas": int64(1), "availableReplicas": int64(0), "status": "Progressing"}}}
 		if availableAt != "" {
 			status["availableAt"] = availableAt
-			status["templateStatuses"] = []interface{}{map[string]interface{}{"name": "canary", "replicas": int64(1), "availableReplicas": int64(1), "status": "Running"}}
+			status["templateStatuses"] = []interface{}{map[string]interface{}{"name": "canary", "replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "status": "Running"}}
 		}
 		e.objs = append(e.objs, &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "argoproj.io/v1alpha1", "kind": "Experiment",
@@ -51,7 +55,8 @@ func withExperiment(phase, availableAt string) func(*example) {
 					"uid": "3f0c2d4e-8c1a-4c55-9d0e-6a9b7f1e2a10", "controller": true}}},
 			"spec": map[string]interface{}{"duration": "1h", "templates": []interface{}{map[string]interface{}{"name": "canary", "replicas": int64(1),
 				"selector": map[string]interface{}{"matchLabels": map[string]interface{}{"app": "checkout-api"}},
-				"template": map[string]interface{}{"metadata": map[string]interface{}{"labels": map[string]interface{}{"app": "checkout-api"}},
+				// specRef canary: the canary's template, with its hash.
+				"template": map[string]interface{}{"metadata": map[string]interface{}{"labels": map[string]interface{}{"app": "checkout-api", "rollouts-pod-template-hash": "5f6c8d7b9a"}},
 					"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{"name": "app", "image": "registry.example/checkout-api:7"}}}}}}},
 			"status": status,
 		}})
@@ -63,6 +68,7 @@ func withExperiment(phase, availableAt string) func(*example) {
 func readByDiagnose(e *example) {
 	e.header.Offline = false
 	e.header.TargetKind = snapshot.KindRollout
+	e.header.Listed = append(slices.Clone(e.header.Listed), "experiments.argoproj.io")
 }
 
 // experimentCases are RD163's states; rolloutCases holds them, so the rule
@@ -71,6 +77,10 @@ var experimentCases = []rolloutCase{
 	{name: "experiment running, duration from availableAt", id: "RD163", fires: true, edit: atExperimentStep("1h", false), more: withExperiment("Running", "2026-08-10T22:06:30Z")},
 	{name: "experiment step, Experiment not yet created", id: "RD163", fires: true, edit: atExperimentStep("1h", false), more: readByDiagnose,
 		says: "step 1 (experiment) has no Experiment of the current revision yet: the controller creates it on its next pass once a stable ReplicaSet exists, and the step completes when it is Successful"},
+	// A read that did not list them: a record begun before the Rollout had
+	// the step, or one an older rolloutdoctor wrote.
+	{name: "experiment step, Experiments not listed", id: "RD163", fires: true, edit: atExperimentStep("1h", false),
+		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; its Experiment was not read here (kubectl rolloutdoctor diagnose checkout-api -n shop reads it)"},
 	{name: "experiment step without duration or required analysis", id: "RD163", fires: true, edit: atExperimentStep("", false), more: func(e *example) { e.header.Offline = true },
 		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; no Experiment of the current revision is in the input (add `kubectl get experiments -n shop -o yaml` to it); the step sets no duration and no analysis requiredForCompletion, so the Experiment never completes by itself: the Rollout stays at this step until someone promotes it (RD219)"},
 	{name: "experiment step ended by a required analysis", id: "RD163", fires: true, edit: atExperimentStep("", true), more: withExperiment("Pending", "")},
@@ -185,5 +195,43 @@ func TestStepExperiment(t *testing.T) {
 	}
 	if e := stepExperiment(nil); e != nil {
 		t.Errorf("picked %+v from none", e)
+	}
+}
+
+// A scan lists Experiments when a Rollout has an experiment step, so its
+// RD163 and its pod share say what diagnose says: the same Experiment and
+// end, and the running Experiment's ready pods counted with the canary's.
+func TestScanSaysWhatDiagnoseSaysOfExperiments(t *testing.T) {
+	noRouting := func(ro *unstructured.Unstructured) {
+		atExperimentStep("1h", false)(ro)
+		unstructured.RemoveNestedField(ro.Object, "spec", "strategy", "canary", "trafficRouting")
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*unstructured.Unstructured)
+	}{
+		{"with trafficRouting", atExperimentStep("1h", false)},
+		{"without trafficRouting", noRouting},
+	} {
+		objs, hdr := exampletest.Decode(t, exampletest.Incident)
+		editRollout(objs, c.edit)
+		ex := &example{header: hdr, objs: objs}
+		withExperiment("Running", "2026-08-10T22:06:30Z")(ex)
+		readByDiagnose(ex)
+		cv := model.ControllerVersion{Assumed: "v1.10.2", Source: model.SourceFlag, Exact: true}
+		full := Run(exampletest.ViewOf(t, snapshot.New(*ex.header, ex.objs)), cv, Options{NoPods: true})
+		fleet := Run(exampletest.ViewOf(t, snapshot.New(fleetHeader(*ex.header), fleetShaped(ex.objs))), cv, Options{NoPods: true, Source: "scan"})
+		d, s := finding(t, full, "RD163"), finding(t, fleet, "RD163")
+		if d.Message != s.Message || !strings.Contains(s.Message, "waits for Experiment checkout-api-5f6c8d7b9a-7-1") {
+			t.Errorf("%s: RD163\n  diagnose: %s\n  scan:     %s", c.name, d.Message, s.Message)
+		}
+		if !reflect.DeepEqual(full.PodShare, fleet.PodShare) {
+			t.Errorf("%s: pod share: diagnose %+v, scan %+v", c.name, full.PodShare, fleet.PodShare)
+		}
+		// The example's canary has 2 ready pods, the Experiment's template
+		// (the canary's) 1 more, and the stable 20.
+		if want := c.name == "without trafficRouting"; (full.PodShare != nil) != want || want && (full.PodShare.CanaryReady != 3 || full.PodShare.OtherReady != 20) {
+			t.Errorf("%s: pod share %+v", c.name, full.PodShare)
+		}
 	}
 }

@@ -3,9 +3,11 @@ package gather
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,7 +45,8 @@ type FleetResult struct {
 // Fleet reads every Rollout in scope with a handful of paginated LIST calls
 // and never a request per Rollout: the Rollouts, the ReplicaSets the
 // controller labels (rollouts-pod-template-hash), HPAs and KEDA
-// ScaledObjects, and the argo-rollouts controller Deployments. Pods are not
+// ScaledObjects, the argo-rollouts controller Deployments, and the
+// Experiments when a Rollout has an experiment step. Pods are not
 // read: ReplicaSet status carries the availability the model needs, and a
 // fleet may have tens of thousands of pods. Read as protobuf (opt.Kube),
 // the ReplicaSets keep of their pod template only its metadata and its
@@ -90,6 +93,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 				c.gap(j.gvr, j.ns, "", err)
 				return
 			}
+			c.listedIn(j.gvr, j.ns)
 			c.add(objs...)
 		}()
 	}
@@ -126,7 +130,10 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 		if rsErr != nil {
 			requests.Add(1) // the failed page
 			c.gap(GVRReplicaSet, opt.Namespace, "", rsErr)
+			return
 		}
+		// Every ReplicaSet of a Rollout carries the label.
+		c.listedIn(GVRReplicaSet, opt.Namespace)
 	}()
 	ros, err := readRollouts(ctx, dc, opt.Kube, opt.Namespace, metav1.ListOptions{LabelSelector: opt.Selector}, func(n int) {
 		requests.Add(1)
@@ -134,6 +141,21 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 			opt.Progress("Rollout", n)
 		}
 	})
+	if err == nil && anyExperiments(ros) {
+		// As a diagnose reads them, only when a Rollout has an experiment
+		// step: a list after the Rollouts', while the ReplicaSets are still
+		// being read. Only the Experiments of Rollouts are kept.
+		if exs, err := list(GVRExperiment, "Experiment", opt.Namespace, metav1.ListOptions{}); err != nil {
+			c.gap(GVRExperiment, opt.Namespace, "", err)
+		} else {
+			c.listedIn(GVRExperiment, opt.Namespace)
+			for _, ex := range exs {
+				if slices.ContainsFunc(ex.GetOwnerReferences(), func(o metav1.OwnerReference) bool { return o.Kind == "Rollout" }) {
+					c.add(ex)
+				}
+			}
+		}
+	}
 	for range len(jobs) + 2 {
 		<-done
 	}
@@ -142,7 +164,7 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	}
 	c.add(ros.objs...)
 	h := snapshot.Header{TargetKind: "Fleet", TargetNamespace: opt.Namespace, TakenAt: time.Now().UTC().Truncate(time.Second),
-		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps}
+		Context: opt.Context, Server: opt.Server, ToolVersion: opt.ToolVersion, Gaps: c.gaps, Listed: c.listedResources(opt.Namespace)}
 	if opt.Namespace == "" {
 		h.TargetName = "all namespaces"
 	}
@@ -153,6 +175,17 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	controllers.decoded(typed)
 	ros.decoded(typed)
 	return &FleetResult{Snapshot: snapshot.NewTyped(h, c.objs, typed), Requests: int(requests.Load())}, nil
+}
+
+// anyExperiments: a Rollout read has an experiment step (hasExperiments),
+// decoded or not.
+func anyExperiments(ros typedSet[v1alpha1.Rollout]) bool {
+	for i, u := range ros.objs {
+		if t := ros.typed[i]; t != nil && hasExperiments(t) || t == nil && unstructuredHasExperiments(u) {
+			return true
+		}
+	}
+	return false
 }
 
 // String describes the scope for messages.

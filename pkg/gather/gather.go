@@ -12,6 +12,7 @@ package gather
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -105,6 +106,38 @@ type collector struct {
 	mu   sync.Mutex
 	objs []*unstructured.Unstructured
 	gaps []snapshot.Gap
+	// listed is, per namespace ("" across namespaces or cluster-scoped),
+	// the resources whose list was read whole.
+	listed map[string][]string
+}
+
+// listedIn notes that gvr's list in ns was read whole (every page).
+func (c *collector) listedIn(gvr schema.GroupVersionResource, ns string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.listed == nil {
+		c.listed = map[string][]string{}
+	}
+	if r := resourceName(gvr); !slices.Contains(c.listed[ns], r) {
+		c.listed[ns] = append(c.listed[ns], r)
+	}
+}
+
+// listedResources is the header's Listed for a read of namespace ns: what
+// was listed there, or across namespaces, sorted.
+func (c *collector) listedResources(ns string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.listed[ns])
+	if ns != "" {
+		for _, r := range c.listed[""] {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (c *collector) add(us ...*unstructured.Unstructured) {
@@ -258,7 +291,7 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
 	pods.decoded(typed)
 	rss.decoded(typed)
-	return snapshot.NewTyped(opt.header("Rollout", ns, ro.Name, c.gaps), c.objs, typed), nil
+	return snapshot.NewTyped(opt.header("Rollout", ns, ro.Name, c), c.objs, typed), nil
 }
 
 // ownedBy keeps objects with an owner reference to the named owner.
@@ -280,6 +313,25 @@ func hasExperiments(ro *v1alpha1.Rollout) bool {
 	return false
 }
 
+// unstructuredHasExperiments is hasExperiments for a Rollout not decoded
+// (a fleet read through the dynamic client).
+func unstructuredHasExperiments(u *unstructured.Unstructured) bool {
+	canary, ok, _ := unstructured.NestedMap(u.Object, "spec", "strategy", "canary")
+	if !ok {
+		return false
+	}
+	if cur, _, _ := unstructured.NestedString(u.Object, "status", "canary", "currentExperiment"); cur != "" {
+		return true
+	}
+	steps, _, _ := unstructured.NestedSlice(canary, "steps")
+	for _, s := range steps {
+		if m, ok := s.(map[string]interface{}); ok && m["experiment"] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func ownedBy(kind, name string) func(*unstructured.Unstructured) bool {
 	return func(u *unstructured.Unstructured) bool {
 		for _, o := range u.GetOwnerReferences() {
@@ -291,14 +343,15 @@ func ownedBy(kind, name string) func(*unstructured.Unstructured) bool {
 	}
 }
 
-// header describes a gather of one target.
-func (o Options) header(kind, ns, name string, gaps []snapshot.Gap) snapshot.Header {
+// header describes a gather of one target, with what c listed and could
+// not read.
+func (o Options) header(kind, ns, name string, c *collector) snapshot.Header {
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
 	}
 	return snapshot.Header{TargetKind: kind, TargetNamespace: ns, TargetName: name, TakenAt: now().UTC().Truncate(time.Second),
-		Context: o.Context, Server: o.Server, ToolVersion: o.ToolVersion, Gaps: gaps}
+		Context: o.Context, Server: o.Server, ToolVersion: o.ToolVersion, Gaps: c.gaps, Listed: c.listedResources(ns)}
 }
 
 // podTemplate is the Rollout's pod template: its own, or that of the

@@ -1,8 +1,6 @@
 package gather
 
 import (
-	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -10,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -22,6 +21,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
@@ -248,14 +248,17 @@ func TestAbsentKEDAIsNoGap(t *testing.T) {
 }
 
 // Experiments are listed only for a Rollout with an experiment step, and
-// only the Rollout's own are kept; a refused list is a gap.
+// only the Rollout's own are kept; a refused list is a gap. The header says
+// whether they were listed, so an absent one is known absent only then. A
+// fleet read lists them too when a Rollout has the step, and keeps those
+// of Rollouts.
 func TestGatherExperiments(t *testing.T) {
 	experiment := func(name, owner string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]interface{}{
-			"apiVersion": "argoproj.io/v1alpha1", "kind": "Experiment",
-			"metadata": map[string]interface{}{"name": name, "namespace": "shop",
-				"ownerReferences": []interface{}{map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": owner, "uid": "u", "controller": true}}},
-		}}
+		md := map[string]interface{}{"name": name, "namespace": "shop"}
+		if owner != "" {
+			md["ownerReferences"] = []interface{}{map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": owner, "uid": "u", "controller": true}}
+		}
+		return &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Experiment", "metadata": md}}
 	}
 	withStep := func(o *unstructured.Unstructured) {
 		if o.GetKind() == "Rollout" {
@@ -278,7 +281,7 @@ func TestGatherExperiments(t *testing.T) {
 		{"an experiment step", withStep, false, 1, 1},
 		{"an experiment step, list refused", withStep, true, 1, 0},
 	} {
-		objs := append(exampletest.Objects(t, exampletest.Incident, tc.edit), experiment("checkout-api-1", "checkout-api"), experiment("other-1", "other"))
+		objs := append(exampletest.Objects(t, exampletest.Incident, tc.edit), experiment("checkout-api-1", "checkout-api"), experiment("other-1", "other"), experiment("by-hand", ""))
 		dc := fakeClient(t, objs...)
 		lists := 0
 		dc.PrependReactor("list", "experiments", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -310,6 +313,55 @@ func TestGatherExperiments(t *testing.T) {
 		}
 		if held := experiments(hist); len(held) != tc.kept {
 			t.Errorf("%s: the history holds Experiments %v, want %d", tc.name, held, tc.kept)
+		}
+		listed := tc.lists > 0 && !tc.refuse
+		for what, s := range map[string]*snapshot.Snapshot{"diagnose": snap, "history": hist} {
+			if got := s.Header.ListedWhole("experiments.argoproj.io", "shop"); got != listed {
+				t.Errorf("%s, %s: Experiments listed whole %v, want %v (listed %v)", tc.name, what, got, listed, s.Header.Listed)
+			}
+		}
+		lists = 0
+		res, err := Fleet(context.Background(), dc, FleetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fleet := experiments(res.Snapshot); lists != tc.lists || len(fleet) != 2*tc.kept {
+			t.Errorf("%s: a fleet read made %d list(s) of experiments and kept %v; want %d and the 2 of Rollouts", tc.name, lists, fleet, tc.lists)
+		}
+		if got := res.Snapshot.Header.ListedWhole("experiments.argoproj.io", "shop"); got != listed {
+			t.Errorf("%s: fleet: Experiments listed whole %v, want %v", tc.name, got, listed)
+		}
+	}
+}
+
+// anyExperiments finds an experiment step in a decoded Rollout (a fleet
+// read as JSON into structs) as in one left unstructured.
+func TestAnyExperiments(t *testing.T) {
+	step := v1alpha1.CanaryStep{Experiment: &v1alpha1.RolloutExperimentStep{Duration: "1h"}}
+	for _, tc := range []struct {
+		name  string
+		steps []v1alpha1.CanaryStep
+		cur   string
+		want  bool
+	}{
+		{"no experiment step", []v1alpha1.CanaryStep{{SetWeight: ptr.To[int32](20)}}, "", false},
+		{"an experiment step", []v1alpha1.CanaryStep{{SetWeight: ptr.To[int32](20)}, step}, "", true},
+		{"a current Experiment, the step since removed", nil, "app-1", true},
+	} {
+		ro := &v1alpha1.Rollout{Spec: v1alpha1.RolloutSpec{Strategy: v1alpha1.RolloutStrategy{Canary: &v1alpha1.CanaryStrategy{Steps: tc.steps}}}}
+		ro.Status.Canary.CurrentExperiment = tc.cur
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stub := &unstructured.Unstructured{Object: map[string]interface{}{"metadata": map[string]interface{}{"name": "app"}}}
+		typed := typedSet[v1alpha1.Rollout]{objs: []*unstructured.Unstructured{stub}, typed: []*v1alpha1.Rollout{ro}, stubs: true}
+		dynamic := typedSet[v1alpha1.Rollout]{objs: []*unstructured.Unstructured{{Object: u}}, typed: []*v1alpha1.Rollout{nil}}
+		if got := anyExperiments(typed); got != tc.want {
+			t.Errorf("%s, decoded: %v, want %v", tc.name, got, tc.want)
+		}
+		if got := anyExperiments(dynamic); got != tc.want {
+			t.Errorf("%s, unstructured: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -151,6 +151,7 @@ func History(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 				c.gap(s.gvr, ro.Namespace, "", err)
 				return
 			}
+			c.listedIn(s.gvr, ro.Namespace)
 			for _, o := range list {
 				s.prepare(o)
 				if s.keep == nil || s.keep(o) {
@@ -168,5 +169,5 @@ func History(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	}
 	wg.Wait()
 	sort.SliceStable(c.gaps, func(i, j int) bool { return c.gaps[i].String() < c.gaps[j].String() })
-	return snapshot.New(opt.header("Rollout", ro.Namespace, ro.Name, c.gaps), c.objs), nil
+	return snapshot.New(opt.header("Rollout", ro.Namespace, ro.Name, c), c.objs), nil
 }

@@ -84,6 +84,7 @@ func (r *reader) fetch(def schema.GroupVersionResource, kind, ns string, lo meta
 			r.c.gap(g, ns, "", err)
 			return
 		}
+		r.c.listedIn(g, ns)
 		for _, u := range list {
 			setGVK(u, g, kind)
 		}
@@ -162,6 +163,7 @@ func (d *deferredList) keep(c *collector, keep func(*unstructured.Unstructured) 
 		c.gap(d.gvr, d.ns, "", d.err)
 		return
 	}
+	c.listedIn(d.gvr, d.ns)
 	for _, u := range d.objs {
 		if keep(u) {
 			c.add(u)
@@ -282,7 +284,7 @@ func Deployment(ctx context.Context, dc dynamic.Interface, opt Options) (*snapsh
 	typed := map[*unstructured.Unstructured]snapshot.Decoded{}
 	pods.decoded(typed)
 	rss.decoded(typed)
-	return snapshot.NewTyped(opt.header("Deployment", ns, d.Name, c.gaps), c.objs, typed), nil
+	return snapshot.NewTyped(opt.header("Deployment", ns, d.Name, c), c.objs, typed), nil
 }
 
 func deploymentError(err error, opt Options) error {

@@ -201,6 +201,7 @@ func (r *reader) listPods(ns, selector string, into *typedSet[corev1.Pod]) {
 			r.c.gap(GVRPod, ns, "", err)
 			return
 		}
+		r.c.listedIn(GVRPod, ns)
 		*into = s
 	}()
 }
@@ -216,6 +217,7 @@ func (r *reader) listReplicaSets(ns, selector string, keep func(*appsv1.ReplicaS
 			r.c.gap(GVRReplicaSet, ns, "", err)
 			return
 		}
+		r.c.listedIn(GVRReplicaSet, ns)
 		*into = s.keep(keep)
 	}()
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -94,12 +95,17 @@ func (h Header) ListGap(resource, namespace string) (Gap, bool) {
 }
 
 // ListedWhole: an object of resource in namespace that the snapshot does
-// not hold does not exist — a read of one Rollout (or Deployment) from the
-// cluster listed them there without a gap. A fleet scan lists less, a list
-// can be refused, and a file without a header holds what its author put in.
+// not hold does not exist — the read listed resource there (Listed, within
+// the target's namespace) without a gap. A scan lists less than a
+// diagnose, a list can be refused, a snapshot written before Listed was
+// kept says nothing of what it listed, and a file without a header holds
+// what its author put in.
 func (h Header) ListedWhole(resource, namespace string) bool {
+	if h.Offline || h.TargetNamespace != "" && h.TargetNamespace != namespace || !slices.Contains(h.Listed, resource) {
+		return false
+	}
 	_, gap := h.ListGap(resource, namespace)
-	return !h.Offline && (h.TargetKind == KindRollout || h.TargetKind == KindDeployment) && !gap
+	return !gap
 }
 
 // Header describes how the snapshot was taken.
@@ -113,6 +119,11 @@ type Header struct {
 	Server          string    `json:"server,omitempty"`
 	ToolVersion     string    `json:"toolVersion,omitempty"`
 	Gaps            []Gap     `json:"gaps,omitempty"`
+	// Listed names the resources (as Gap.Resource does) the read listed in
+	// the target's namespace, or in every namespace when it has none, and
+	// kept each of the target's objects of: what the snapshot lacks of them
+	// does not exist (ListedWhole). A list that failed is a gap instead.
+	Listed []string `json:"listed,omitempty"`
 	// ControllerLog is what was read of the controller's log for the target
 	// (diagnose --controller-logs); nil when it was not read.
 	ControllerLog *ControllerLog `json:"controllerLog,omitempty"`
