@@ -215,7 +215,14 @@ func (c *Context) experimentsUnread() string {
 	if h.Offline {
 		return "no Experiment of the current revision is in the input (add `kubectl get experiments -n " + c.ro.Namespace + " -o yaml` to it)"
 	}
-	return "its Experiment was not read here (kubectl rolloutdoctor diagnose " + c.ro.Name + " -n " + c.ro.Namespace + " reads it)"
+	live := "kubectl rolloutdoctor diagnose " + c.ro.Name + " -n " + c.ro.Namespace
+	if h.TargetKind == snapshot.KindRollout && len(h.Listed) > 0 {
+		// A read of this Rollout that names what it listed lists
+		// Experiments when the Rollout has the step; so it had none when
+		// the read began, and a record watches what it listed then.
+		return "its Experiment was not read: the Rollout had no experiment step when this read began (a record watches only what it listed at its start); " + live + " reads it"
+	}
+	return "its Experiment was not read here (" + live + " reads it)"
 }
 
 func templateCounts(ts []ExperimentTemplate) string {

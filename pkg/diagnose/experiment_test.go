@@ -78,8 +78,10 @@ var experimentCases = []rolloutCase{
 	{name: "experiment step, Experiment not yet created", id: "RD163", fires: true, edit: atExperimentStep("1h", false), more: readByDiagnose,
 		says: "step 1 (experiment) has no Experiment of the current revision yet: the controller creates it on its next pass once a stable ReplicaSet exists, and the step completes when it is Successful"},
 	// A read that did not list them: a record begun before the Rollout had
-	// the step, or one an older rolloutdoctor wrote.
-	{name: "experiment step, Experiments not listed", id: "RD163", fires: true, edit: atExperimentStep("1h", false),
+	// the step, or a snapshot an older rolloutdoctor wrote.
+	{name: "experiment step, a record begun before it", id: "RD163", fires: true, edit: atExperimentStep("1h", false),
+		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; its Experiment was not read: the Rollout had no experiment step when this read began (a record watches only what it listed at its start); kubectl rolloutdoctor diagnose checkout-api -n shop reads it"},
+	{name: "experiment step, a snapshot that names nothing listed", id: "RD163", fires: true, edit: atExperimentStep("1h", false), more: func(e *example) { e.header.Listed = nil },
 		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; its Experiment was not read here (kubectl rolloutdoctor diagnose checkout-api -n shop reads it)"},
 	{name: "experiment step without duration or required analysis", id: "RD163", fires: true, edit: atExperimentStep("", false), more: func(e *example) { e.header.Offline = true },
 		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; no Experiment of the current revision is in the input (add `kubectl get experiments -n shop -o yaml` to it); the step sets no duration and no analysis requiredForCompletion, so the Experiment never completes by itself: the Rollout stays at this step until someone promotes it (RD219)"},
