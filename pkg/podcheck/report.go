@@ -2,6 +2,7 @@ package podcheck
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -63,7 +64,7 @@ type ContainerView struct {
 type PodRow struct {
 	Name        string `json:"name"`
 	ReplicaSet  string `json:"replicaSet,omitempty"`
-	Role        string `json:"role,omitempty"` // canary / stable for a Rollout
+	Role        string `json:"role,omitempty"` // canary / stable / experiment for a Rollout
 	Node        string `json:"node,omitempty"`
 	Phase       string `json:"phase"`
 	Ready       bool   `json:"ready"`
@@ -170,8 +171,15 @@ func podRows(w *snapshot.Workload) []PodRow {
 		}
 	}
 	var out []PodRow
-	for _, p := range w.Pods {
-		row := PodRow{Name: p.Name, ReplicaSet: snapshot.ReplicaSetOf(p), Role: roles[snapshot.PodHash(p)], Node: p.Spec.NodeName,
+	// An Experiment's pods follow the Rollout's: they are not counted as
+	// its pods, but a Service that selects them by app label reaches them.
+	experiment := len(w.Pods)
+	for i, p := range append(slices.Clip(w.Pods), w.ExperimentPods...) {
+		role := roles[snapshot.PodHash(p)]
+		if i >= experiment {
+			role = "experiment"
+		}
+		row := PodRow{Name: p.Name, ReplicaSet: snapshot.ReplicaSetOf(p), Role: role, Node: p.Spec.NodeName,
 			Phase: string(p.Status.Phase), Ready: podReady(p), Terminating: terminating(p)}
 		if n := w.Nodes[p.Spec.NodeName]; n != nil {
 			st, _ := nodeReadyStatus(n)

@@ -97,7 +97,17 @@ func podsTable(b *strings.Builder, rep *diagnose.PodReport, s Styles) {
 		return
 	}
 	fmt.Fprintf(b, "\n%s\n", s.Title.Render("Pods"))
-	fmt.Fprintf(b, "  %s\n", s.Dim.Render(fmt.Sprintf("%-44s %-7s %-8s %-6s %-20s %-10s %-9s %s", "NAME", "ROLE", "PHASE", "READY", "NODE", "NODE-READY", "LEASE-AGE", "ENDPOINTS")))
+	// ROLE and PHASE as wide as their longest value ("experiment",
+	// "Terminating"), so the columns after them stay aligned.
+	roleW, phaseW := 7, 8
+	for _, p := range rep.Pods {
+		roleW = max(roleW, len(p.Role))
+		if p.Terminating {
+			phaseW = max(phaseW, len("Terminating"))
+		}
+		phaseW = max(phaseW, len(p.Phase))
+	}
+	fmt.Fprintf(b, "  %s\n", s.Dim.Render(fmt.Sprintf("%-44s %-*s %-*s %-6s %-20s %-10s %-9s %s", "NAME", roleW, "ROLE", phaseW, "PHASE", "READY", "NODE", "NODE-READY", "LEASE-AGE", "ENDPOINTS")))
 	for _, p := range rep.Pods {
 		ready := "false"
 		if p.Ready {
@@ -117,7 +127,7 @@ func podsTable(b *strings.Builder, rep *diagnose.PodReport, s Styles) {
 		if p.LeaseStale && p.Ready {
 			lease = s.Crit.Render(lease)
 		}
-		line := fmt.Sprintf("  %-44s %-7s %-8s %-6s %-20s %s %s %s", p.Name, p.Role, phase, ready, p.Node, nr, lease, p.Endpoints)
+		line := fmt.Sprintf("  %-44s %-*s %-*s %-6s %-20s %s %s %s", p.Name, roleW, p.Role, phaseW, phase, ready, p.Node, nr, lease, p.Endpoints)
 		if p.GatesUnmet != "" {
 			line += s.Warn.Render("  gates unmet: " + p.GatesUnmet)
 		}

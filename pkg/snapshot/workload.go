@@ -68,6 +68,11 @@ type Workload struct {
 
 	ReplicaSets []*appsv1.ReplicaSet
 	Pods        []*corev1.Pod
+	// ExperimentPods are the pods of the Rollout's Experiments (an
+	// experiment step's), by name. They carry the Rollout's labels (all but
+	// the hash), so a Service that selects its pods by app label sends them
+	// requests too; the Rollout's counts and the pod checks leave them out.
+	ExperimentPods []*corev1.Pod
 	// Services select the workload's pods (or are named by the Rollout).
 	Services       []*corev1.Service
 	EndpointSlices map[string][]*discoveryv1.EndpointSlice // by Service name
@@ -357,6 +362,11 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 	if err := s.fillPods(w, ix, ownerKind, ownerName, uid); err != nil {
 		return err
 	}
+	if ownerKind == KindRollout {
+		if err := s.fillExperimentPods(w, ix, ownerName); err != nil {
+			return err
+		}
+	}
 	if err := s.fillServices(w, ix, named); err != nil {
 		return err
 	}
@@ -373,6 +383,33 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 	}
 	sort.SliceStable(w.PDBs, func(i, j int) bool { return w.PDBs[i].Name < w.PDBs[j].Name })
 	return s.fillCluster(w, ix)
+}
+
+// fillExperimentPods collects the pods of the ReplicaSets that the
+// Rollout's Experiments own: Rollout → Experiment → ReplicaSet → Pod.
+func (s *Snapshot) fillExperimentPods(w *Workload, ix *index, rollout string) error {
+	for _, ex := range in(ix.owned, w.Namespace, KindRollout+"/"+rollout) {
+		if ex.GetKind() != "Experiment" {
+			continue
+		}
+		for _, rs := range in(ix.owned, w.Namespace, "Experiment/"+ex.GetName()) {
+			if rs.GetKind() != "ReplicaSet" {
+				continue
+			}
+			for _, u := range in(ix.owned, w.Namespace, "ReplicaSet/"+rs.GetName()) {
+				if u.GetKind() != "Pod" {
+					continue
+				}
+				p, err := typedOf[corev1.Pod](s, u)
+				if err != nil {
+					return err
+				}
+				w.ExperimentPods = append(w.ExperimentPods, p)
+			}
+		}
+	}
+	sort.SliceStable(w.ExperimentPods, func(i, j int) bool { return w.ExperimentPods[i].Name < w.ExperimentPods[j].Name })
+	return nil
 }
 
 // fillPods collects the ReplicaSets the owner owns (by UID when both have

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -51,6 +52,31 @@ func experimentStep(t *testing.T, h *harness) {
 	}
 	if !strings.Contains(f.Message, "waits for Experiment "+ex.Name) || !strings.Contains(f.Message, "ends "+ex.EndsAt.UTC().Format(time.RFC3339)) {
 		t.Errorf("RD163 does not name %s and its end %s: %s", ex.Name, ex.EndsAt.UTC().Format(time.RFC3339), f.Message)
+	}
+	// While it runs: pods lists the Experiment's pod (its ReplicaSet is
+	// the Experiment's), and a scan reads the Experiment as diagnose does.
+	var exPods []string
+	for _, p := range h.pods("app").Pods {
+		if p.Role == "experiment" {
+			exPods = append(exPods, p.Name+" ("+p.ReplicaSet+")")
+		}
+	}
+	var sc struct {
+		Rows []struct {
+			Top string `json:"topFinding"`
+		} `json:"rows"`
+	}
+	scanOut, _ := h.runCode("scan", "-o", "json")
+	if err := json.Unmarshal([]byte(scanOut), &sc); err != nil || len(sc.Rows) != 1 {
+		t.Fatalf("scan -o json: %v\n%s", err, scanOut)
+	}
+	h.record("experiment step: pods and scan while the Experiment runs", "pods lists 1 pod of "+ex.Name+"-canary as experiment; scan's RD163 names "+ex.Name,
+		fmt.Sprintf("experiment pods %v; scan's top finding %q", exPods, firstOf(sc.Rows[0].Top, 120)))
+	if len(exPods) != 1 || !strings.Contains(exPods[0], "("+ex.Name+"-canary)") {
+		t.Errorf("pods lists the Experiment's pods as %v, want the one of %s-canary", exPods, ex.Name)
+	}
+	if !strings.Contains(sc.Rows[0].Top, "RD163") || !strings.Contains(sc.Rows[0].Top, "waits for Experiment "+ex.Name) {
+		t.Errorf("scan's top finding does not name the Experiment %s: %q", ex.Name, sc.Rows[0].Top)
 	}
 	var advanced time.Time
 	h.waitFor("the step after the experiment", 60*time.Second, func() bool {
