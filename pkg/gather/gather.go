@@ -218,15 +218,7 @@ func Rollout(ctx context.Context, dc dynamic.Interface, opt Options) (*snapshot.
 	// Pods and ReplicaSets by the Rollout's selector, in its namespace only.
 	var pods typedSet[corev1.Pod]
 	var rss typedSet[appsv1.ReplicaSet]
-	keepRS := ownsReplicaSet("Rollout", ro.Name)
-	if hasExperiments(ro) {
-		// An Experiment's ReplicaSets carry the Rollout's labels: kept
-		// for their pods, which the snapshot ties to the Rollout through
-		// its Experiments.
-		own, byExperiment := keepRS, ownsReplicaSetKind("Experiment")
-		keepRS = func(rs *appsv1.ReplicaSet) bool { return own(rs) || byExperiment(rs) }
-	}
-	rd.listReplicaSets(ns, selector, keepRS, &rss)
+	rd.listReplicaSets(ns, selector, ownsReplicaSet("Rollout", ro.Name), &rss)
 	rd.listPods(ns, selector, &pods)
 
 	refs := snapshot.ReferencedNames(ro)

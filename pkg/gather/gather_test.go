@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -282,14 +281,7 @@ func TestGatherExperiments(t *testing.T) {
 		{"an experiment step", withStep, false, 1, 1},
 		{"an experiment step, list refused", withStep, true, 1, 0},
 	} {
-		// The Experiment's template ReplicaSet carries the Rollout's labels
-		// (a hash of its own): kept for its pods with the step.
-		exRS := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-			"metadata": map[string]interface{}{"name": "checkout-api-1-canary", "namespace": "shop",
-				"labels":          map[string]interface{}{"app": "checkout-api", "rollouts-pod-template-hash": "6b7c9d8e5f"},
-				"ownerReferences": []interface{}{map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Experiment", "name": "checkout-api-1", "uid": "e", "controller": true}}},
-			"spec": map[string]interface{}{"selector": map[string]interface{}{"matchLabels": map[string]interface{}{"app": "checkout-api"}}}}}
-		objs := append(exampletest.Objects(t, exampletest.Incident, tc.edit), experiment("checkout-api-1", "checkout-api"), experiment("other-1", "other"), experiment("by-hand", ""), exRS)
+		objs := append(exampletest.Objects(t, exampletest.Incident, tc.edit), experiment("checkout-api-1", "checkout-api"), experiment("other-1", "other"), experiment("by-hand", ""))
 		dc := fakeClient(t, objs...)
 		lists := 0
 		dc.PrependReactor("list", "experiments", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -309,9 +301,6 @@ func TestGatherExperiments(t *testing.T) {
 		}
 		if lists != tc.lists || len(kept) != tc.kept {
 			t.Errorf("%s: %d list(s) of experiments, %d kept; want %d and %d", tc.name, lists, len(kept), tc.lists, tc.kept)
-		}
-		if held := slices.ContainsFunc(snap.Objects(), func(u *unstructured.Unstructured) bool { return u.GetName() == "checkout-api-1-canary" }); held != (tc.lists > 0) {
-			t.Errorf("%s: the Experiment's ReplicaSet held %v, want it with the step", tc.name, held)
 		}
 		if g, ok := snap.HasGap("experiments.argoproj.io"); ok != tc.refuse || ok && g.Reason != snapshot.GapForbidden {
 			t.Errorf("%s: gaps %+v", tc.name, snap.Header.Gaps)

@@ -2,7 +2,6 @@ package gather
 
 import (
 	"context"
-	"slices"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
@@ -221,13 +220,6 @@ func (r *reader) listReplicaSets(ns, selector string, keep func(*appsv1.ReplicaS
 		r.c.listedIn(GVRReplicaSet, ns)
 		*into = s.keep(keep)
 	}()
-}
-
-// ownsReplicaSetKind keeps ReplicaSets with an owner of kind.
-func ownsReplicaSetKind(kind string) func(*appsv1.ReplicaSet) bool {
-	return func(rs *appsv1.ReplicaSet) bool {
-		return slices.ContainsFunc(rs.OwnerReferences, func(o metav1.OwnerReference) bool { return o.Kind == kind })
-	}
 }
 
 // ownsReplicaSet keeps ReplicaSets with an owner reference to the named

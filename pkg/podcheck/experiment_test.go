@@ -13,9 +13,12 @@ import (
 
 // An Experiment's pods carry the Rollout's labels and take requests from a
 // Service that selects them by app label: pods lists them (role
-// experiment) through Rollout → Experiment → ReplicaSet, and not those of
-// another Rollout's Experiment nor of an Experiment the snapshot lacks. The
-// Rollout's own pods and the checks over them are unchanged.
+// experiment), found by their ReplicaSet's name <experiment>-<template>
+// (before v1.9 that ReplicaSet has only the hash label, so a diagnose,
+// which lists ReplicaSets by the Rollout's selector, does not hold it),
+// and not those of another Rollout's Experiment nor of an Experiment the
+// snapshot lacks. The Rollout's own pods and the checks over them are
+// unchanged.
 func TestExperimentPodsListed(t *testing.T) {
 	docs := []string{`apiVersion: argoproj.io/v1alpha1
 kind: Rollout
@@ -29,16 +32,13 @@ status: {stableRS: a, currentPodHash: b}`,
 		`{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: app-a, namespace: shop, labels: {app: app, rollouts-pod-template-hash: a}, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app, uid: u1, controller: true}]}, spec: {replicas: 1, selector: {matchLabels: {app: app, rollouts-pod-template-hash: a}}, template: {metadata: {labels: {app: app, rollouts-pod-template-hash: a}}, spec: {containers: [{name: app, image: app:1}]}}}, status: {replicas: 1, readyReplicas: 1, availableReplicas: 1}}`,
 		`{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: app-b, namespace: shop, labels: {app: app, rollouts-pod-template-hash: b}, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app, uid: u1, controller: true}]}, spec: {replicas: 1, selector: {matchLabels: {app: app, rollouts-pod-template-hash: b}}, template: {metadata: {labels: {app: app, rollouts-pod-template-hash: b}}, spec: {containers: [{name: app, image: app:2}]}}}, status: {replicas: 1, readyReplicas: 1, availableReplicas: 1}}`,
 		pod("app-a-1", "app-a", "a"), pod("app-b-1", "app-b", "b"),
-		// The Rollout's Experiment, its template's ReplicaSet (another hash,
-		// the experiment controller's) and pod.
-		`{apiVersion: argoproj.io/v1alpha1, kind: Experiment, metadata: {name: app-b-2-1, namespace: shop, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app, uid: u1, controller: true}]}, spec: {templates: []}}`,
-		`{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: app-b-2-1-canary, namespace: shop, labels: {app: app, rollouts-pod-template-hash: c}, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Experiment, name: app-b-2-1, uid: e1, controller: true}]}, spec: {selector: {matchLabels: {app: app, rollouts-pod-template-hash: c}}, template: {metadata: {labels: {app: app}}, spec: {containers: [{name: app, image: app:2}]}}}}`,
+		// The Rollout's Experiment and its template's pod (a hash of the
+		// experiment controller's).
+		`{apiVersion: argoproj.io/v1alpha1, kind: Experiment, metadata: {name: app-b-2-1, namespace: shop, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app, uid: u1, controller: true}]}, spec: {templates: [{name: canary}]}}`,
 		pod("app-b-2-1-canary-x", "app-b-2-1-canary", "c"),
 		// An Experiment the snapshot does not hold, and one of another Rollout.
-		`{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: gone-canary, namespace: shop, labels: {app: app}, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Experiment, name: gone, uid: e2, controller: true}]}, spec: {selector: {matchLabels: {app: app}}, template: {metadata: {labels: {app: app}}, spec: {containers: [{name: app, image: app:2}]}}}}`,
 		pod("gone-canary-x", "gone-canary", "d"),
-		`{apiVersion: argoproj.io/v1alpha1, kind: Experiment, metadata: {name: other-1, namespace: shop, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: other, uid: u2, controller: true}]}, spec: {templates: []}}`,
-		`{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: other-1-canary, namespace: shop, labels: {app: app}, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Experiment, name: other-1, uid: e3, controller: true}]}, spec: {selector: {matchLabels: {app: app}}, template: {metadata: {labels: {app: app}}, spec: {containers: [{name: app, image: app:2}]}}}}`,
+		`{apiVersion: argoproj.io/v1alpha1, kind: Experiment, metadata: {name: other-1, namespace: shop, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: other, uid: u2, controller: true}]}, spec: {templates: [{name: canary}]}}`,
 		pod("other-1-canary-x", "other-1-canary", "e"),
 	}
 	s := snapshot.New(snapshot.Header{TargetKind: snapshot.KindRollout, TakenAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, exampletest.Docs(t, docs...))

@@ -385,18 +385,24 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 	return s.fillCluster(w, ix)
 }
 
-// fillExperimentPods collects the pods of the ReplicaSets that the
-// Rollout's Experiments own: Rollout → Experiment → ReplicaSet → Pod.
+// fillExperimentPods collects the pods of the Rollout's Experiments. The
+// experiment controller names each template's ReplicaSet
+// <experiment>-<template> on every version, and before v1.9 gives it only
+// the hash label, so a list by the Rollout's selector does not find it:
+// the pods, which keep the template's labels, are found by that name.
 func (s *Snapshot) fillExperimentPods(w *Workload, ix *index, rollout string) error {
 	for _, ex := range in(ix.owned, w.Namespace, KindRollout+"/"+rollout) {
 		if ex.GetKind() != "Experiment" {
 			continue
 		}
-		for _, rs := range in(ix.owned, w.Namespace, "Experiment/"+ex.GetName()) {
-			if rs.GetKind() != "ReplicaSet" {
+		templates, _, _ := unstructured.NestedSlice(ex.Object, "spec", "templates")
+		for _, t := range templates {
+			m, _ := t.(map[string]interface{})
+			name, _ := m["name"].(string)
+			if name == "" {
 				continue
 			}
-			for _, u := range in(ix.owned, w.Namespace, "ReplicaSet/"+rs.GetName()) {
+			for _, u := range in(ix.owned, w.Namespace, "ReplicaSet/"+ex.GetName()+"-"+name) {
 				if u.GetKind() != "Pod" {
 					continue
 				}
