@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
@@ -150,7 +151,16 @@ type Effect struct {
 	NeverHealthy bool `json:"neverHealthy,omitempty"`
 	// PauseEnds: a pause step with a duration on the way ends by itself.
 	PauseEnds bool `json:"pauseEnds,omitempty"`
-	Passes    int  `json:"passes"`
+	// HeldAt is the step the simulation ends at when it completes on what
+	// the simulation does not run (an Experiment, an AnalysisRun): the
+	// Rollout stays there, Progressing, until that completes.
+	HeldAt string `json:"heldAt,omitempty"`
+	// WaitsForPerson: that step never completes by itself (an experiment
+	// without a duration or an analysis requiredForCompletion).
+	WaitsForPerson bool `json:"waitsForPerson,omitempty"`
+	Passes         int  `json:"passes"`
+	// heldFacts back HeldAt.
+	heldFacts []upstream.Key
 }
 
 // Serving is one stretch of passes with the same canary weight.
@@ -268,6 +278,7 @@ func Build(in Input) (*Plan, error) {
 		case Wait:
 			o.Cites = cite("tr.reverse-loop", "sy.full-promote-gate")
 		}
+		o.Cites = append(o.Cites, cite(o.Effect.heldFacts...)...)
 		if o.Effect.PauseEnds {
 			// The effect runs past a timed pause, as the controller does once its duration has passed.
 			o.Cites = append(o.Cites, cite("pa.duration-ends", "rc.spec-paused-no-step")...)
@@ -645,6 +656,22 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	if model.NeverHealthy(in) && !e.FinalAbort {
 		e.NeverHealthy, e.Phase = true, "Degraded (ProgressDeadlineExceeded)"
 	}
+	if i := e.FinalIndex; e.Phase == "Progressing" && i >= 0 && int(i) < len(in.Steps) {
+		// An experiment or analysis step holds the Rollout, without a
+		// progress deadline, until what it runs completes.
+		switch st := in.Steps[i]; {
+		case st.Experiment != nil:
+			e.heldFacts = []upstream.Key{"rc.experiment-step-done", "sy.indefinite-step-no-deadline"}
+			e.HeldAt = fmt.Sprintf("step %d (experiment) until its Experiment is Successful", i)
+			if !diagnose.ExperimentEnds(st.Experiment) {
+				e.WaitsForPerson = true
+				e.HeldAt += ", which it never is by itself (no duration, no analysis requiredForCompletion): someone must promote"
+			}
+		case st.Analysis != nil:
+			e.heldFacts = []upstream.Key{"an.step-waits-successful", "sy.indefinite-step-no-deadline"}
+			e.HeldAt = fmt.Sprintf("step %d (analysis) until its AnalysisRun is Successful", i)
+		}
+	}
 	e.Summary = summarize(e, in)
 	return e
 }
@@ -688,6 +715,9 @@ func summarize(e Effect, in model.Inputs) string {
 		out += "; then every pass errors (subset-only gate) and the weight stays"
 	}
 	out += fmt.Sprintf("; ends %s with stable %s", e.Phase, e.FinalStable)
+	if e.HeldAt != "" {
+		out += ", held at " + e.HeldAt
+	}
 	if e.NeverHealthy {
 		out += fmt.Sprintf(" — minPodsPerReplicaSet %d > replicas %d: the Healthy condition never becomes True, the progress deadline passes and the Rollout stays Degraded", *in.MinPods, in.Replicas)
 	}
@@ -711,6 +741,8 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 			return Safe, "the Rollout stays aborted: traffic on the stable, but spec.template still names the aborted revision"
 		case e.NeverHealthy:
 			return SafeWithCost, "traffic is served, but the Rollout never becomes Healthy: " + e.Summary
+		case e.WaitsForPerson:
+			return Safe, "traffic stays as it is and nothing moves by itself: " + e.Summary
 		}
 		return Safe, "the controller converges by itself: " + e.Summary
 	}

@@ -444,3 +444,46 @@ func TestPlanControllerNotRunning(t *testing.T) {
 		t.Errorf("a controller without an available pod is not reported")
 	}
 }
+
+// An experiment step holds the Rollout, Progressing and without a progress
+// deadline, until its Experiment is Successful; the simulation does not run
+// the Experiment, so the plan says where it holds and, for a step that sets
+// neither a duration nor an analysis requiredForCompletion, that waiting
+// never ends it: not "converges by itself".
+func TestWaitHeldAtAnExperimentStep(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		step     v1alpha1.RolloutExperimentStep
+		person   bool
+		waitSays string
+	}{
+		{"with a duration", v1alpha1.RolloutExperimentStep{Duration: "10m"}, false, "the controller converges by itself"},
+		{"without a duration or a required analysis", v1alpha1.RolloutExperimentStep{}, true, "nothing moves by itself"},
+	} {
+		for _, ver := range upstream.Modeled {
+			v := exampleView(t)
+			abortedUpdate(v)
+			ro := v.Rollout
+			ro.Status.Abort = false
+			// 10% of 20 replicas: the canary's 2 available pods carry it.
+			one, ten := int32(1), int32(10)
+			ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{{SetWeight: &ten}, {Experiment: &tc.step}, {Pause: &v1alpha1.RolloutPause{}}}
+			ro.Status.CurrentStepIndex = &one
+			ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 10, 90
+			p := plan(t, v, ver)
+			w, _ := p.Option(Wait)
+			held := "held at step 1 (experiment) until its Experiment is Successful"
+			if !strings.Contains(p.Now.Summary, held) || p.Now.WaitsForPerson != tc.person || !strings.Contains(w.Why, tc.waitSays) {
+				t.Errorf("%s, %s: if nothing is done: %s (waits for a person %v); wait: %s", tc.name, ver, p.Now.Summary, p.Now.WaitsForPerson, w.Why)
+			}
+			if tc.person != strings.Contains(p.Now.Summary, "someone must promote") {
+				t.Errorf("%s, %s: %s", tc.name, ver, p.Now.Summary)
+			}
+			for _, k := range []upstream.Key{"rc.experiment-step-done", "sy.indefinite-step-no-deadline"} {
+				if _, ok := citedKey(w.Cites, k); !ok {
+					t.Errorf("%s, %s: wait does not cite %s: %v", tc.name, ver, k, w.Cites)
+				}
+			}
+		}
+	}
+}

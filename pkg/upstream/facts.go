@@ -415,6 +415,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": absent, "v1.8.2": 224, "v1.8.3": 224, "v1.9.3": 229, "v1.10.2": 229},
 	},
 	{
+		Key:      "sy.indefinite-step-no-deadline",
+		Claim:    `At an experiment, analysis or pause step the progress deadline does not apply: the Rollout is not marked ProgressDeadlineExceeded however long the step takes.`,
+		File:     srcSY,
+		Contains: `case !isIndefiniteStep(c.rollout) && !isWaitingForReplicaSetScaleDown(c.rollout, c.newRS, c.stableRS, c.allRSs) && conditions.RolloutTimedOut(c.rollout,`,
+		Lines:    Lines{"v1.7.2": 671, "v1.8.2": 672, "v1.8.3": 672, "v1.9.3": 672, "v1.10.2": 708},
+	},
+	{
 		Key:      "rc.experiment-step-done",
 		Claim:    `An experiment step completes only when the step's Experiment is Successful.`,
 		File:     srcRC,
