@@ -2,13 +2,10 @@ package podcheck
 
 import (
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
-	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // An Experiment's pods carry the Rollout's labels and take requests from a
@@ -41,11 +38,7 @@ status: {stableRS: a, currentPodHash: b}`,
 		`{apiVersion: argoproj.io/v1alpha1, kind: Experiment, metadata: {name: other-1, namespace: shop, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: other, uid: u2, controller: true}]}, spec: {templates: [{name: canary}]}}`,
 		pod("other-1-canary-x", "other-1-canary", "e"),
 	}
-	s := snapshot.New(snapshot.Header{TargetKind: snapshot.KindRollout, TakenAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, exampletest.Docs(t, docs...))
-	w, err := s.FindWorkload(snapshot.KindRollout, "shop", "app")
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := rolloutApp(t, docs)
 	if len(w.Pods) != 2 || len(w.ExperimentPods) != 1 || w.ExperimentPods[0].Name != "app-b-2-1-canary-x" {
 		t.Fatalf("pods %d, Experiment pods %v: want the Rollout's 2 and app-b-2-1-canary-x", len(w.Pods), names(w.ExperimentPods))
 	}

@@ -32,13 +32,7 @@ status:
 	}
 	canary := `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: app-web-canary, namespace: shop, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app, uid: u1, controller: true}], annotations: {nginx.ingress.kubernetes.io/canary: "true", nginx.ingress.kubernetes.io/canary-weight: "30"}}, spec: {rules: [{http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: app-canary, port: {number: 80}}}}]}}]}}`
 	run := func(docs []string) *Report {
-		objs := exampletest.Docs(t, docs...)
-		s := snapshot.New(snapshot.Header{TargetKind: snapshot.KindRollout, TakenAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, objs)
-		w, err := s.FindWorkload(snapshot.KindRollout, "shop", "app")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Run(w, model.ControllerVersion{Assumed: "v1.9.3"}, Options{})
+		return Run(rolloutApp(t, docs), model.ControllerVersion{Assumed: "v1.9.3"}, Options{})
 	}
 	// The status alone: 0% on an empty canary Service is no finding.
 	if f := findingByID(run(docs).Findings, "RD324"); f != nil {
@@ -54,4 +48,16 @@ status:
 			t.Errorf("the canary Service's row weight is %v, want the router's 30", s.Weight)
 		}
 	}
+}
+
+// rolloutApp is the workload of Rollout shop/app among docs, read as a
+// diagnose of it.
+func rolloutApp(t *testing.T, docs []string) *snapshot.Workload {
+	t.Helper()
+	s := snapshot.New(snapshot.Header{TargetKind: snapshot.KindRollout, TakenAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, exampletest.Docs(t, docs...))
+	w, err := s.FindWorkload(snapshot.KindRollout, "shop", "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
