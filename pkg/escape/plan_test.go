@@ -487,3 +487,42 @@ func TestWaitHeldAtAnExperimentStep(t *testing.T) {
 		}
 	}
 }
+
+// Undo back to the stable with dynamicStableScale: the controller keeps the
+// old canary as the canary destination until the stable is fully available
+// (its status weights keep the previous canary's hash), so the canary's
+// weight is carried by the old canary's pods, not by the stable's few.
+func TestUndoWithDynamicStableScaleKeepsTheOldCanary(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		v := exampleView(t)
+		abortedUpdate(v)
+		ro := v.Rollout
+		ro.Status.Abort = false
+		ro.Spec.Strategy.Canary.DynamicStableScale = true
+		one, ten := int32(1), int32(10)
+		ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}}
+		ro.Status.CurrentStepIndex = &one
+		ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 10, 90
+		for _, rs := range v.ReplicaSets {
+			if rs.Name == "checkout-api-6d8f7c9b5d" { // the stable, scaled down by the canary's 2 of 20
+				n := int32(18)
+				rs.Spec.Replicas = &n
+				rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 18, 18, 18
+			}
+		}
+		p := plan(t, v, ver)
+		o, _ := p.Option(Undo)
+		carried := false
+		for _, s := range o.Effect.Serving {
+			if s.Weight > 0 {
+				carried = true
+				if s.Canary != "checkout-api-5f6c8d7b9a" {
+					t.Errorf("%s: undo puts %d%% on %s, want the old canary checkout-api-5f6c8d7b9a: %s", ver, s.Weight, s.Canary, o.Effect.Summary)
+				}
+			}
+		}
+		if !carried || o.Effect.FinalStable != "checkout-api-6d8f7c9b5d" || o.Effect.FinalWeight != 0 {
+			t.Errorf("%s: undo: %s", ver, o.Effect.Summary)
+		}
+	}
+}

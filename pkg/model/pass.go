@@ -202,7 +202,12 @@ func nextWeights(in Inputs, w int32) *v1alpha1.TrafficWeights {
 	}
 	out.Canary.Weight = w
 	out.Stable.Weight = in.MaxWeight - w
-	if in.New != nil {
+	if back, prev := in.dynamicRollbackToStable(); back {
+		// Rolling back to the stable with dynamicStableScale, the
+		// controller keeps the previous canary as the canary destination
+		// until the stable is fully available.
+		out.Canary.PodTemplateHash = prev
+	} else if in.New != nil {
 		out.Canary.PodTemplateHash = in.New.Hash
 	}
 	if in.Stable != nil {

@@ -36,6 +36,7 @@ func init() {
 		scenario{"rbac-readonly", rbacReadOnly},
 		scenario{"diagnose-watch", diagnoseWatch},
 		scenario{"replaced-undo", replacedUndo},
+		scenario{"dss-undo", dssUndo},
 	)
 }
 
@@ -487,4 +488,73 @@ func diagnoseWatch(t *testing.T, h *harness) {
 		t.Errorf("--watch did not exit cleanly on SIGINT: %v", err)
 	}
 	h.nothingDone("setWeight 50 of 4 with an indefinite pause, from the update to the pause", o, p, 5*time.Second, 60*time.Second)
+}
+
+// dssUndo: undo at the pause of setWeight 70 of 10 with
+// dynamicStableScale. The stable was scaled down to 3 as the canary came
+// up; undo makes it the update's target again, and while it scales back up
+// the controller keeps the old canary as the canary destination (its
+// weight, and the canary Service's selector): v1.7 and v1.8 move the weight
+// to the stable as its pods become available, v1.9+ hold it until all are.
+// The plan's undo must name the old canary as the carrier of every non-zero
+// weight (it named the stable, on 3 of 10 pods), the weights the controller
+// writes must be among those it predicts, in its order, and at every moment
+// the pods behind the canary Service must be enough for its weight.
+func dssUndo(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 70}, {pause: {}}]", mode: hostMode, dss: true}
+	o := &observer{stop: make(chan struct{}), canary: isCanaryDest(hostMode), cur: emptySample(), canarySvc: "app-canary"}
+	h.watch(o, gvrRS, gvrVS, gvrRollout, gvrSvc)
+	stable, canary := h.firstPause(o, spec, 70)
+	h.settled(o, 3*time.Second, 60*time.Second)
+	p := h.plan()
+	opt, _ := p.Option(escape.Undo)
+	var predicted []int64
+	for _, s := range opt.Effect.Serving {
+		predicted = append(predicted, int64(s.Weight))
+		if s.Weight > 0 && s.Canary != "app-"+canary {
+			t.Errorf("undo's prediction puts %d%% on %s, want the old canary app-%s: %s", s.Weight, s.Canary, canary, opt.Effect.Summary)
+		}
+	}
+	start := time.Now()
+	out, code := h.runCode("escape", "app", "--do", "undo", "--yes", "--color", "never", "--watch-timeout", "150s", "--interval", "1s")
+	h.settled(o, 8*time.Second, 120*time.Second)
+	var seen []int64
+	var trace []string
+	short := ""
+	for _, s := range o.Samples() {
+		if s.At.Before(start) || s.CanaryWeight < 0 {
+			continue
+		}
+		if n := len(seen); n == 0 || seen[n-1] != s.CanaryWeight {
+			seen = append(seen, s.CanaryWeight)
+			trace = append(trace, fmt.Sprintf("%d on %s (%d/10)", s.CanaryWeight, s.CanarySvc, s.RS[s.CanarySvc].Available))
+		}
+		if need := model.WeightToReplicas(10, int32(s.CanaryWeight), 100); s.CanaryWeight > 0 && s.RS[s.CanarySvc].Available < int64(need) && short == "" {
+			short = fmt.Sprintf("%d%% on %s with %d of the %d pods it needs", s.CanaryWeight, s.CanarySvc, s.RS[s.CanarySvc].Available, need)
+		}
+	}
+	gotStable, weight, abort, phase := h.observedOutcome(o)
+	pred := fmt.Sprintf("%s: %s", opt.Verdict, opt.Effect.Summary)
+	obs := fmt.Sprintf("%s; ends stable %s, weight %d, aborted %v, phase %s", strings.Join(trace, " → "), gotStable, weight, abort, phase)
+	h.record("dynamicStableScale: undo at the pause of setWeight 70 of 10", pred, obs)
+	if !subsequence(seen, predicted) || short != "" || gotStable != "app-"+stable || gotStable != opt.Effect.FinalStable || weight != 0 || phase != "Healthy" || opt.Verdict != escape.Safe {
+		t.Errorf("undo: predicted %s (weights %v); observed %s (weights %v)%s", pred, predicted, obs, seen, map[bool]string{true: "; " + short}[short != ""])
+	}
+	if code != 0 || !strings.Contains(out, "outcome: as predicted") {
+		t.Errorf("undo: the plugin's watch did not report the predicted outcome (exit %d):\n%s", code, out)
+	}
+}
+
+// subsequence: every element of got is in want, in want's order.
+func subsequence(got, want []int64) bool {
+	i := 0
+	for _, g := range got {
+		for i < len(want) && want[i] != g {
+			i++
+		}
+		if i == len(want) {
+			return false
+		}
+	}
+	return true
 }
