@@ -155,6 +155,20 @@ func abortedUpdate(v *snapshot.View) {
 	})
 }
 
+// updateAt is the example's update under way, not aborted, at step idx of
+// steps with the canary's status weight at weight (the canary has 2 of 20
+// pods available).
+func updateAt(t *testing.T, steps []v1alpha1.CanaryStep, idx, weight int32) *snapshot.View {
+	v := exampleView(t)
+	abortedUpdate(v)
+	ro := v.Rollout
+	ro.Status.Abort = false
+	ro.Spec.Strategy.Canary.Steps = steps
+	ro.Status.CurrentStepIndex = &idx
+	ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = weight, 100-weight
+	return v
+}
+
 // TestEscapesAborted is the controller's behaviour per version, replayed pass
 // by pass, for each action on an aborted Rollout.
 func TestEscapesAborted(t *testing.T) {
@@ -242,16 +256,10 @@ func TestUndoGoesBackToTheStable(t *testing.T) {
 // --full and skip do.
 func TestPromoteRunsTheRemainingSteps(t *testing.T) {
 	for _, ver := range upstream.Modeled {
-		v := exampleView(t)
-		abortedUpdate(v)
+		ten := intstr.FromString("10s")
+		five, fifty, hundred := int32(5), int32(50), int32(100)
+		v := updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &five}, {Pause: &v1alpha1.RolloutPause{}}, {SetWeight: &fifty}, {Pause: &v1alpha1.RolloutPause{Duration: &ten}}, {SetWeight: &hundred}}, 1, 5)
 		ro := v.Rollout
-		ro.Status.Abort = false
-		one, ten := int32(1), intstr.FromString("10s")
-		fifty, hundred := int32(50), int32(100)
-		ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{{SetWeight: new(int32)}, {Pause: &v1alpha1.RolloutPause{}}, {SetWeight: &fifty}, {Pause: &v1alpha1.RolloutPause{Duration: &ten}}, {SetWeight: &hundred}}
-		*ro.Spec.Strategy.Canary.Steps[0].SetWeight = 5
-		ro.Status.CurrentStepIndex = &one
-		ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 5, 95
 		ro.Status.PauseConditions = []v1alpha1.PauseCondition{{Reason: v1alpha1.PauseReasonCanaryPauseStep, StartTime: metav1.NewTime(v.Now.Add(-time.Minute))}}
 		ro.Status.ControllerPause = true
 		p := plan(t, v, ver)
@@ -461,16 +469,9 @@ func TestWaitHeldAtAnExperimentStep(t *testing.T) {
 		{"without a duration or a required analysis", v1alpha1.RolloutExperimentStep{}, true, "nothing moves by itself"},
 	} {
 		for _, ver := range upstream.Modeled {
-			v := exampleView(t)
-			abortedUpdate(v)
-			ro := v.Rollout
-			ro.Status.Abort = false
 			// 10% of 20 replicas: the canary's 2 available pods carry it.
-			one, ten := int32(1), int32(10)
-			ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{{SetWeight: &ten}, {Experiment: &tc.step}, {Pause: &v1alpha1.RolloutPause{}}}
-			ro.Status.CurrentStepIndex = &one
-			ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 10, 90
-			p := plan(t, v, ver)
+			ten := int32(10)
+			p := plan(t, updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Experiment: &tc.step}, {Pause: &v1alpha1.RolloutPause{}}}, 1, 10), ver)
 			w, _ := p.Option(Wait)
 			held := "held at step 1 (experiment) until its Experiment is Successful"
 			if !strings.Contains(p.Now.Summary, held) || p.Now.WaitsForPerson != tc.person || !strings.Contains(w.Why, tc.waitSays) {
@@ -494,15 +495,9 @@ func TestWaitHeldAtAnExperimentStep(t *testing.T) {
 // weight is carried by the old canary's pods, not by the stable's few.
 func TestUndoWithDynamicStableScaleKeepsTheOldCanary(t *testing.T) {
 	for _, ver := range upstream.Modeled {
-		v := exampleView(t)
-		abortedUpdate(v)
-		ro := v.Rollout
-		ro.Status.Abort = false
-		ro.Spec.Strategy.Canary.DynamicStableScale = true
-		one, ten := int32(1), int32(10)
-		ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}}
-		ro.Status.CurrentStepIndex = &one
-		ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 10, 90
+		ten := int32(10)
+		v := updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}}, 1, 10)
+		v.Rollout.Spec.Strategy.Canary.DynamicStableScale = true
 		for _, rs := range v.ReplicaSets {
 			if rs.Name == "checkout-api-6d8f7c9b5d" { // the stable, scaled down by the canary's 2 of 20
 				n := int32(18)
