@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -177,11 +178,18 @@ func Fleet(ctx context.Context, dc dynamic.Interface, opt FleetOptions) (*FleetR
 	return &FleetResult{Snapshot: snapshot.NewTyped(h, c.objs, typed), Requests: int(requests.Load())}, nil
 }
 
-// anyExperiments: a Rollout read has an experiment step (hasExperiments),
-// decoded or not.
+// anyExperiments: a Rollout read has an experiment step (hasExperiments).
+// One read through the dynamic client (no typed client) is decoded here.
 func anyExperiments(ros typedSet[v1alpha1.Rollout]) bool {
 	for i, u := range ros.objs {
-		if t := ros.typed[i]; t != nil && hasExperiments(t) || t == nil && unstructuredHasExperiments(u) {
+		t := ros.typed[i]
+		if t == nil {
+			t = &v1alpha1.Rollout{}
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t) != nil {
+				continue // not a Rollout the scan can read either
+			}
+		}
+		if hasExperiments(t) {
 			return true
 		}
 	}

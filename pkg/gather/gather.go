@@ -313,25 +313,6 @@ func hasExperiments(ro *v1alpha1.Rollout) bool {
 	return false
 }
 
-// unstructuredHasExperiments is hasExperiments for a Rollout not decoded
-// (a fleet read through the dynamic client).
-func unstructuredHasExperiments(u *unstructured.Unstructured) bool {
-	canary, ok, _ := unstructured.NestedMap(u.Object, "spec", "strategy", "canary")
-	if !ok {
-		return false
-	}
-	if cur, _, _ := unstructured.NestedString(u.Object, "status", "canary", "currentExperiment"); cur != "" {
-		return true
-	}
-	steps, _, _ := unstructured.NestedSlice(canary, "steps")
-	for _, s := range steps {
-		if m, ok := s.(map[string]interface{}); ok && m["experiment"] != nil {
-			return true
-		}
-	}
-	return false
-}
-
 func ownedBy(kind, name string) func(*unstructured.Unstructured) bool {
 	return func(u *unstructured.Unstructured) bool {
 		for _, o := range u.GetOwnerReferences() {

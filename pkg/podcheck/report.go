@@ -173,10 +173,9 @@ func podRows(w *snapshot.Workload) []PodRow {
 	var out []PodRow
 	// An Experiment's pods follow the Rollout's: they are not counted as
 	// its pods, but a Service that selects them by app label reaches them.
-	experiment := len(w.Pods)
 	for i, p := range append(slices.Clip(w.Pods), w.ExperimentPods...) {
 		role := roles[snapshot.PodHash(p)]
-		if i >= experiment {
+		if i >= len(w.Pods) {
 			role = "experiment"
 		}
 		row := PodRow{Name: p.Name, ReplicaSet: snapshot.ReplicaSetOf(p), Role: role, Node: p.Spec.NodeName,

@@ -391,18 +391,16 @@ func (s *Snapshot) fill(w *Workload, ownerKind, ownerName, uid string, named map
 // the hash label, so a list by the Rollout's selector does not find it:
 // the pods, which keep the template's labels, are found by that name.
 func (s *Snapshot) fillExperimentPods(w *Workload, ix *index, rollout string) error {
-	for _, ex := range in(ix.owned, w.Namespace, KindRollout+"/"+rollout) {
-		if ex.GetKind() != "Experiment" {
+	for _, u := range in(ix.owned, w.Namespace, KindRollout+"/"+rollout) {
+		if u.GetKind() != "Experiment" {
 			continue
 		}
-		templates, _, _ := unstructured.NestedSlice(ex.Object, "spec", "templates")
-		for _, t := range templates {
-			m, _ := t.(map[string]interface{})
-			name, _ := m["name"].(string)
-			if name == "" {
-				continue
-			}
-			for _, u := range in(ix.owned, w.Namespace, "ReplicaSet/"+ex.GetName()+"-"+name) {
+		ex, err := typedOf[v1alpha1.Experiment](s, u)
+		if err != nil {
+			return err
+		}
+		for _, t := range ex.Spec.Templates {
+			for _, u := range in(ix.owned, w.Namespace, "ReplicaSet/"+ex.Name+"-"+t.Name) {
 				if u.GetKind() != "Pod" {
 					continue
 				}
