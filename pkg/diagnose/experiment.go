@@ -218,9 +218,10 @@ func (c *Context) experimentsUnread() string {
 	live := "kubectl rolloutdoctor diagnose " + c.ro.Name + " -n " + c.ro.Namespace
 	if h.TargetKind == snapshot.KindRollout && len(h.Listed) > 0 {
 		// A read of this Rollout that names what it listed lists
-		// Experiments when the Rollout has the step; so it had none when
-		// the read began, and a record watches what it listed then.
-		return "its Experiment was not read: the Rollout had no experiment step when this read began (a record watches only what it listed at its start); " + live + " reads it"
+		// Experiments when the Rollout has the step (a record from
+		// its start, unless it could not); so it had none when the
+		// read began, and Experiments were not listed.
+		return "its Experiment was not read: the Rollout had no experiment step when this read began, and the read did not list Experiments; " + live + " reads it"
 	}
 	return "its Experiment was not read here (" + live + " reads it)"
 }

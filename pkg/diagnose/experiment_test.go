@@ -80,7 +80,7 @@ var experimentCases = []rolloutCase{
 	// A read that did not list them: a record begun before the Rollout had
 	// the step, or a snapshot an older rolloutdoctor wrote.
 	{name: "experiment step, a record begun before it", id: "RD163", fires: true, edit: atExperimentStep("1h", false),
-		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; its Experiment was not read: the Rollout had no experiment step when this read began (a record watches only what it listed at its start); kubectl rolloutdoctor diagnose checkout-api -n shop reads it"},
+		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; its Experiment was not read: the Rollout had no experiment step when this read began, and the read did not list Experiments; kubectl rolloutdoctor diagnose checkout-api -n shop reads it"},
 	{name: "experiment step, a snapshot that names nothing listed", id: "RD163", fires: true, edit: atExperimentStep("1h", false), more: func(e *example) { e.header.Listed = nil },
 		says: "step 1 (experiment) holds the Rollout until its Experiment is Successful; its Experiment was not read here (kubectl rolloutdoctor diagnose checkout-api -n shop reads it)"},
 	{name: "experiment step without duration or required analysis", id: "RD163", fires: true, edit: atExperimentStep("", false), more: func(e *example) { e.header.Offline = true },

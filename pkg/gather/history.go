@@ -36,10 +36,12 @@ type stream struct {
 	managed bool
 }
 
-// historyStreams are the streams of one Rollout. withPods adds its pods
-// and the EndpointSlices of the Services it names (record only: the
-// timeline of what the cluster holds has no pod history to read).
-func historyStreams(ro *v1alpha1.Rollout, mapper meta.RESTMapper, withPods bool) []stream {
+// historyStreams are the streams of one Rollout. record adds its pods and
+// the EndpointSlices of the Services it names (the timeline of what the
+// cluster holds has no pod history to read), and Experiments even when the
+// Rollout has no experiment step yet: a record outlives its first read,
+// and a step added while it runs starts an Experiment it must see.
+func historyStreams(ro *v1alpha1.Rollout, mapper meta.RESTMapper, record bool) []stream {
 	name := ro.Name
 	selector := selectorString(ro.Spec.Selector)
 	owned := ownedBy("Rollout", name)
@@ -49,7 +51,7 @@ func historyStreams(ro *v1alpha1.Rollout, mapper meta.RESTMapper, withPods bool)
 		{gvr: GVRAnalysisRun, kind: "AnalysisRun", keep: owned, managed: true},
 		{gvr: GVREvent, kind: "Event", keep: aboutRollout(name)},
 	}
-	if hasExperiments(ro) {
+	if record || hasExperiments(ro) {
 		// As diagnose reads them: a Rollout with an experiment step.
 		out = append(out, stream{gvr: GVRExperiment, kind: "Experiment", keep: owned, managed: true})
 	}
@@ -77,7 +79,7 @@ func historyStreams(ro *v1alpha1.Rollout, mapper meta.RESTMapper, withPods bool)
 			out = append(out, stream{gvr: resolve(mapper, r.gvr), kind: r.kind, keep: named(r.names), managed: true})
 		}
 	}
-	if withPods {
+	if record {
 		out = append(out, stream{gvr: GVRPod, kind: "Pod", lo: metav1.ListOptions{LabelSelector: selector}})
 		if len(refs.Services) > 0 {
 			out = append(out, stream{gvr: GVREndpointSlice, kind: "EndpointSlice",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -127,6 +128,11 @@ func Record(ctx context.Context, dc dynamic.Interface, opt RecordOptions, out io
 				readable[i] = true
 				return
 			}
+			if s.kind == "Experiment" && !hasExperiments(ro) {
+				// Watched in case a step is added; a diagnose of this
+				// Rollout would not read them, so not a gap either.
+				return
+			}
 			c := &collector{}
 			c.gap(s.gvr, ro.Namespace, "", err)
 			probeMu.Lock()
@@ -135,6 +141,14 @@ func Record(ctx context.Context, dc dynamic.Interface, opt RecordOptions, out io
 		}()
 	}
 	wg.Wait()
+	for i, s := range streams {
+		// The read at the start lists Experiments only for a Rollout
+		// with the step; the stream lists them whole from now on.
+		if readable[i] && s.kind == "Experiment" && !slices.Contains(h.Listed, s.resource) {
+			h.Listed = append(slices.Clone(h.Listed), s.resource)
+			slices.Sort(h.Listed)
+		}
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

@@ -3,6 +3,7 @@ package gather
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -350,5 +351,82 @@ func TestRecordGapAfterAnExpiredWatchInTheStream(t *testing.T) {
 	}
 	if len(rec.Gaps) != 1 || rec.Gaps[0].Resource != "pods" || rec.Gaps[0].From.After(before) {
 		t.Errorf("gaps %+v: want one for pods, from no later than the expiry (%s)", rec.Gaps, before)
+	}
+}
+
+// A record watches Experiments from its start even when the Rollout has no
+// experiment step yet: a step added while it runs starts an Experiment,
+// and the record holds it (and says it listed Experiments, so their
+// absence before means none). Refused, they are no gap for a Rollout that
+// has no such step: a diagnose of it would not read them either.
+func TestRecordWatchesExperimentsBeforeTheStep(t *testing.T) {
+	dc := fakeClient(t, exampleObjects(t)...)
+	out := &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	experiments := watching(dc, "experiments")
+	done := make(chan error, 1)
+	go func() {
+		_, err := Record(ctx, dc, RecordOptions{Options: Options{Namespace: "shop", Name: "checkout-api"}}, out)
+		done <- err
+	}()
+	select {
+	case <-experiments:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the record of a Rollout without an experiment step never watched Experiments:\n%s", out.String())
+	}
+	ro, err := dc.Resource(GVRRollout).Namespace("shop").Get(ctx, "checkout-api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Experiment",
+		"metadata": map[string]interface{}{"name": "checkout-api-7c9d-3-0", "namespace": "shop",
+			"ownerReferences": []interface{}{map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "checkout-api", "uid": string(ro.GetUID()), "controller": true}}},
+		"status": map[string]interface{}{"phase": "Running"}}}
+	if _, err := dc.Resource(GVRExperiment).Namespace("shop").Create(ctx, ex, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, `"name":"checkout-api-7c9d-3-0"`)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rec, err := snapshot.ReadRecording("rec", strings.NewReader(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Header.ListedWhole("experiments.argoproj.io", "shop") {
+		t.Errorf("header listed %v, gaps %+v: want experiments listed whole", rec.Header.Listed, rec.Header.Gaps)
+	}
+	final, err := rec.Final()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range final.Objects() {
+		found = found || o.GetKind() == "Experiment" && o.GetName() == "checkout-api-7c9d-3-0"
+	}
+	if !found {
+		t.Errorf("the record's final state lacks the Experiment created while it ran:\n%s", out.String())
+	}
+
+	refused := fakeClient(t, exampleObjects(t)...)
+	refused.PrependReactor("list", "experiments", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(GVRExperiment.GroupResource(), "", nil)
+	})
+	out = &syncBuffer{}
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() {
+		out.waitFor(t, `"resource":"replicasets.apps"`)
+		cancel()
+	}()
+	if _, err := Record(ctx, refused, RecordOptions{Options: Options{Namespace: "shop", Name: "checkout-api"}}, out); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = snapshot.ReadRecording("rec", strings.NewReader(out.String())); err != nil {
+		t.Fatal(err)
+	}
+	if _, gap := rec.Header.ListGap("experiments.argoproj.io", "shop"); gap || slices.Contains(rec.Header.Listed, "experiments.argoproj.io") {
+		t.Errorf("refused Experiments of a Rollout without the step: listed %v, gaps %+v; want neither", rec.Header.Listed, rec.Header.Gaps)
 	}
 }
