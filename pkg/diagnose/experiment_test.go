@@ -173,7 +173,7 @@ func TestPodShareWithoutARouter(t *testing.T) {
 	// With the Services the Rollout names the controller points each at one
 	// ReplicaSet: the share holds only for a Service that selects both.
 	r = diagnoseExample(t, "v1.10.2", both(remove(canaryField("trafficRouting")...), set([]string{"status", "currentStepIndex"}, int64(1))))
-	if p := r.PodShare; p == nil || p.StableService != "checkout-api-stable" || p.CanaryService != "checkout-api-canary" || len(p.Cites) != 2 {
+	if p := r.PodShare; p == nil || p.StableService != "checkout-api-stable" || p.CanaryService != "checkout-api-canary" || len(p.Cites) != 4 {
 		t.Errorf("pod share with the Rollout's Services %+v", p)
 	}
 	if r := diagnoseExample(t, "v1.10.2", nil); r.PodShare != nil {

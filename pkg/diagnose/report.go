@@ -124,9 +124,25 @@ type PodShare struct {
 	// StableService and CanaryService are the Services the Rollout names:
 	// the controller points each at one ReplicaSet's pods even without
 	// trafficRouting, so what reaches them is not shared by pod count.
-	StableService string          `json:"stableService,omitempty"`
-	CanaryService string          `json:"canaryService,omitempty"`
-	Cites         []upstream.Cite `json:"cites,omitempty"`
+	StableService string `json:"stableService,omitempty"`
+	CanaryService string `json:"canaryService,omitempty"`
+	// StepCanary and StepStable are the pod counts the controller takes
+	// the canary and stable to for SetWeight (the closest to it, of
+	// replicas pods or one more when maxSurge allows).
+	StepCanary int32 `json:"stepCanary"`
+	StepStable int32 `json:"stepStable"`
+	// CanarySpec and StableSpec are the ReplicaSets' sizes now; NextCanary
+	// and NextStable what the controller's next pass scales them to (one
+	// of them a pass, the stable first, within maxSurge and
+	// maxUnavailable).
+	CanarySpec int32 `json:"canarySpec"`
+	StableSpec int32 `json:"stableSpec"`
+	NextCanary int32 `json:"nextCanary"`
+	NextStable int32 `json:"nextStable"`
+	// MaxSurge and MaxUnavailable resolved against replicas.
+	MaxSurge       int32           `json:"maxSurge"`
+	MaxUnavailable int32           `json:"maxUnavailable"`
+	Cites          []upstream.Cite `json:"cites,omitempty"`
 }
 
 // ReplicaSetView is one ReplicaSet row.
@@ -182,7 +198,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 	if a.BlueGreen != nil {
 		rep.Sets = bgSets(a.Inputs)
 	}
-	rep.PodShare = podShare(v, a.Inputs)
+	rep.PodShare = podShare(v, a)
 	if a.Inputs.TrafficRouted {
 		rep.Traffic = traffic(v.Rollout, a)
 		rep.Traffic.Objects = ctx.Router
@@ -399,15 +415,22 @@ func bgSets(in model.Inputs) []ReplicaSetView {
 // trafficRouting, while its ReplicaSet is not the stable one. A running
 // Experiment's pods count too: its templates keep the pod template's
 // labels, pod-template-hash included, so the same Services select them.
-func podShare(v *snapshot.View, in model.Inputs) *PodShare {
+func podShare(v *snapshot.View, a model.Analysis) *PodShare {
+	in := a.Inputs
 	ro := v.Rollout
 	if ro.Spec.Strategy.Canary == nil || in.TrafficRouted || in.New == nil || in.Stable != nil && in.New.Name == in.Stable.Name || in.Unobserved {
 		return nil
 	}
 	c := ro.Spec.Strategy.Canary
-	p := &PodShare{CanaryReady: in.New.Ready, SetWeight: model.CurrentSetWeight(in), StableService: c.StableService, CanaryService: c.CanaryService}
+	p := &PodShare{CanaryReady: in.New.Ready, SetWeight: model.CurrentSetWeight(in), StableService: c.StableService, CanaryService: c.CanaryService,
+		CanarySpec: in.New.Spec, NextCanary: a.Next.CanaryTarget, MaxSurge: in.MaxSurge, MaxUnavailable: in.MaxUnavailable}
+	p.StepCanary, p.StepStable = model.BasicStepCounts(in)
+	if in.Stable != nil {
+		p.StableSpec, p.NextStable = in.Stable.Spec, a.Next.StableTarget
+	}
+	p.Cites = []upstream.Cite{upstream.At("bc.counts", in.Version), upstream.At("bc.stable-first", in.Version)}
 	if c.StableService != "" || c.CanaryService != "" {
-		p.Cites = []upstream.Cite{upstream.At("sv.stable-svc-target", in.Version), upstream.At("sv.canary-svc-target", in.Version)}
+		p.Cites = append(p.Cites, upstream.At("sv.stable-svc-target", in.Version), upstream.At("sv.canary-svc-target", in.Version))
 	}
 	for _, r := range in.All {
 		if r.Name != in.New.Name {

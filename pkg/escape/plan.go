@@ -124,12 +124,23 @@ type Request struct {
 	Name string `json:"name"`
 }
 
+// PodCounts are the canary's and the stable's ReplicaSet sizes at one
+// moment, named as the action finds them (the stable is the one before
+// any promotion).
+type PodCounts struct {
+	Canary int32 `json:"canary"`
+	Stable int32 `json:"stable"`
+}
+
 // Effect is what the controller will do after the action, pass by pass,
 // while the ReplicaSets become available.
 type Effect struct {
 	Summary string `json:"summary"`
 	// Serving lists who carries the canary weight, in order.
 	Serving []Serving `json:"serving,omitempty"`
+	// Pods, without trafficRouting, are the sizes the canary and the
+	// stable go through, in order (requests follow ready pods).
+	Pods []PodCounts `json:"pods,omitempty"`
 	// Exposure is the worst moment the canary carries more traffic than its
 	// available pods can take, if any.
 	Exposure *Exposure `json:"exposure,omitempty"`
@@ -620,6 +631,16 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 		}
 	}
 	e.ErrorLoop = errs == min(3, len(steps)) && last.Pass.Errored
+	if !in.TrafficRouted && in.New != nil && in.Stable != nil && in.New.Name != in.Stable.Name {
+		// Requests follow ready pods: the sizes are the story.
+		e.Pods = []PodCounts{{Canary: in.New.Spec, Stable: in.Stable.Spec}}
+		for _, s := range steps {
+			c := PodCounts{Canary: s.Specs[in.New.Name], Stable: s.Specs[in.Stable.Name]}
+			if c != e.Pods[len(e.Pods)-1] {
+				e.Pods = append(e.Pods, c)
+			}
+		}
+	}
 	for _, s := range steps {
 		e.PauseEnds = e.PauseEnds || s.PauseEnded
 		if s.Pass.Reset {
@@ -655,6 +676,20 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	}
 	if model.NeverHealthy(in) && !e.FinalAbort {
 		e.NeverHealthy, e.Phase = true, "Degraded (ProgressDeadlineExceeded)"
+	}
+	if in.Paused && !e.FinalAbort && !e.NeverHealthy {
+		// spec.paused: the controller's phase says Paused, whatever the
+		// step, until someone clears it.
+		e.Phase = "Paused"
+	}
+	if i := e.FinalIndex; e.Phase == "Paused" && in.Paused {
+		e.WaitsForPerson = true
+		e.heldFacts = []upstream.Key{"rc.spec-paused-no-step", "cx.halt-user-paused"}
+		e.HeldAt = "spec.paused (a manual pause) until someone resumes it: nothing moves by itself"
+	} else if e.Phase == "Paused" && i >= 0 && int(i) < len(in.Steps) && in.Steps[i].Pause != nil && in.Steps[i].Pause.Duration == nil {
+		e.WaitsForPerson = true
+		e.heldFacts = []upstream.Key{"pa.indefinite-needs-promote", "sy.indefinite-step-no-deadline"}
+		e.HeldAt = fmt.Sprintf("step %d (pause, no duration) until someone promotes it", i)
 	}
 	if i := e.FinalIndex; e.Phase == "Progressing" && i >= 0 && int(i) < len(in.Steps) {
 		// An experiment or analysis step holds the Rollout, without a
@@ -708,7 +743,13 @@ func summarize(e Effect, in model.Inputs) string {
 		parts = append(parts, part)
 	}
 	out := strings.Join(parts, " → ")
-	if out == "" {
+	if len(e.Pods) > 0 {
+		var sizes []string
+		for _, c := range e.Pods {
+			sizes = append(sizes, fmt.Sprintf("%d/%d", c.Canary, c.Stable))
+		}
+		out = "no traffic routing, requests follow ready pods: canary/stable " + strings.Join(sizes, " → ")
+	} else if out == "" {
 		out = "no traffic routing: replicas follow the steps"
 	}
 	if e.ErrorLoop {

@@ -122,7 +122,8 @@ func forecastOf(in Inputs, p Pass) Forecast {
 // stamps the scale-down-deadline annotation — and scales it to its computed
 // size when the deadline passes. A predictable event, not a guess.
 func abortScaleDown(in Inputs, p Pass) (Forecast, bool) {
-	if !in.Abort || in.New == nil || p.Errored || in.fullyPromoted() {
+	if !in.Abort || in.New == nil || p.Errored || in.fullyPromoted() || !in.TrafficRouted {
+		// Without trafficRouting the abort scales the canary down at once.
 		return Forecast{}, false
 	}
 	set, d := in.abortDelay()

@@ -62,6 +62,7 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 		in.AbortDelay = c.AbortScaleDownDelaySeconds
 		in.RPT = c.ReplicaProgressThreshold
 		in.HasServices = c.CanaryService != "" || c.StableService != ""
+		in.MaxSurge, in.MaxUnavailable = Fenceposts(c.MaxSurge, c.MaxUnavailable, in.Replicas)
 		if tr := c.TrafficRouting; tr != nil {
 			in.TrafficRouted = true
 			if tr.MaxTrafficWeight != nil && *tr.MaxTrafficWeight > 0 {

@@ -93,6 +93,9 @@ type Pass struct {
 	// the canary and stable ReplicaSets to (absent when the pass errors).
 	CanaryTarget int32 `json:"canaryTarget"`
 	StableTarget int32 `json:"stableTarget"`
+	// OtherTargets are the other ReplicaSets the pass scales down, by name
+	// (without trafficRouting, whose pods take requests too).
+	OtherTargets map[string]int32 `json:"otherTargets,omitempty"`
 	// CanaryServiceHash is the pod-template-hash the canary Service selects
 	// after the pass ("" when no canary Service is managed).
 	CanaryServiceHash string `json:"canaryServiceHash,omitempty"`
@@ -304,8 +307,12 @@ func sizingWeight(in Inputs) (*int32, int32) {
 	return nil, desiredCanaryWeight(in)
 }
 
-// DesiredCounts mirrors CalculateReplicaCountsForTrafficRoutedCanary.
+// DesiredCounts mirrors CalculateReplicaCountsForTrafficRoutedCanary, and
+// without trafficRouting CalculateReplicaCountsForBasicCanary.
 func DesiredCounts(in Inputs, weights *v1alpha1.TrafficWeights) (canary, stable int32) {
+	if !in.TrafficRouted {
+		return BasicCounts(in)
+	}
 	scs, w := sizingWeight(in)
 	if scs != nil {
 		canary = *scs
@@ -348,6 +355,9 @@ func rptMet(in Inputs, rs *RS, desired int32) bool {
 
 // AtDesired mirrors AtDesiredReplicaCountsForCanary for a traffic-routed canary.
 func AtDesired(in Inputs, weights *v1alpha1.TrafficWeights) bool {
+	if !in.TrafficRouted {
+		return atDesiredBasic(in)
+	}
 	c, s := DesiredCounts(in, weights)
 	if !rptMet(in, in.New, c) {
 		return false

@@ -55,6 +55,8 @@ type Inputs struct {
 	WindowRevision int32 // spec.rollbackWindow.revisions, 0 when unset
 	HasServices    bool  // canaryService or stableService set
 	Paused         bool  // spec.paused
+	// MaxSurge and MaxUnavailable resolved against Replicas (Fenceposts).
+	MaxSurge, MaxUnavailable int32
 
 	// status
 	Index          *int32

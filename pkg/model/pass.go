@@ -105,6 +105,18 @@ func trafficPass(in Inputs, p *Pass) bool {
 
 // sizePass sizes the canary and stable ReplicaSets for the pass's weights.
 func sizePass(in Inputs, p *Pass, weights *v1alpha1.TrafficWeights) {
+	if in.Paused {
+		// spec.paused halts the ReplicaSets' scaling (the weight is
+		// still written).
+		p.CanaryTarget, p.StableTarget = rsSpec(in.New), rsSpec(in.Stable)
+		p.AtDesired = AtDesired(in, weights)
+		p.Cites = append(p.Cites, in.cite("cx.halt-user-paused"))
+		return
+	}
+	if !in.TrafficRouted {
+		basicSizePass(in, p)
+		return
+	}
 	p.CanaryTarget, p.StableTarget = DesiredCounts(in, weights)
 	if in.Abort {
 		if set, d := in.abortDelay(); d == nil || (in.DSS && !set) {
@@ -128,6 +140,27 @@ func sizePass(in Inputs, p *Pass, weights *v1alpha1.TrafficWeights) {
 		}
 	}
 	p.AtDesired = AtDesired(in, weights)
+}
+
+// basicSizePass scales as the controller does without trafficRouting: the
+// stable first, and a pass that scales it ends there; then the canary; then
+// the other ReplicaSets down.
+func basicSizePass(in Inputs, p *Pass) {
+	p.CanaryTarget, p.StableTarget = rsSpec(in.New), rsSpec(in.Stable)
+	c, s := BasicCounts(in)
+	switch {
+	case in.stableApart() && s != in.Stable.Spec:
+		p.StableTarget = s
+	case in.New != nil && c != in.New.Spec:
+		p.CanaryTarget = c
+	default:
+		p.OtherTargets = othersScaledDown(in)
+	}
+	p.Cites = append(p.Cites, in.cites("bc.counts", "bc.stable-first", "bc.at-desired-others")...)
+	if len(p.OtherTargets) > 0 {
+		p.Cites = append(p.Cites, in.cite("bc.others-down"))
+	}
+	p.AtDesired = atDesiredBasic(in)
 }
 
 // statusPass predicts the status the pass writes: the step index, abort and
@@ -316,6 +349,11 @@ func Apply(in Inputs, p Pass) Inputs {
 	}
 	if out.Stable != nil && out.New != nil && out.Stable.Name != out.New.Name {
 		out.Stable.Spec = p.StableTarget
+	}
+	for _, r := range out.All {
+		if n, ok := p.OtherTargets[r.Name]; ok {
+			r.Spec = n
+		}
 	}
 	i := p.NextIndex
 	if len(out.Steps) > 0 {

@@ -19,6 +19,8 @@ type Step struct {
 	// traffic switch — and its available pods when the pass ran.
 	CarrierName      string `json:"carrier,omitempty"`
 	CarrierAvailable int32  `json:"carrierAvailable"`
+	// Specs are every ReplicaSet's size after the pass, by name.
+	Specs map[string]int32 `json:"specs,omitempty"`
 	// PauseEnded: the pass ends a pause step with a duration (the time
 	// between simulated passes is not counted: the duration is let pass).
 	PauseEnded bool `json:"pauseEnded,omitempty"`
@@ -52,6 +54,10 @@ func Simulate(in Inputs, max int) []Step {
 		}
 		next := Apply(cur, p)
 		s.Abort, s.StableHash, s.Index = next.Abort, next.StableHash, next.index()
+		s.Specs = map[string]int32{}
+		for _, r := range next.All {
+			s.Specs[r.Name] = r.Spec
+		}
 		s.CarrierName, s.CarrierAvailable = s.CanaryName, s.CanaryAvailable
 		if next.Weights != nil && next.Weights.Canary.PodTemplateHash != "" {
 			for _, r := range cur.All {

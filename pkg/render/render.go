@@ -232,11 +232,25 @@ func humanPodShare(b *strings.Builder, rep *diagnose.Report, s Styles) {
 		return
 	}
 	fmt.Fprintf(b, "\n%s %s\n", s.Title.Render("Traffic"), s.Dim.Render("no trafficRouting: a Service that selects both spreads requests over every ready pod"))
-	sized := fmt.Sprintf("(the steps size it for setWeight %d%%)", p.SetWeight)
+	counts := fmt.Sprintf("canary %d, stable %d", p.StepCanary, p.StepStable)
+	if t := p.StepCanary + p.StepStable; t > 0 {
+		counts += fmt.Sprintf(" → %d%%", int64(p.StepCanary)*100/int64(t))
+	}
+	sized := fmt.Sprintf("(setWeight %d%%: the controller sizes %s)", p.SetWeight, counts)
 	if rep.State.Aborted {
-		sized = "(aborted: the controller sizes it for 0%)"
+		sized = "(aborted: the controller sizes it for 0%: " + counts + ")"
 	}
 	fmt.Fprintf(b, "  canary %d of %d ready pods ← %d%% of requests   %s\n", p.CanaryReady, p.CanaryReady+p.OtherReady, p.Percent, s.Dim.Render(sized))
+	var moves []string
+	if p.NextStable != p.StableSpec {
+		moves = append(moves, fmt.Sprintf("stable %d → %d", p.StableSpec, p.NextStable))
+	}
+	if p.NextCanary != p.CanarySpec {
+		moves = append(moves, fmt.Sprintf("canary %d → %d", p.CanarySpec, p.NextCanary))
+	}
+	if len(moves) > 0 {
+		fmt.Fprintf(b, "  next pass: %s   %s\n", strings.Join(moves, ", "), s.Dim.Render(fmt.Sprintf("(one ReplicaSet a pass, the stable first; maxSurge %d, maxUnavailable %d)", p.MaxSurge, p.MaxUnavailable)))
+	}
 	var named []string
 	if p.StableService != "" {
 		named = append(named, "stable Service "+p.StableService+" only the stable's")

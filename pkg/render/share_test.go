@@ -14,11 +14,22 @@ import (
 // A canary without trafficRouting: its share of the ready pods, in the
 // diagnosis and in the scan's weight column.
 func TestPodShareViews(t *testing.T) {
-	p := &diagnose.PodShare{CanaryReady: 1, OtherReady: 3, Percent: 25, SetWeight: 25}
+	p := &diagnose.PodShare{CanaryReady: 1, OtherReady: 3, Percent: 25, SetWeight: 25, StepCanary: 1, StepStable: 3,
+		CanarySpec: 1, StableSpec: 3, NextCanary: 1, NextStable: 3, MaxSurge: 1, MaxUnavailable: 0}
 	var b strings.Builder
 	humanPodShare(&b, &diagnose.Report{PodShare: p}, NewStyles(&b, false))
-	if !strings.Contains(b.String(), "  canary 1 of 4 ready pods ← 25% of requests   (the steps size it for setWeight 25%)\n") {
+	if !strings.Contains(b.String(), "  canary 1 of 4 ready pods ← 25% of requests   (setWeight 25%: the controller sizes canary 1, stable 3 → 25%)\n") ||
+		strings.Contains(b.String(), "next pass") {
 		t.Errorf("diagnose:\n%s", b.String())
+	}
+	// On the way to a step's sizes: the next pass's move.
+	moving := *p
+	moving.SetWeight, moving.StepCanary, moving.StepStable, moving.NextStable = 70, 4, 2, 2
+	b.Reset()
+	humanPodShare(&b, &diagnose.Report{PodShare: &moving}, NewStyles(&b, false))
+	if !strings.Contains(b.String(), "(setWeight 70%: the controller sizes canary 4, stable 2 → 66%)") ||
+		!strings.Contains(b.String(), "  next pass: stable 3 → 2   (one ReplicaSet a pass, the stable first; maxSurge 1, maxUnavailable 0)\n") {
+		t.Errorf("diagnose on the way:\n%s", b.String())
 	}
 	b.Reset()
 	named := *p
