@@ -685,7 +685,7 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	if i := e.FinalIndex; e.Phase == "Paused" && in.Paused {
 		e.WaitsForPerson = true
 		e.heldFacts = []upstream.Key{"rc.spec-paused-no-step", "cx.halt-user-paused"}
-		e.HeldAt = "spec.paused (a manual pause) until someone resumes it: nothing moves by itself"
+		e.HeldAt = "its step while spec.paused is set (a manual pause), until someone clears it (plain promote does)"
 	} else if e.Phase == "Paused" && i >= 0 && int(i) < len(in.Steps) && in.Steps[i].Pause != nil && in.Steps[i].Pause.Duration == nil {
 		e.WaitsForPerson = true
 		e.heldFacts = []upstream.Key{"pa.indefinite-needs-promote", "sy.indefinite-step-no-deadline"}

@@ -489,6 +489,30 @@ func TestWaitHeldAtAnExperimentStep(t *testing.T) {
 	}
 }
 
+// A pause without a duration holds the Rollout until someone promotes it,
+// and spec.paused holds it (scaling too) until someone clears it: wait
+// says nothing moves by itself, not that the controller converges.
+func TestWaitHeldAtAnIndefinitePause(t *testing.T) {
+	ten := int32(10)
+	for _, ver := range upstream.Modeled {
+		p := plan(t, updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}, {SetWeight: &ten}}, 1, 10), ver)
+		w, _ := p.Option(Wait)
+		if !p.Now.WaitsForPerson || !strings.Contains(p.Now.Summary, "held at step 1 (pause, no duration) until someone promotes it") || !strings.Contains(w.Why, "nothing moves by itself") {
+			t.Errorf("%s: indefinite pause: if nothing is done: %s; wait: %s", ver, p.Now.Summary, w.Why)
+		}
+		if _, ok := citedKey(w.Cites, "pa.indefinite-needs-promote"); !ok {
+			t.Errorf("%s: wait does not cite pa.indefinite-needs-promote: %v", ver, w.Cites)
+		}
+		paused := updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}}, 0, 10)
+		paused.Rollout.Spec.Paused = true
+		p = plan(t, paused, ver)
+		w, _ = p.Option(Wait)
+		if !p.Now.WaitsForPerson || p.Now.Phase != "Paused" || !strings.Contains(p.Now.Summary, "spec.paused") || !strings.Contains(w.Why, "nothing moves by itself") {
+			t.Errorf("%s: spec.paused: if nothing is done (%s): %s; wait: %s", ver, p.Now.Phase, p.Now.Summary, w.Why)
+		}
+	}
+}
+
 // Undo back to the stable with dynamicStableScale: the controller keeps the
 // old canary as the canary destination until the stable is fully available
 // (its status weights keep the previous canary's hash), so the canary's

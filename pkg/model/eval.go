@@ -353,7 +353,8 @@ func rptMet(in Inputs, rs *RS, desired int32) bool {
 	return rs.Available >= t.Value
 }
 
-// AtDesired mirrors AtDesiredReplicaCountsForCanary for a traffic-routed canary.
+// AtDesired mirrors AtDesiredReplicaCountsForCanary: a traffic-routed
+// canary's sizes for weights, or without trafficRouting atDesiredBasic.
 func AtDesired(in Inputs, weights *v1alpha1.TrafficWeights) bool {
 	if !in.TrafficRouted {
 		return atDesiredBasic(in)

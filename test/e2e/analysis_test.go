@@ -217,24 +217,7 @@ func (h *harness) analysisRolloutYAML(image, steps string, background bool) stri
 	if background {
 		bg = "\n      analysis: {templates: [{templateName: check}], args: " + analysisArgs + "}"
 	}
-	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
-kind: Rollout
-metadata:
-  name: app
-  labels: {argo-rollouts.argoproj.io/controller-instance-id: %q}
-spec:
-  replicas: 2
-  revisionHistoryLimit: 3
-  selector: {matchLabels: {app: app}}
-  template:
-    metadata:
-      labels: {app: app}%s
-    spec:
-      containers: [{name: app, image: "registry.example/app:%s"}]
-  strategy:
-    canary:%s
-      steps: %s
-`, h.instanceID, analysisPods, image, bg, steps)
+	return h.plainCanaryYAML(2, analysisPods, image, bg, steps)
 }
 
 // analysisUpdate deploys revision A (no analysis runs on an initial

@@ -15,17 +15,18 @@ func init() {
 	scenarios = append(scenarios, scenario{"basic-canary", basicCanary})
 }
 
-// basicRollout is a canary without trafficRouting: 5 replicas, one surge
-// pod and none unavailable, so every move is one pod of one ReplicaSet.
-func (h *harness) basicRollout(image string) string {
+// plainCanaryYAML is a canary Rollout without trafficRouting: replicas
+// pods with the given pod timing annotations, extra lines under canary
+// (each starting with a newline) and steps.
+func (h *harness) plainCanaryYAML(replicas int, timing, image, extra, steps string) string {
 	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Rollout
 metadata:
   name: app
   labels: {argo-rollouts.argoproj.io/controller-instance-id: %q}
 spec:
-  replicas: 5
-  revisionHistoryLimit: 5
+  replicas: %d
+  revisionHistoryLimit: 3
   selector: {matchLabels: {app: app}}
   template:
     metadata:
@@ -33,11 +34,16 @@ spec:
     spec:
       containers: [{name: app, image: "registry.example/app:%s"}]
   strategy:
-    canary:
-      maxSurge: 1
-      maxUnavailable: 0
-      steps: [{setWeight: 30}, {pause: {}}, {setWeight: 70}, {pause: {duration: 5s}}]
-`, h.instanceID, podTiming, image)
+    canary:%s
+      steps: %s
+`, h.instanceID, replicas, timing, image, extra, steps)
+}
+
+// basicRollout is a canary without trafficRouting: 5 replicas, one surge
+// pod and none unavailable, so every move is one pod of one ReplicaSet.
+func (h *harness) basicRollout(image string) string {
+	return h.plainCanaryYAML(5, podTiming, image, "\n      maxSurge: 1\n      maxUnavailable: 0",
+		"[{setWeight: 30}, {pause: {}}, {setWeight: 70}, {pause: {duration: 5s}}]")
 }
 
 // podPairs are the distinct (canary, stable) ReplicaSet sizes the samples
