@@ -294,6 +294,11 @@ func Build(in Input) (*Plan, error) {
 			// The effect runs past a timed pause, as the controller does once its duration has passed.
 			o.Cites = append(o.Cites, cite("pa.duration-ends", "rc.spec-paused-no-step")...)
 		}
+		if len(o.Effect.Pods) > 0 {
+			// Sizes without trafficRouting: the closest counts, one
+			// ReplicaSet a pass, the stable first.
+			o.Cites = append(o.Cites, cite("bc.counts", "bc.stable-first")...)
+		}
 		if o.Effect.NeverHealthy {
 			// The canary sized to minPods above replicas; Healthy needs them equal.
 			o.Cites = append(o.Cites, cite("uc.check-min-max", "uc.min-cap-replicas", "co.healthy-updated")...)
@@ -682,33 +687,42 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 		// step, until someone clears it.
 		e.Phase = "Paused"
 	}
-	if i := e.FinalIndex; e.Phase == "Paused" && in.Paused {
-		e.WaitsForPerson = true
-		e.heldFacts = []upstream.Key{"rc.spec-paused-no-step", "cx.halt-user-paused"}
-		e.HeldAt = "its step while spec.paused is set (a manual pause), until someone clears it (plain promote does)"
-	} else if e.Phase == "Paused" && i >= 0 && int(i) < len(in.Steps) && in.Steps[i].Pause != nil && in.Steps[i].Pause.Duration == nil {
-		e.WaitsForPerson = true
-		e.heldFacts = []upstream.Key{"pa.indefinite-needs-promote", "sy.indefinite-step-no-deadline"}
-		e.HeldAt = fmt.Sprintf("step %d (pause, no duration) until someone promotes it", i)
-	}
-	if i := e.FinalIndex; e.Phase == "Progressing" && i >= 0 && int(i) < len(in.Steps) {
-		// An experiment or analysis step holds the Rollout, without a
-		// progress deadline, until what it runs completes.
-		switch st := in.Steps[i]; {
-		case st.Experiment != nil:
-			e.heldFacts = []upstream.Key{"rc.experiment-step-done", "sy.indefinite-step-no-deadline"}
-			e.HeldAt = fmt.Sprintf("step %d (experiment) until its Experiment is Successful", i)
-			if !diagnose.ExperimentEnds(st.Experiment) {
-				e.WaitsForPerson = true
-				e.HeldAt += ", which it never is by itself (no duration, no analysis requiredForCompletion): someone must promote"
-			}
-		case st.Analysis != nil:
-			e.heldFacts = []upstream.Key{"an.step-waits-successful", "sy.indefinite-step-no-deadline"}
-			e.HeldAt = fmt.Sprintf("step %d (analysis) until its AnalysisRun is Successful", i)
-		}
-	}
+	e.HeldAt, e.WaitsForPerson, e.heldFacts = heldAt(in, e)
 	e.Summary = summarize(e, in)
 	return e
+}
+
+// heldAt says where the simulation's end holds the Rollout on what the
+// simulation does not do — a person's promote, an Experiment, an
+// AnalysisRun — with the facts behind it, and whether waiting alone never
+// ends it. "" when nothing holds it there.
+func heldAt(in model.Inputs, e Effect) (string, bool, []upstream.Key) {
+	i := e.FinalIndex
+	var st v1alpha1.CanaryStep
+	if i >= 0 && int(i) < len(in.Steps) {
+		st = in.Steps[i]
+	}
+	switch {
+	case e.Phase == "Paused" && in.Paused:
+		return "its step while spec.paused is set (a manual pause), until someone clears it (plain promote does)", true,
+			[]upstream.Key{"rc.spec-paused-no-step", "cx.halt-user-paused"}
+	case e.Phase == "Paused" && st.Pause != nil && st.Pause.Duration == nil:
+		return fmt.Sprintf("step %d (pause, no duration) until someone promotes it", i), true,
+			[]upstream.Key{"pa.indefinite-needs-promote", "sy.indefinite-step-no-deadline"}
+	case e.Phase == "Progressing" && st.Experiment != nil:
+		// Held, without a progress deadline, until the Experiment
+		// completes.
+		held := fmt.Sprintf("step %d (experiment) until its Experiment is Successful", i)
+		facts := []upstream.Key{"rc.experiment-step-done", "sy.indefinite-step-no-deadline"}
+		if diagnose.ExperimentEnds(st.Experiment) {
+			return held, false, facts
+		}
+		return held + ", which it never is by itself (no duration, no analysis requiredForCompletion): someone must promote", true, facts
+	case e.Phase == "Progressing" && st.Analysis != nil:
+		return fmt.Sprintf("step %d (analysis) until its AnalysisRun is Successful", i), false,
+			[]upstream.Key{"an.step-waits-successful", "sy.indefinite-step-no-deadline"}
+	}
+	return "", false, nil
 }
 
 // worse: more weight per available pod.

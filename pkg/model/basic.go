@@ -17,7 +17,8 @@ import (
 // too). This file is that arithmetic.
 
 // Fenceposts resolves maxSurge and maxUnavailable against replicas as the
-// controller does for a canary: a string is a percentage of replicas (with
+// controller does for a canary (and, for the values the API accepts, as the
+// deployment controller does; the pod checks use it for both): a string is a percentage of replicas (with
 // or without "%"), maxSurge rounded up and maxUnavailable down; when both
 // come to 0, maxUnavailable is 1; maxUnavailable is at most replicas. A
 // value that does not parse makes both 0, as the controller's error path
@@ -156,10 +157,8 @@ func (in Inputs) stableApart() bool {
 // most maxUnavailable unavailable; other ReplicaSets with pods go down
 // before the canary or stable does.
 func BasicCounts(in Inputs) (canary, stable int32) {
-	replicas := in.Replicas
-	_, weight := sizingWeight(in)
-	surge, unavailable := in.MaxSurge, in.MaxUnavailable
-	wantCanary, wantStable := approxCounts(replicas, weight, in.MaxWeight, surge)
+	replicas, surge, unavailable := in.Replicas, in.MaxSurge, in.MaxUnavailable
+	wantCanary, wantStable := BasicStepCounts(in)
 	if in.New != nil {
 		canary = in.New.Spec
 	}

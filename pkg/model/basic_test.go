@@ -29,6 +29,11 @@ func TestFenceposts(t *testing.T) {
 		{ioi(1), ioi(9), 5, 1, 5},         // unavailable capped at replicas
 		{ios("x%"), ioi(1), 5, 0, 0},      // does not parse: the controller's error path, both 0
 		{ioi(1), ioi(0), 0, 1, 0},         // no replicas
+		{nil, nil, 4, 1, 1},               // 25% of 4 = 1 each
+		{ioi(0), ioi(0), 3, 0, 1},         // both zero: unavailable becomes 1
+		{ios("25"), ios("25"), 2, 1, 0},   // Argo's bare "25" default is a percentage
+		{ios("0%"), ios("10%"), 5, 0, 1},  // 10% of 5 floors to 0, surge 0: unavailable 1
+		{ioi(1), ios("50%"), 3, 1, 1},
 	} {
 		s, u := Fenceposts(tc.surge, tc.unav, tc.replicas)
 		if s != tc.s || u != tc.u {

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
@@ -225,30 +224,6 @@ func TestGraceCalculator(t *testing.T) {
 	// No p99: nothing computed, and it says what to measure.
 	if g := CalcGrace(GraceInput{Margin: 30 * time.Second}); g.Known || g.GracePeriod != 0 || !strings.Contains(strings.Join(g.Assumptions, " "), "p99") {
 		t.Fatalf("unknown p99: %+v", g)
-	}
-}
-
-// TestScaledFenceposts pins the maxSurge/maxUnavailable arithmetic both
-// controllers use (see ur.unavailable-rounds-down, ur.both-zero-unavailable-one).
-func TestScaledFenceposts(t *testing.T) {
-	str := func(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
-	num := func(n int) *intstr.IntOrString { v := intstr.FromInt32(int32(n)); return &v }
-	for _, tc := range []struct {
-		surge, unav  *intstr.IntOrString
-		replicas     int32
-		wantS, wantU int32
-	}{
-		{nil, nil, 3, 1, 0},              // 25%/25% of 3: surge ceil 0.75 = 1, unavailable floor = 0
-		{nil, nil, 4, 1, 1},              // 25% of 4 = 1 each
-		{num(0), num(0), 3, 0, 1},        // both zero: unavailable becomes 1
-		{str("25"), str("25"), 2, 1, 0},  // Argo's bare "25" default is a percentage
-		{str("0%"), str("10%"), 5, 0, 1}, // 10% of 5 floors to 0, surge 0: unavailable 1
-		{num(1), str("50%"), 3, 1, 1},
-	} {
-		gotS, gotU := scaled(tc.surge, tc.unav, tc.replicas)
-		if gotS != tc.wantS || gotU != tc.wantU {
-			t.Errorf("surge %v unav %v replicas %d: got %d/%d, want %d/%d", tc.surge, tc.unav, tc.replicas, gotS, gotU, tc.wantS, tc.wantU)
-		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
@@ -46,7 +47,7 @@ func checkAntiAffinity(c *Context, r *rules.Rule) []rules.Finding {
 			cites = c.cites("ur.bluegreen-preview-count")
 		}
 	default:
-		surge, unav := scaled(w.MaxSurge, w.MaxUnavailable, w.Replicas)
+		surge, unav := model.Fenceposts(w.MaxSurge, w.MaxUnavailable, w.Replicas)
 		if unav > 0 {
 			return nil
 		}
@@ -159,26 +160,9 @@ func schedulableDomains(w *snapshot.Workload, key string) (int, int) {
 	return len(domains), nodes
 }
 
-// scaled resolves maxSurge/maxUnavailable against replicas the way both the
-// Deployment and the Rollout controllers do: surge rounds up, unavailable
-// rounds down, a bare number string is a percentage (Argo's "25" default),
-// and only when both are 0 does unavailable become 1.
-func scaled(surge, unav *intstr.IntOrString, replicas int32) (int32, int32) {
-	def := intstr.FromString("25%")
-	if surge == nil {
-		surge = &def
-	}
-	if unav == nil {
-		unav = &def
-	}
-	s := resolveIntOrPercent(*surge, replicas, true)
-	u := resolveIntOrPercent(*unav, replicas, false)
-	if s == 0 && u == 0 {
-		u = 1
-	}
-	return s, u
-}
-
+// resolveIntOrPercent resolves a PodDisruptionBudget's maxUnavailable or
+// minAvailable against replicas (a percentage rounds up, as the disruption
+// controller rounds it).
 func resolveIntOrPercent(v intstr.IntOrString, total int32, up bool) int32 {
 	if v.Type == intstr.Int {
 		return v.IntVal
