@@ -362,24 +362,31 @@ func (h *harness) kubectlIn(stdin string, args ...string) string {
 
 // bindUser binds clusterRole to user cluster-wide as binding, removes the
 // binding when the test ends, and waits until the API server authorizes
-// it: its RBAC authorizer reads bindings from a cache, so a request made
-// just after the create can still be refused (seen in CI under load).
+// it (waitAuthorized).
 func (h *harness) bindUser(binding, clusterRole, user string) {
 	h.t.Helper()
 	h.kubectl("create", "clusterrolebinding", binding, "--clusterrole", clusterRole, "--user", user)
 	h.t.Cleanup(func() {
 		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "clusterrolebinding", binding, "--ignore-not-found").Run()
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, _ := exec.Command("kubectl", "--kubeconfig", kubeconfig, "auth", "can-i", "get", "rollouts.argoproj.io", "-n", h.ns, "--as", user).Output()
+	if err := waitAuthorized(kubeconfig, "get", "rollouts.argoproj.io", "-n", h.ns, "--as", user); err != nil {
+		h.t.Fatalf("%v (clusterrolebinding %s)", err, binding)
+	}
+}
+
+// waitAuthorized waits, at most 30 s, until `kubectl auth can-i ARGS` on
+// kubeconfig says yes: the API server's RBAC authorizer reads bindings from
+// a cache, so a request made just after a binding is created can still be
+// refused (seen in CI under load).
+func waitAuthorized(kubeconfig string, args ...string) error {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, _ := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig, "auth", "can-i"}, args...)...).Output()
 		if strings.TrimSpace(string(out)) == "yes" {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("the API server did not authorize %s through clusterrolebinding %s within 30s", user, binding)
+			return fmt.Errorf("the API server did not authorize `kubectl auth can-i %s` within 30s", strings.Join(args, " "))
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

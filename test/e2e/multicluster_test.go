@@ -142,16 +142,9 @@ func TestScanAcrossClusters(t *testing.T) {
 	// A second identity in the oldest lab: a service account's token.
 	labs[0].kubectl(t, "", "create", "serviceaccount", "scanner", "-n", "default")
 	labs[0].kubectl(t, "", "create", "clusterrolebinding", "scanner", "--clusterrole=cluster-admin", "--serviceaccount=default:scanner")
-	// The API server's RBAC authorizer reads bindings from a cache: wait
-	// until it authorizes the service account, so the scan is not refused.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		out, _ := exec.Command("kubectl", "--kubeconfig", labs[0].kubeconfig, "auth", "can-i", "list", "rollouts.argoproj.io", "-A", "--as", "system:serviceaccount:default:scanner").Output()
-		if strings.TrimSpace(string(out)) == "yes" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the API server did not authorize the service account scanner within 30s")
-		}
+	// Not refused by an authorizer that has not seen the binding yet.
+	if err := waitAuthorized(labs[0].kubeconfig, "list", "rollouts.argoproj.io", "-A", "--as", "system:serviceaccount:default:scanner"); err != nil {
+		t.Fatal(err)
 	}
 	saToken := strings.TrimSpace(labs[0].kubectl(t, "", "create", "token", "scanner", "-n", "default", "--duration=1h"))
 	// Exec credential plugins, as cloud CLIs are used: one gives the
