@@ -28,6 +28,11 @@ const BlueGreen = "bluegreen-paused.yaml"
 // AnalysisAbort is a canary aborted by a failed Prometheus step analysis.
 const AnalysisAbort = "analysis-abort.yaml"
 
+// BasicReplaced is a canary without trafficRouting updated a second time
+// mid-rollout (lab, v1.10.2): the older revision keeps a ready pod and the
+// newest one's pod is not Ready, so the controller can scale nothing.
+const BasicReplaced = "basic-canary-replaced.yaml"
+
 // IncidentRecord is a record (kubectl rolloutdoctor record) of the
 // rollback incident in the lab, Argo Rollouts v1.8.2, its pods' and
 // EndpointSlices' changes left out.

@@ -119,6 +119,33 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		return nil
 	}
 	msg := "aborted: traffic is back on stable and the index is held at 0; it will not recover by itself"
+	in := c.Analysis.Inputs
+	basic := c.canary() != nil && !in.TrafficRouted && in.Stable != nil
+	if basic {
+		// Without trafficRouting nothing switches: requests follow the
+		// ready pods while the controller sizes the canary for 0%.
+		var others, all int32
+		for _, x := range in.All {
+			all += x.Ready
+			if x.Name != in.Stable.Name {
+				others += x.Ready
+			}
+		}
+		msg = fmt.Sprintf("aborted: the controller scales the canary to 0 and the stable back to %d (no trafficRouting: requests follow ready pods", in.Replicas)
+		if others == 0 && in.Stable.Spec == in.Replicas && (in.New == nil || in.New.Spec == 0) {
+			msg = fmt.Sprintf("aborted: the canary is scaled to 0 and the stable back to %d (no trafficRouting: requests follow ready pods", in.Replicas)
+		}
+		if others > 0 {
+			verb := "are"
+			if others == 1 {
+				verb = "is"
+			}
+			msg += fmt.Sprintf(", %d of the %d ready pods %s not the stable's yet)", others, all, verb)
+		} else {
+			msg += ", and every ready pod is the stable's)"
+		}
+		msg += "; the index is held at 0; it will not recover by itself"
+	}
 	if c.Analysis.Window.WithinWindow {
 		msg = "aborted during a rollback within rollbackWindow: the controller clears this abort on its next pass and the rollback resumes"
 	}
@@ -146,6 +173,8 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		f.Cites = c.cites("bg.active-abort-to-stable", "bg.preview-switch", "rs.abort-delay-needs-stable-full", "ct.fully-promoted-remove-abort")
 	} else if c.Analysis.Window.WithinWindow {
 		f.Cites = append(f.Cites, c.cites("rc.every-pass-remove-abort")...)
+	} else if basic {
+		f.Cites = append(f.Cites, c.cites("bc.counts")...)
 	}
 	return []rules.Finding{f}
 }

@@ -60,6 +60,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD164": checkManagedRoutes,
 	"RD165": checkHPAStuck,
 	"RD166": checkControllerDown,
+	"RD167": checkBasicStall,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

@@ -116,6 +116,10 @@ type PodShare struct {
 	// OtherReady are ready pods of every other ReplicaSet: the stable's and
 	// an older one's still scaling down.
 	OtherReady int32 `json:"otherReady"`
+	// OlderReady are the ready pods, among OtherReady, of ReplicaSets that
+	// are neither the canary nor the stable (a revision the canary
+	// replaced mid-rollout): they take requests until scaled down.
+	OlderReady int32 `json:"olderReady,omitempty"`
 	// Percent is the canary's share of the ready pods, rounded down.
 	Percent int32 `json:"percent"`
 	// SetWeight is the share the steps size the canary for now (the last
@@ -139,10 +143,24 @@ type PodShare struct {
 	StableSpec int32 `json:"stableSpec"`
 	NextCanary int32 `json:"nextCanary"`
 	NextStable int32 `json:"nextStable"`
+	// OlderMoves are the older ReplicaSets the next pass scales down.
+	OlderMoves []RSMove `json:"olderMoves,omitempty"`
+	// Waits says why the next pass scales nothing while the step's sizes
+	// are not reached: maxSurge allows no more pods and maxUnavailable no
+	// fewer available ones, so it waits for a pod to become available.
+	Waits string `json:"waits,omitempty"`
 	// MaxSurge and MaxUnavailable resolved against replicas.
 	MaxSurge       int32           `json:"maxSurge"`
 	MaxUnavailable int32           `json:"maxUnavailable"`
 	Cites          []upstream.Cite `json:"cites,omitempty"`
+}
+
+// RSMove is a ReplicaSet the next pass scales.
+type RSMove struct {
+	Name     string `json:"name"`
+	Revision string `json:"revision,omitempty"`
+	From     int32  `json:"from"`
+	To       int32  `json:"to"`
 }
 
 // ReplicaSetView is one ReplicaSet row.
@@ -433,9 +451,24 @@ func podShare(v *snapshot.View, a model.Analysis) *PodShare {
 		p.Cites = append(p.Cites, upstream.At("sv.stable-svc-target", in.Version), upstream.At("sv.canary-svc-target", in.Version))
 	}
 	for _, r := range in.All {
-		if r.Name != in.New.Name {
-			p.OtherReady += r.Ready
+		if r.Name == in.New.Name {
+			continue
 		}
+		p.OtherReady += r.Ready
+		if in.Stable == nil || r.Name != in.Stable.Name {
+			p.OlderReady += r.Ready
+			if to, ok := a.Next.OtherTargets[r.Name]; ok && to != r.Spec {
+				p.OlderMoves = append(p.OlderMoves, RSMove{Name: r.Name, Revision: r.Revision, From: r.Spec, To: to})
+			}
+		}
+	}
+	if len(p.OlderMoves) > 0 {
+		p.Cites = append(p.Cites, upstream.At("bc.others-down", in.Version))
+	}
+	if st, ok := model.BasicStall(in, a.Next); ok {
+		p.Waits = fmt.Sprintf("nothing scales until another pod is available: %d pods exist and maxSurge %d allows no more; %d are available and maxUnavailable %d allows no fewer",
+			st.Pods, in.MaxSurge, st.Available, in.MaxUnavailable)
+		p.Cites = append(p.Cites, upstream.At("bc.older-first", in.Version), upstream.At("bc.others-min-available", in.Version))
 	}
 	for _, ex := range v.Experiments {
 		if ex.Status.Phase.Completed() {

@@ -126,10 +126,15 @@ type Request struct {
 
 // PodCounts are the canary's and the stable's ReplicaSet sizes at one
 // moment, named as the action finds them (the stable is the one before
-// any promotion).
+// any promotion), and the older ReplicaSets' together: a Service that
+// selects the Rollout's pods sends their ready pods requests too.
+// Promoted: the action leaves the stable as the update's ReplicaSet (undo
+// to it, or a Rollout already promoted), so there is no canary to size.
 type PodCounts struct {
-	Canary int32 `json:"canary"`
-	Stable int32 `json:"stable"`
+	Canary   int32 `json:"canary"`
+	Stable   int32 `json:"stable"`
+	Older    int32 `json:"older,omitempty"`
+	Promoted bool  `json:"promoted,omitempty"`
 }
 
 // Effect is what the controller will do after the action, pass by pass,
@@ -141,6 +146,10 @@ type Effect struct {
 	// Pods, without trafficRouting, are the sizes the canary and the
 	// stable go through, in order (requests follow ready pods).
 	Pods []PodCounts `json:"pods,omitempty"`
+	// IfNeverReady, without trafficRouting, is where the controller stops
+	// instead when the canary's missing pods never turn Ready (the reason
+	// to abort, often), when that differs: the sizes above assume they do.
+	IfNeverReady string `json:"ifCanaryNeverReady,omitempty"`
 	// Exposure is the worst moment the canary carries more traffic than its
 	// available pods can take, if any.
 	Exposure *Exposure `json:"exposure,omitempty"`
@@ -242,6 +251,7 @@ func Build(in Input) (*Plan, error) {
 		ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
 	names := rsNames(v.ReplicaSets)
 	wait := effectOf(base, names)
+	wait.IfNeverReady = neverReady(base, base, names, wait)
 	p.Now = wait
 	cite := func(keys ...upstream.Key) []upstream.Cite {
 		out := make([]upstream.Cite, 0, len(keys))
@@ -268,6 +278,7 @@ func Build(in Input) (*Plan, error) {
 			o.Requests = nil
 		default:
 			o.Effect = effectOf(after, names)
+			o.Effect.IfNeverReady = neverReady(after, base, names, o.Effect)
 			o.Verdict, o.Why = judge(a, o.Effect, wait, base, stable, canary, why, o.TargetRevision)
 		}
 		switch a {
@@ -298,6 +309,9 @@ func Build(in Input) (*Plan, error) {
 			// Sizes without trafficRouting: the closest counts, one
 			// ReplicaSet a pass, the stable first.
 			o.Cites = append(o.Cites, cite("bc.counts", "bc.stable-first")...)
+		}
+		if o.Effect.IfNeverReady != "" {
+			o.Cites = append(o.Cites, cite("bc.others-down")...)
 		}
 		if o.Effect.NeverHealthy {
 			// The canary sized to minPods above replicas; Healthy needs them equal.
@@ -636,15 +650,8 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 		}
 	}
 	e.ErrorLoop = errs == min(3, len(steps)) && last.Pass.Errored
-	if !in.TrafficRouted && in.New != nil && in.Stable != nil && in.New.Name != in.Stable.Name {
-		// Requests follow ready pods: the sizes are the story.
-		e.Pods = []PodCounts{{Canary: in.New.Spec, Stable: in.Stable.Spec}}
-		for _, s := range steps {
-			c := PodCounts{Canary: s.Specs[in.New.Name], Stable: s.Specs[in.Stable.Name]}
-			if c != e.Pods[len(e.Pods)-1] {
-				e.Pods = append(e.Pods, c)
-			}
-		}
+	if !in.TrafficRouted && in.New != nil && in.Stable != nil {
+		e.Pods = basicPods(in, steps)
 	}
 	for _, s := range steps {
 		e.PauseEnds = e.PauseEnds || s.PauseEnded
@@ -725,6 +732,79 @@ func heldAt(in model.Inputs, e Effect) (string, bool, []upstream.Key) {
 	return "", false, nil
 }
 
+// basicPods are the sizes the canary, the stable and the older ReplicaSets
+// go through without trafficRouting, requests following ready pods; for a
+// promoted stable only when an older ReplicaSet still has pods to lose.
+func basicPods(in model.Inputs, steps []model.Step) []PodCounts {
+	promoted := in.New.Name == in.Stable.Name
+	at := func(spec func(*model.RS) int32) PodCounts {
+		c := PodCounts{Stable: spec(in.Stable), Promoted: promoted}
+		if !promoted {
+			c.Canary = spec(in.New)
+		}
+		for _, r := range in.All {
+			if r.Name != in.New.Name && r.Name != in.Stable.Name {
+				c.Older += spec(r)
+			}
+		}
+		return c
+	}
+	out := []PodCounts{at(func(r *model.RS) int32 { return r.Spec })}
+	for _, s := range steps {
+		if c := at(func(r *model.RS) int32 { return s.Specs[r.Name] }); c != out[len(out)-1] {
+			out = append(out, c)
+		}
+	}
+	if promoted && out[0].Older == 0 {
+		return nil
+	}
+	return out
+}
+
+// neverReady is the what-if for a canary without trafficRouting whose
+// pods are not all available: the simulation lets pods become available,
+// but a canary's that never turn Ready hold the controller where maxSurge
+// and maxUnavailable leave it (an older revision's pods then keep their
+// share of the requests, since the controller scales those down only as
+// other pods become available). "" when that ends where e does.
+func neverReady(after, base model.Inputs, names map[string]string, e Effect) string {
+	if base.TrafficRouted || base.New == nil || base.Stable == nil || base.New.Name == base.Stable.Name ||
+		base.New.Available >= base.New.Spec || len(e.Pods) == 0 {
+		return ""
+	}
+	stuck := after.Clone()
+	for _, r := range stuck.All {
+		if r.Name == base.New.Name {
+			r.Stuck = true
+		}
+	}
+	x := effectOf(stuck, names)
+	if len(x.Pods) == 0 || x.Pods[len(x.Pods)-1] == e.Pods[len(e.Pods)-1] {
+		return ""
+	}
+	// The sizes where it stops, in the summary's own words.
+	at := summarize(Effect{Pods: x.Pods[len(x.Pods)-1:]}, stuck)
+	at = strings.TrimPrefix(at[:strings.Index(at, "; ends ")], "no traffic routing, requests follow ready pods: ")
+	missing, pods := base.New.Spec-base.New.Available, "pods never turn"
+	if missing == 1 {
+		pods = "pod never turns"
+	}
+	msg := fmt.Sprintf("if %s's %d missing %s Ready, scaling stops at %s: maxSurge %d and maxUnavailable %d leave no room", base.New.Name, missing, pods, at, base.MaxSurge, base.MaxUnavailable)
+	if x.Pods[len(x.Pods)-1].Older > 0 {
+		msg += ", and the older revisions' ready pods keep taking requests"
+	}
+	return msg
+}
+
+// moves: on the way to where it ends, the controller changes a weight or,
+// without trafficRouting, a ReplicaSet's size.
+func (e Effect) moves(base model.Inputs) bool {
+	if len(e.Pods) > 1 || len(e.Serving) > 1 {
+		return true
+	}
+	return base.TrafficRouted && len(e.Serving) == 1 && e.Serving[0].Weight != base.Traffic()
+}
+
 // worse: more weight per available pod.
 func worse(a, b *Exposure) bool {
 	return int64(a.Weight)*int64(b.OnPods+1) > int64(b.Weight)*int64(a.OnPods+1)
@@ -759,10 +839,30 @@ func summarize(e Effect, in model.Inputs) string {
 	out := strings.Join(parts, " → ")
 	if len(e.Pods) > 0 {
 		var sizes []string
+		older := false
 		for _, c := range e.Pods {
-			sizes = append(sizes, fmt.Sprintf("%d/%d", c.Canary, c.Stable))
+			older = older || c.Older > 0
 		}
-		out = "no traffic routing, requests follow ready pods: canary/stable " + strings.Join(sizes, " → ")
+		var who []string
+		if !e.Pods[0].Promoted {
+			who = append(who, "canary")
+		}
+		who = append(who, "stable")
+		if older {
+			who = append(who, "older revisions")
+		}
+		for _, c := range e.Pods {
+			var n []string
+			if !c.Promoted {
+				n = append(n, fmt.Sprint(c.Canary))
+			}
+			n = append(n, fmt.Sprint(c.Stable))
+			if older {
+				n = append(n, fmt.Sprint(c.Older))
+			}
+			sizes = append(sizes, strings.Join(n, "/"))
+		}
+		out = "no traffic routing, requests follow ready pods: " + strings.Join(who, "/") + " " + strings.Join(sizes, " → ")
 	} else if out == "" {
 		out = "no traffic routing: replicas follow the steps"
 	}
@@ -796,6 +896,8 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 			return Safe, "the Rollout stays aborted: traffic on the stable, but spec.template still names the aborted revision"
 		case e.NeverHealthy:
 			return SafeWithCost, "traffic is served, but the Rollout never becomes Healthy: " + e.Summary
+		case e.WaitsForPerson && e.moves(base):
+			return Safe, "the controller finishes the current step, then nothing moves by itself: " + e.Summary
 		case e.WaitsForPerson:
 			return Safe, "traffic stays as it is and nothing moves by itself: " + e.Summary
 		}
@@ -870,7 +972,13 @@ func recommend(opts []Option, base model.Inputs) (Action, string) {
 	}
 	wait := byAction[Wait]
 	if wait.Verdict == Safe && !base.Abort {
-		return Wait, "nothing needs an escape: " + wait.Why
+		why := "nothing needs an escape: " + wait.Why
+		if u := byAction[Undo]; wait.Effect.IfNeverReady != "" && u.Effect.IfNeverReady == "" && u.Verdict.rank() <= SafeWithCost.rank() {
+			// Waiting rests on the canary's pods turning Ready; say
+			// which way out does not.
+			why += "; if the canary's missing pods never turn Ready, undo is the way out that does not wait on them"
+		}
+		return Wait, why
 	}
 	best := Wait
 	for _, a := range preference { // the first of the best-rated, in preference order

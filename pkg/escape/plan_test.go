@@ -4,11 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
-
-	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
-
+	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
@@ -542,6 +541,43 @@ func TestUndoWithDynamicStableScaleKeepsTheOldCanary(t *testing.T) {
 		}
 		if !carried || o.Effect.FinalStable != "checkout-api-6d8f7c9b5d" || o.Effect.FinalWeight != 0 {
 			t.Errorf("%s: undo: %s", ver, o.Effect.Summary)
+		}
+	}
+}
+
+// A canary without trafficRouting updated a second time mid-rollout (the
+// lab's v1.10.2 state): the sizes name the older revision, undo goes
+// stable/older 4/2 → 4/1 → 5/1 → 5/0 and an abort, if the canary's pod
+// never turns Ready, scales nothing — both as the v1.7.2 and v1.10.2
+// controllers did in the lab.
+func TestBasicCanaryWithAnOlderRevision(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		p := plan(t, exampletest.View(t, exampletest.BasicReplaced), ver)
+		if want := []PodCounts{{1, 4, 1, false}, {1, 4, 0, false}, {2, 4, 0, false}}; !reflect.DeepEqual(p.Now.Pods, want) {
+			t.Errorf("%s: if nothing is done: sizes %+v, want %+v", ver, p.Now.Pods, want)
+		}
+		if !strings.Contains(p.Now.Summary, "canary/stable/older revisions 1/4/1 → 1/4/0 → 2/4/0") ||
+			!strings.Contains(p.Now.IfNeverReady, "if app-7977f4bd87's 1 missing pod never turns Ready, scaling stops at canary/stable/older revisions 1/4/1") {
+			t.Errorf("%s: if nothing is done: %s / %s", ver, p.Now.Summary, p.Now.IfNeverReady)
+		}
+		u, _ := p.Option(Undo)
+		if want := []PodCounts{{0, 4, 2, true}, {0, 4, 1, true}, {0, 5, 1, true}, {0, 5, 0, true}}; !reflect.DeepEqual(u.Effect.Pods, want) || u.Effect.IfNeverReady != "" {
+			t.Errorf("%s: undo: sizes %+v (%s), if never ready %q; want %+v and nothing", ver, u.Effect.Pods, u.Effect.Summary, u.Effect.IfNeverReady, want)
+		}
+		if !strings.Contains(u.Effect.Summary, "stable/older revisions 4/2 → 4/1 → 5/1 → 5/0") {
+			t.Errorf("%s: undo: %s", ver, u.Effect.Summary)
+		}
+		a, _ := p.Option(Abort)
+		if a.Effect.IfNeverReady != p.Now.IfNeverReady {
+			t.Errorf("%s: abort if the canary never turns Ready: %q, want where doing nothing stops", ver, a.Effect.IfNeverReady)
+		}
+		if _, ok := citedKey(a.Cites, "bc.others-down"); !ok {
+			t.Errorf("%s: abort does not cite bc.others-down: %v", ver, a.Cites)
+		}
+		w, _ := p.Option(Wait)
+		if p.Recommended != Wait || !strings.HasPrefix(w.Why, "the controller finishes the current step, then nothing moves by itself") ||
+			!strings.HasSuffix(p.Reason, "if the canary's missing pods never turn Ready, undo is the way out that does not wait on them") {
+			t.Errorf("%s: recommended %s: %s (wait: %s)", ver, p.Recommended, p.Reason, w.Why)
 		}
 	}
 }

@@ -320,3 +320,45 @@ func atDesiredBasic(in Inputs) bool {
 	}
 	return availableSum(in.others()...) == 0
 }
+
+// Stall is a canary without trafficRouting that the controller cannot
+// scale: Pods exist of at most MaxPods (replicas + maxSurge) and Available
+// of them are available, at least MinAvailable (replicas − maxUnavailable)
+// of which must stay so.
+type Stall struct {
+	Pods         int32 `json:"pods"`
+	MaxPods      int32 `json:"maxPods"`
+	Available    int32 `json:"available"`
+	MinAvailable int32 `json:"minAvailable"`
+}
+
+// BasicStall reports a canary without trafficRouting whose pass p scales
+// nothing although the step's sizes are not reached, because maxSurge
+// allows no more pods and maxUnavailable no fewer available ones: the
+// controller waits for a pod to become available. While an older
+// ReplicaSet has pods, only that frees room (bc.older-first), so when the
+// missing pods are the canary's and they never turn Ready, it waits for
+// ever.
+func BasicStall(in Inputs, p Pass) (Stall, bool) {
+	if in.TrafficRouted || in.BG != nil || in.Paused || in.New == nil || !in.stableApart() || in.fullyPromoted() {
+		return Stall{}, false
+	}
+	if p.CanaryTarget != in.New.Spec || p.StableTarget != in.Stable.Spec {
+		return Stall{}, false
+	}
+	for _, r := range in.others() {
+		if to, ok := p.OtherTargets[r.Name]; ok && to != r.Spec {
+			return Stall{}, false
+		}
+	}
+	c, s := BasicStepCounts(in)
+	others := in.others()
+	if in.New.Spec == c && in.Stable.Spec == s && specSum(others...) == 0 {
+		return Stall{}, false // sized: the step waits for availability, not for room
+	}
+	st := Stall{Pods: specSum(in.All...), MaxPods: in.Replicas + in.MaxSurge, Available: availableSum(in.All...), MinAvailable: in.Replicas - in.MaxUnavailable}
+	if st.Pods < st.MaxPods || st.Available > st.MinAvailable {
+		return Stall{}, false
+	}
+	return st, true
+}

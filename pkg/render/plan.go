@@ -38,6 +38,9 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 		fmt.Fprintf(&b, "  %s\n", s.Crit.Render("the controller that reconciles this Rollout is not running (RD166): nothing below happens, and no way out takes effect, until it does"))
 	}
 	fmt.Fprintf(&b, "\n%s %s\n", s.Bold.Render("If nothing is done:"), p.Now.Summary)
+	if p.Now.IfNeverReady != "" {
+		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(p.Now.IfNeverReady))
+	}
 	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Ways out"))
 	for i, o := range p.Options {
 		mark := " "
@@ -47,6 +50,14 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 		fmt.Fprintf(&b, "%s %d. %-13s %s %s\n", mark, i+1, o.Action, Verdict(s, o.Verdict), o.Why)
 		if o.Verdict != escape.NotApplicable && o.Effect.Summary != "" && !strings.Contains(o.Why, o.Effect.Summary) {
 			fmt.Fprintf(&b, "       predicted: %s\n", o.Effect.Summary)
+		}
+		if o.Verdict != escape.NotApplicable && o.Action != escape.Wait && o.Effect.IfNeverReady != "" {
+			// The same stop as doing nothing says so in a few words.
+			what := o.Effect.IfNeverReady
+			if what == p.Now.IfNeverReady {
+				what = what[:strings.Index(what, ", scaling stops")] + ", it stops where doing nothing does (above)"
+			}
+			fmt.Fprintf(&b, "       %s\n", s.Warn.Render(what))
 		}
 		if o.Analysis != "" && !strings.Contains(o.Why, o.Analysis) {
 			fmt.Fprintf(&b, "       analysis: %s\n", o.Analysis)

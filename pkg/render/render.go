@@ -240,7 +240,12 @@ func humanPodShare(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	if rep.State.Aborted {
 		sized = "(aborted: the controller sizes it for 0%: " + counts + ")"
 	}
-	fmt.Fprintf(b, "  canary %d of %d ready pods ← %d%% of requests   %s\n", p.CanaryReady, p.CanaryReady+p.OtherReady, p.Percent, s.Dim.Render(sized))
+	all := p.CanaryReady + p.OtherReady
+	fmt.Fprintf(b, "  canary %d of %d ready pods ← %d%% of requests   %s\n", p.CanaryReady, all, p.Percent, s.Dim.Render(sized))
+	if p.OlderReady > 0 {
+		fmt.Fprintf(b, "  %s\n", s.Warn.Render(fmt.Sprintf("older revisions %d of %d ready pods ← %d%% of requests (replaced mid-rollout: the controller scales them down before it scales the canary or stable down)",
+			p.OlderReady, all, int64(p.OlderReady)*100/int64(all))))
+	}
 	var moves []string
 	if p.NextStable != p.StableSpec {
 		moves = append(moves, fmt.Sprintf("stable %d → %d", p.StableSpec, p.NextStable))
@@ -248,8 +253,14 @@ func humanPodShare(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	if p.NextCanary != p.CanarySpec {
 		moves = append(moves, fmt.Sprintf("canary %d → %d", p.CanarySpec, p.NextCanary))
 	}
-	if len(moves) > 0 {
+	for _, m := range p.OlderMoves {
+		moves = append(moves, fmt.Sprintf("%s (rev %s) %d → %d", m.Name, m.Revision, m.From, m.To))
+	}
+	switch {
+	case len(moves) > 0:
 		fmt.Fprintf(b, "  next pass: %s   %s\n", strings.Join(moves, ", "), s.Dim.Render(fmt.Sprintf("(one ReplicaSet a pass, the stable first; maxSurge %d, maxUnavailable %d)", p.MaxSurge, p.MaxUnavailable)))
+	case p.Waits != "":
+		fmt.Fprintf(b, "  next pass: %s\n", p.Waits)
 	}
 	var named []string
 	if p.StableService != "" {

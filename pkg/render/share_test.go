@@ -83,3 +83,43 @@ func TestCardTrafficManagedRouteAndPodShare(t *testing.T) {
 		t.Errorf("card traffic %q", got)
 	}
 }
+
+// An older revision's ready pods and the next pass's move for them, or why
+// nothing moves.
+func TestPodShareOlderRevisionView(t *testing.T) {
+	p := &diagnose.PodShare{CanaryReady: 0, OtherReady: 5, OlderReady: 1, Percent: 0, SetWeight: 30, StepCanary: 2, StepStable: 4,
+		CanarySpec: 1, StableSpec: 4, NextCanary: 1, NextStable: 4, MaxSurge: 1, MaxUnavailable: 0,
+		Waits: "nothing scales until another pod is available: 6 pods exist and maxSurge 1 allows no more; 5 are available and maxUnavailable 0 allows no fewer"}
+	var b strings.Builder
+	humanPodShare(&b, &diagnose.Report{PodShare: p}, NewStyles(&b, false))
+	if !strings.Contains(b.String(), "  older revisions 1 of 5 ready pods ← 20% of requests (replaced mid-rollout: the controller scales them down before it scales the canary or stable down)\n") ||
+		!strings.Contains(b.String(), "  next pass: nothing scales until another pod is available: 6 pods exist and maxSurge 1 allows no more; 5 are available and maxUnavailable 0 allows no fewer\n") {
+		t.Errorf("diagnose, stalled:\n%s", b.String())
+	}
+	moving := *p
+	moving.Waits, moving.OlderMoves = "", []diagnose.RSMove{{Name: "app-5998b8ffff", Revision: "2", From: 1, To: 0}}
+	b.Reset()
+	humanPodShare(&b, &diagnose.Report{PodShare: &moving}, NewStyles(&b, false))
+	if !strings.Contains(b.String(), "  next pass: app-5998b8ffff (rev 2) 1 → 0   (one ReplicaSet a pass, the stable first; maxSurge 1, maxUnavailable 0)\n") {
+		t.Errorf("diagnose, the older revision going down:\n%s", b.String())
+	}
+}
+
+// The plan says once where scaling stops if the canary's pods never turn
+// Ready, and for each way out that stops there too, in a few words.
+func TestPlanIfNeverReady(t *testing.T) {
+	never := "if app-c's 1 missing pod never turns Ready, scaling stops at canary/stable/older revisions 1/4/1: maxSurge 1 and maxUnavailable 0 leave no room"
+	p := &escape.Plan{Namespace: "shop", Name: "app", Now: escape.Effect{Summary: "now", IfNeverReady: never}, Options: []escape.Option{
+		{Action: escape.Abort, Verdict: escape.SafeWithCost, Why: "why", Effect: escape.Effect{Summary: "abort", IfNeverReady: never}},
+		{Action: escape.Undo, Verdict: escape.Safe, Why: "undo"},
+		{Action: escape.Wait, Verdict: escape.Safe, Why: "wait", Effect: escape.Effect{Summary: "now", IfNeverReady: never}},
+	}}
+	var b strings.Builder
+	if err := Plan(&b, p, NewStyles(&b, false)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Count(out, never) != 1 || strings.Count(out, "if app-c's 1 missing pod never turns Ready, it stops where doing nothing does (above)") != 1 {
+		t.Errorf("plan:\n%s", out)
+	}
+}

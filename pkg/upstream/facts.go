@@ -401,6 +401,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 51, "v1.8.2": 51, "v1.8.3": 51, "v1.9.3": 81, "v1.10.2": 81},
 	},
 	{
+		Key:      "bc.older-first",
+		Claim:    `Without trafficRouting, while a ReplicaSet other than the canary and the stable has pods, the canary and the stable are only scaled up (within maxSurge), never down.`,
+		File:     srcUC,
+		Contains: `if GetReplicaCountForReplicaSets(oldRSs) > 0 {`,
+		Lines:    Lines{"v1.7.2": 152, "v1.8.2": 152, "v1.8.3": 152, "v1.9.3": 182, "v1.10.2": 182},
+	},
+	{
+		Key:      "bc.others-min-available",
+		Claim:    `Without trafficRouting the other ReplicaSets are scaled down only by the available pods, counted over every ReplicaSet, above replicas − maxUnavailable.`,
+		File:     srcRC,
+		Contains: `maxScaleDown := availablePodCount - minAvailable`,
+		Lines:    Lines{"v1.7.2": 172, "v1.8.2": 177, "v1.8.3": 187, "v1.9.3": 187, "v1.10.2": 187},
+	},
+	{
 		Key:      "pa.indefinite-needs-promote",
 		Claim:    `A pause step without a duration completes only once its pause condition is gone while the controller's pause holds: someone promotes (removes the condition); the controller never ends it by itself.`,
 		File:     srcPA,

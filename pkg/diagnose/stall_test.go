@@ -1,0 +1,123 @@
+package diagnose
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// The example's ReplicaSets: the canary (revision 3, its pod not Ready),
+// the older revision 2 with one ready pod, the stable (revision 1, 4/4).
+const (
+	stallCanary = "app-7977f4bd87"
+	stallOlder  = "app-5998b8ffff"
+)
+
+// diagnoseReplaced diagnoses the replaced basic canary (the lab's v1.10.2
+// state) after edit, on every object (each edit checks the kind it wants).
+func diagnoseReplaced(t *testing.T, ver upstream.Version, edit func(*unstructured.Unstructured)) *Report {
+	t.Helper()
+	objs, hdr := exampletest.Decode(t, exampletest.BasicReplaced)
+	for _, o := range objs {
+		if edit != nil {
+			edit(o)
+		}
+	}
+	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
+	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
+}
+
+func onKind(kind, name string, edit func(*unstructured.Unstructured)) func(*unstructured.Unstructured) {
+	return func(u *unstructured.Unstructured) {
+		if u.GetKind() == kind && (name == "" || u.GetName() == name) {
+			edit(u)
+		}
+	}
+}
+
+// canaryReady makes the canary's pod available.
+var canaryReady = onKind("ReplicaSet", stallCanary, both(set([]string{"status", "readyReplicas"}, int64(1)), set([]string{"status", "availableReplicas"}, int64(1))))
+
+var stallCases = []struct {
+	name  string
+	edit  func(*unstructured.Unstructured)
+	fires bool
+	sev   rules.Severity
+	says  string
+}{
+	{name: "example: the older revision holds the room, the canary's pod not Ready", fires: true, sev: rules.Warning,
+		says: "nothing scales until a pod of the canary app-7977f4bd87 turns Ready (0 of 1 available): 6 pods exist (replicas 5 + maxSurge 1) and 5 are available (replicas 5 − maxUnavailable 0); the older revision app-5998b8ffff (rev 2, 1 ready) keeps taking requests (20% of the ready pods)"},
+	// The lab: an abort in this state scaled nothing in minutes (v1.7.2, v1.10.2).
+	{name: "aborted", edit: onKind("Rollout", "", set([]string{"status", "abort"}, true)), fires: true, sev: rules.Critical,
+		says: "the abort cannot finish until a pod of the canary app-7977f4bd87 turns Ready (0 of 1 available): 6 pods exist (replicas 5 + maxSurge 1) and 5 are available (replicas 5 − maxUnavailable 0), so the stable cannot grow back to 5 nor the canary go to 0"},
+	{name: "the canary's pod Ready: the older revision goes down next", edit: canaryReady},
+	{name: "maxUnavailable 1 leaves room", edit: onKind("Rollout", "", set([]string{"spec", "strategy", "canary", "maxUnavailable"}, int64(1)))},
+	{name: "maxSurge 2 leaves room", edit: onKind("Rollout", "", set([]string{"spec", "strategy", "canary", "maxSurge"}, int64(2)))},
+	{name: "spec.paused halts scaling on purpose", edit: onKind("Rollout", "", set([]string{"spec", "paused"}, true))},
+}
+
+func TestBasicStall(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		for _, c := range stallCases {
+			r := diagnoseReplaced(t, ver, c.edit)
+			var f *rules.Finding
+			for i := range r.Findings {
+				if r.Findings[i].ID == "RD167" {
+					f = &r.Findings[i]
+				}
+			}
+			if (f != nil) != c.fires {
+				t.Errorf("%s %s: RD167 fires=%v, want %v; findings %+v", ver, c.name, f != nil, c.fires, r.Findings)
+				continue
+			}
+			if f == nil {
+				continue
+			}
+			if f.Severity != c.sev || !strings.Contains(f.Message, c.says) {
+				t.Errorf("%s %s: RD167 %s %q, want %s and %q", ver, c.name, f.Severity, f.Message, c.sev, c.says)
+			}
+			for _, k := range []upstream.Key{"bc.older-first", "bc.others-min-available"} {
+				if _, ok := cited(*f, k); !ok {
+					t.Errorf("%s %s: RD167 does not cite %s", ver, c.name, k)
+				}
+			}
+		}
+	}
+}
+
+// The pod share names the older revision's pods, the next pass's move for
+// them, and why nothing moves.
+func TestPodShareOlderRevision(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		p := diagnoseReplaced(t, ver, nil).PodShare
+		if p == nil || p.CanaryReady != 0 || p.OtherReady != 5 || p.OlderReady != 1 || len(p.OlderMoves) != 0 ||
+			p.Waits != "nothing scales until another pod is available: 6 pods exist and maxSurge 1 allows no more; 5 are available and maxUnavailable 0 allows no fewer" {
+			t.Errorf("%s: pod share %+v", ver, p)
+		}
+		// Once the canary's pod is available, the older revision goes down
+		// first (the lab: 1/4/1 → 1/4/0 → 2/4/0).
+		p = diagnoseReplaced(t, ver, canaryReady).PodShare
+		want := []RSMove{{Name: stallOlder, Revision: "2", From: 1, To: 0}}
+		if p == nil || p.Waits != "" || !reflect.DeepEqual(p.OlderMoves, want) || p.NextCanary != 1 || p.NextStable != 4 {
+			t.Errorf("%s: with the canary's pod Ready: pod share %+v, want older moves %+v", ver, p, want)
+		}
+	}
+}
+
+// RD104 says where requests are for a canary without trafficRouting: not
+// "back on stable" while other pods are ready.
+func TestAbortedBasicCanaryWords(t *testing.T) {
+	r := diagnoseReplaced(t, "v1.10.2", onKind("Rollout", "", set([]string{"status", "abort"}, true)))
+	f := finding(t, r, "RD104")
+	if want := "aborted: the controller scales the canary to 0 and the stable back to 5 (no trafficRouting: requests follow ready pods, 1 of the 5 ready pods is not the stable's yet)"; !strings.HasPrefix(f.Message, want) {
+		t.Errorf("RD104 %q, want it to start %q", f.Message, want)
+	}
+}
