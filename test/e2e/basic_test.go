@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 )
 
 func init() {
-	scenarios = append(scenarios, scenario{"basic-canary", basicCanary})
+	scenarios = append(scenarios, scenario{"basic-canary", basicCanary}, scenario{"basic-replaced", basicReplaced})
 }
 
 // plainCanaryYAML is a canary Rollout without trafficRouting: replicas
@@ -46,15 +47,25 @@ func (h *harness) basicRollout(image string) string {
 		"[{setWeight: 30}, {pause: {}}, {setWeight: 70}, {pause: {duration: 5s}}]")
 }
 
-// podPairs are the distinct (canary, stable) ReplicaSet sizes the samples
-// went through, from the first sample at or after from.
+// podPairs are the distinct ReplicaSet sizes the samples went through, from
+// the first sample at or after from: the canary's, the stable's and every
+// other ReplicaSet's together, as escape counts them (promoted when the
+// canary is the stable).
 func podPairs(ss []sample, canaryHash, stableHash string, from time.Time) []escape.PodCounts {
 	var out []escape.PodCounts
 	for _, s := range ss {
 		if s.At.Before(from) {
 			continue
 		}
-		c := escape.PodCounts{Canary: int32(s.RS[canaryHash].Spec), Stable: int32(s.RS[stableHash].Spec)}
+		c := escape.PodCounts{Stable: int32(s.RS[stableHash].Spec), Promoted: canaryHash == stableHash}
+		if !c.Promoted {
+			c.Canary = int32(s.RS[canaryHash].Spec)
+		}
+		for h, r := range s.RS {
+			if h != canaryHash && h != stableHash {
+				c.Older += int32(r.Spec)
+			}
+		}
 		if len(out) == 0 || out[len(out)-1] != c {
 			out = append(out, c)
 		}
@@ -63,9 +74,21 @@ func podPairs(ss []sample, canaryHash, stableHash string, from time.Time) []esca
 }
 
 func pairsString(ps []escape.PodCounts) string {
+	older := false
+	for _, p := range ps {
+		older = older || p.Older > 0
+	}
 	var b []string
 	for _, p := range ps {
-		b = append(b, fmt.Sprintf("%d/%d", p.Canary, p.Stable))
+		var n []string
+		if !p.Promoted {
+			n = append(n, fmt.Sprint(p.Canary))
+		}
+		n = append(n, fmt.Sprint(p.Stable))
+		if older {
+			n = append(n, fmt.Sprint(p.Older))
+		}
+		b = append(b, strings.Join(n, "/"))
 	}
 	return strings.Join(b, " → ")
 }
@@ -137,4 +160,104 @@ func basicCanary(t *testing.T, h *harness) {
 		s := o.Now()
 		return phase == "Degraded" && s.RS[canaryHash].Spec == 0
 	})
+}
+
+// neverReady holds a pod's readiness for an hour: the lab's pods of that
+// template never turn Ready during a scenario.
+const neverReady = `
+      annotations:
+        pod-create.stage.kwok.x-k8s.io/delay: "1s"
+        pod-create.stage.kwok.x-k8s.io/jitter-delay: "2s"
+        pod-ready.stage.kwok.x-k8s.io/delay: "3600s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "3600s"`
+
+// basicReplaced: a canary without trafficRouting updated again while the
+// previous update waits at its pause, and the newest revision's pods never
+// turn Ready. The controller makes room for one of them by scaling the
+// older revision down to 1, then no pass can move (6 pods = 5 + maxSurge;
+// 5 available = 5 − maxUnavailable): diagnose must say so (RD167) and the
+// sizes escape predicts must hold. An abort must then scale nothing, as
+// escape says for a canary whose pods never turn Ready (RD167 critical),
+// and undo to the stable must go the sizes escape predicts.
+func basicReplaced(t *testing.T, h *harness) {
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.basicRollout("a"))
+	h.healthy(o, 5, 90*time.Second)
+	_, first, _, _, _ := h.status()
+	h.apply(h.basicRollout("b"))
+	h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {
+		phase, _, _, idx, _ := h.status()
+		return phase == "Paused" && idx == 1
+	})
+	h.settled(o, 6*time.Second, 60*time.Second)
+	h.apply(h.plainCanaryYAML(5, neverReady, "c", "\n      maxSurge: 1\n      maxUnavailable: 0",
+		"[{setWeight: 30}, {pause: {}}, {setWeight: 70}, {pause: {duration: 5s}}]"))
+	h.waitFor("the newest revision's ReplicaSet", 60*time.Second, func() bool {
+		_, _, current, _, _ := h.status()
+		return current != "" && o.Now().RS[current].Spec > 0
+	})
+	h.quiet(o, 8*time.Second, 60*time.Second)
+	_, stableHash, canaryHash, _, _ := h.status()
+	if stableHash != first {
+		t.Fatalf("the stable is %s, want the first revision %s", stableHash, first)
+	}
+	now := podPairs([]sample{o.Now()}, canaryHash, stableHash, time.Time{})
+	stall := func(rep *diagnose.Report) string {
+		for _, f := range rep.Findings {
+			if f.ID == "RD167" {
+				return f.Severity.String() + " RD167"
+			}
+		}
+		return "no RD167"
+	}
+	rep := h.diagnose("app")
+	older := int32(-1)
+	if rep.PodShare != nil {
+		older = rep.PodShare.OlderReady
+	}
+	h.record("basic canary replaced mid-rollout, newest pods never Ready: sizes canary/stable/older, RD167, older ready pods",
+		"1/4/1, warning RD167, 1", fmt.Sprintf("%s, %s, %d", pairsString(now), stall(rep), older))
+	if pairsString(now) != "1/4/1" || stall(rep) != "warning RD167" || older != 1 {
+		t.Errorf("the stalled state: sizes %s, %s, older ready pods %d; want 1/4/1, warning RD167, 1\n%s", pairsString(now), stall(rep), older, h.dump())
+	}
+	p := h.plan()
+	if p.Now.IfNeverReady == "" {
+		t.Errorf("escape does not say where scaling stops if the canary's pods never turn Ready: %+v", p.Now)
+	}
+	ab, _ := p.Option(escape.Abort)
+	if ab.Effect.IfNeverReady != p.Now.IfNeverReady {
+		t.Errorf("escape: abort if the canary never turns Ready: %q; want where doing nothing stops: %q", ab.Effect.IfNeverReady, p.Now.IfNeverReady)
+	}
+	// Abort: nothing scales while the canary's pod is not Ready.
+	from := time.Now()
+	h.run("escape", "app", "--do", "abort", "--yes", "--force", "--watch-timeout", "0")
+	h.waitFor("the abort", 30*time.Second, func() bool {
+		_, _, _, _, abort := h.status()
+		return abort
+	})
+	time.Sleep(20 * time.Second)
+	got := podPairs(o.Samples(), canaryHash, stableHash, from)
+	rep = h.diagnose("app")
+	h.record("basic canary replaced mid-rollout: abort while the canary's pod is never Ready (20 s)", "1/4/1, critical RD167", pairsString(got)+", "+stall(rep))
+	if pairsString(got) != "1/4/1" || stall(rep) != "critical RD167" {
+		t.Errorf("abort: the controller went %s (%s); want 1/4/1 and critical RD167\n%s", pairsString(got), stall(rep), h.dump())
+	}
+	// Undo to the stable: the older revisions go, the stable grows back.
+	p = h.plan()
+	u, _ := p.Option(escape.Undo)
+	if len(u.Effect.Pods) == 0 || u.Effect.IfNeverReady != "" {
+		t.Fatalf("escape: undo has no sizes or waits on the canary: %+v", u.Effect)
+	}
+	from = time.Now()
+	h.run("escape", "app", "--do", "undo", "--yes", "--force", "--watch-timeout", "0")
+	h.waitFor("undo to end", 120*time.Second, func() bool {
+		phase, stable, current, _, _ := h.status()
+		return phase == "Healthy" && stable == first && current == first
+	})
+	h.settled(o, 4*time.Second, 60*time.Second)
+	got = podPairs(o.Samples(), stableHash, stableHash, from)
+	h.record("basic canary replaced mid-rollout, aborted: undo to the stable (stable/older)", pairsString(u.Effect.Pods), pairsString(got))
+	if pairsString(got) != pairsString(u.Effect.Pods) {
+		t.Errorf("undo: escape predicted stable/older %s; the controller went %s\n%s", pairsString(u.Effect.Pods), pairsString(got), h.dump())
+	}
 }

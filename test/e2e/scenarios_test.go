@@ -543,6 +543,16 @@ func (h *harness) settled(o *observer, quiet, timeout time.Duration) {
 	})
 }
 
+// quiet waits until nothing observed has changed for d, pods not available
+// included: for a state the controller holds while a pod never turns Ready.
+func (h *harness) quiet(o *observer, d, timeout time.Duration) {
+	h.t.Helper()
+	h.waitFor(fmt.Sprintf("%s without changes", d), timeout, func() bool {
+		ss := o.Samples()
+		return len(ss) > 0 && time.Since(ss[len(ss)-1].At) > d
+	})
+}
+
 // steady compares the plugin's next-pass prediction with the state the
 // controller holds: the weight in the VirtualService and the sizes of the
 // canary and stable ReplicaSets.
