@@ -239,6 +239,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 	for _, c := range routerCases() {
 		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
 	}
+	for _, c := range workloadRefCases {
+		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
+	}
 	for _, c := range stallCases {
 		cases = append(cases, rulestest.Case{ID: "RD167", State: c.name, Fire: c.fires})
 	}

@@ -61,6 +61,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD165": checkHPAStuck,
 	"RD166": checkControllerDown,
 	"RD167": checkBasicStall,
+	"RD168": checkWorkloadRefPods,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

@@ -848,7 +848,11 @@ func summarize(e Effect, in model.Inputs) string {
 			who = append(who, "canary")
 		}
 		who = append(who, "stable")
-		if older {
+		switch {
+		case older && e.Pods[0].Promoted:
+			// After undo the canary left is one of them: not older.
+			who = append(who, "other ReplicaSets")
+		case older:
 			who = append(who, "older revisions")
 		}
 		for _, c := range e.Pods {

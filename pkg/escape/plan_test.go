@@ -547,7 +547,7 @@ func TestUndoWithDynamicStableScaleKeepsTheOldCanary(t *testing.T) {
 
 // A canary without trafficRouting updated a second time mid-rollout (the
 // lab's v1.10.2 state): the sizes name the older revision, undo goes
-// stable/older 4/2 → 4/1 → 5/1 → 5/0 and an abort, if the canary's pod
+// stable/others 4/2 → 4/1 → 5/1 → 5/0 and an abort, if the canary's pod
 // never turns Ready, scales nothing — both as the v1.7.2 and v1.10.2
 // controllers did in the lab.
 func TestBasicCanaryWithAnOlderRevision(t *testing.T) {
@@ -564,7 +564,7 @@ func TestBasicCanaryWithAnOlderRevision(t *testing.T) {
 		if want := []PodCounts{{0, 4, 2, true}, {0, 4, 1, true}, {0, 5, 1, true}, {0, 5, 0, true}}; !reflect.DeepEqual(u.Effect.Pods, want) || u.Effect.IfNeverReady != "" {
 			t.Errorf("%s: undo: sizes %+v (%s), if never ready %q; want %+v and nothing", ver, u.Effect.Pods, u.Effect.Summary, u.Effect.IfNeverReady, want)
 		}
-		if !strings.Contains(u.Effect.Summary, "stable/older revisions 4/2 → 4/1 → 5/1 → 5/0") {
+		if !strings.Contains(u.Effect.Summary, "stable/other ReplicaSets 4/2 → 4/1 → 5/1 → 5/0") {
 			t.Errorf("%s: undo: %s", ver, u.Effect.Summary)
 		}
 		a, _ := p.Option(Abort)

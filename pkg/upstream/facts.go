@@ -415,6 +415,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 172, "v1.8.2": 177, "v1.8.3": 187, "v1.9.3": 187, "v1.10.2": 187},
 	},
 	{
+		Key:      "wr.progressively-rev1",
+		Claim:    `With workloadRef scaleDown progressively the controller scales the referenced Deployment down as the Rollout's pods become ready (to 0 once Healthy), but only while the Rollout's newest ReplicaSet is revision 1.`,
+		File:     srcRS,
+		Contains: `if revision == 1 && c.rollout.Spec.WorkloadRef != nil && c.rollout.Spec.WorkloadRef.ScaleDown == v1alpha1.ScaleDownProgressively {`,
+		Lines:    Lines{"v1.7.2": 182, "v1.8.2": 174, "v1.8.3": 174, "v1.9.3": 178, "v1.10.2": 220},
+	},
+	{
+		Key:      "wr.onsuccess-rev1",
+		Claim:    `With workloadRef scaleDown onsuccess the controller scales the referenced Deployment to 0 once the Rollout is Healthy, but only at revision 1; any other value (never, the default) leaves it alone.`,
+		File:     srcSY,
+		Contains: `if revision == 1 && c.rollout.Status.Phase == v1alpha1.RolloutPhaseHealthy && c.rollout.Spec.WorkloadRef != nil && c.rollout.Spec.WorkloadRef.ScaleDown == v1alpha1.ScaleDownOnSuccess {`,
+		Lines:    Lines{"v1.7.2": 1031, "v1.8.2": 1033, "v1.8.3": 1033, "v1.9.3": 1040, "v1.10.2": 1102},
+	},
+	{
 		Key:      "pa.indefinite-needs-promote",
 		Claim:    `A pause step without a duration completes only once its pause condition is gone while the controller's pause holds: someone promotes (removes the condition); the controller never ends it by itself.`,
 		File:     srcPA,

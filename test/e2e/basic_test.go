@@ -62,7 +62,9 @@ func podPairs(ss []sample, canaryHash, stableHash string, from time.Time) []esca
 			c.Canary = int32(s.RS[canaryHash].Spec)
 		}
 		for h, r := range s.RS {
-			if h != canaryHash && h != stableHash {
+			// "": a ReplicaSet without the Rollout's hash label (a
+			// workloadRef'd Deployment's), not the Rollout's.
+			if h != "" && h != canaryHash && h != stableHash {
 				c.Older += int32(r.Spec)
 			}
 		}

@@ -1,0 +1,103 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// refTo makes the example's Rollout take its template from Deployment
+// checkout-api (workloadRef with scaleDown), which runs replicas pods, ready
+// of them ready and updated of them on the Deployment's current template.
+func refTo(scaleDown string, replicas, ready, updated int64) (func(*unstructured.Unstructured), func(*example)) {
+	edit := func(ro *unstructured.Unstructured) {
+		ref := map[string]interface{}{"apiVersion": "apps/v1", "kind": "Deployment", "name": "checkout-api"}
+		if scaleDown != "" {
+			ref["scaleDown"] = scaleDown
+		}
+		_ = unstructured.SetNestedMap(ro.Object, ref, "spec", "workloadRef")
+	}
+	more := func(e *example) {
+		var tmpl map[string]interface{}
+		for _, o := range e.objs {
+			if o.GetKind() == "Rollout" {
+				tmpl, _, _ = unstructured.NestedMap(o.Object, "spec", "template")
+			}
+		}
+		d := &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]interface{}{"name": "checkout-api", "namespace": "shop"},
+			"spec":     map[string]interface{}{"replicas": replicas, "template": tmpl, "selector": map[string]interface{}{"matchLabels": map[string]interface{}{"app": "checkout-api"}}},
+			"status":   map[string]interface{}{"replicas": replicas, "readyReplicas": ready, "updatedReplicas": updated},
+		}}
+		e.objs = append(e.objs, d)
+	}
+	return edit, more
+}
+
+var workloadRefCases = func() []rolloutCase {
+	c := func(name string, fires bool, says string, scaleDown string, replicas, ready, updated int64) rolloutCase {
+		edit, more := refTo(scaleDown, replicas, ready, updated)
+		return rolloutCase{name: name, id: "RD168", edit: edit, more: more, fires: fires, says: says}
+	}
+	return []rolloutCase{
+		c("the Deployment at 0", false, "", "", 0, 0, 0),
+		c("the Deployment keeps 3 pods of the old template", true,
+			"Deployment shop/checkout-api, which spec.workloadRef names, runs pods of its own (spec.replicas 3, 3 ready): they take requests from any Service that selects the app's labels, and the Deployment rolls them to each template change at once, outside the canary's steps; workloadRef.scaleDown never, the default: the controller never scales it",
+			"", 3, 3, 0),
+		c("3 pods already on the update's template, mid-update", true,
+			"— now 3 of its pods already run the update's template (status.updatedReplicas) while the canary is at step",
+			"never", 3, 3, 3),
+		c("scaleDown onsuccess after the migration", true,
+			"workloadRef.scaleDown onsuccess no longer scales it: the controller does so only at revision 1, and the Rollout is at revision 7",
+			"onsuccess", 2, 2, 0),
+	}
+}()
+
+func TestWorkloadRefDeploymentPods(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		for _, c := range workloadRefCases {
+			r := diagnoseEdited(t, ver, c.edit, c.more)
+			var f *rules.Finding
+			for i := range r.Findings {
+				if r.Findings[i].ID == "RD168" {
+					f = &r.Findings[i]
+				}
+			}
+			if (f != nil) != c.fires {
+				t.Errorf("%s %s: RD168 fires=%v, want %v", ver, c.name, f != nil, c.fires)
+				continue
+			}
+			if f == nil {
+				continue
+			}
+			if !strings.Contains(f.Message, c.says) {
+				t.Errorf("%s %s: RD168 %q, want it to contain %q", ver, c.name, f.Message, c.says)
+			}
+			if crit := strings.Contains(c.says, "already run"); crit != (f.Severity == rules.Critical) {
+				t.Errorf("%s %s: RD168 is %s", ver, c.name, f.Severity)
+			}
+			if _, ok := cited(*f, "wr.onsuccess-rev1"); !ok {
+				t.Errorf("%s %s: RD168 does not cite wr.onsuccess-rev1", ver, c.name)
+			}
+		}
+	}
+	// The migration: revision 1 with scaleDown progressively, the controller
+	// scales the Deployment down itself.
+	edit, more := refTo("progressively", 3, 3, 3)
+	r := diagnoseEdited(t, "v1.10.2", edit, func(e *example) {
+		more(e)
+		for _, o := range e.objs {
+			if o.GetKind() == "ReplicaSet" && o.GetName() == "checkout-api-5f6c8d7b9a" {
+				_ = unstructured.SetNestedField(o.Object, "1", "metadata", "annotations", "rollout.argoproj.io/revision")
+			}
+		}
+	})
+	if has(r, "RD168") {
+		t.Errorf("RD168 fires during the migration (revision 1, scaleDown progressively)")
+	}
+}
