@@ -239,7 +239,7 @@ func TestEveryRuleHasCases(t *testing.T) {
 	for _, c := range routerCases() {
 		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
 	}
-	for _, c := range workloadRefCases {
+	for _, c := range append(workloadRefCases, workloadRefStaticCases...) {
 		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
 	}
 	for _, c := range stallCases {

@@ -71,6 +71,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD217": checkRunsIndefinitely,
 	"RD218": checkBackgroundWindow,
 	"RD219": checkExperimentNeverEnds,
+	"RD220": checkWorkloadRefReplicas,
 	"RD130": checkRouterObjectMissing,
 	"RD131": checkRouterBackendNoEndpoints,
 	"RD132": checkALBVerification,

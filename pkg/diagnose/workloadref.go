@@ -17,8 +17,8 @@ import (
 // its step says.
 func checkWorkloadRefPods(c *Context, r *rules.Rule) []rules.Finding {
 	ref, d := c.ro.Spec.WorkloadRef, c.View.WorkloadRef
-	if ref == nil || d == nil {
-		return nil
+	if ref == nil || d == nil || c.View.Header.Offline {
+		return nil // manifests have no pods: RD220 reads their replicas
 	}
 	want := int32(1)
 	if d.Spec.Replicas != nil {
@@ -59,6 +59,37 @@ func checkWorkloadRefPods(c *Context, r *rules.Rule) []rules.Finding {
 		ev(obj, "status.readyReplicas", d.Status.ReadyReplicas),
 		ev(obj, "status.updatedReplicas", d.Status.UpdatedReplicas),
 	}
+	f.Cites = c.cites("wr.progressively-rev1", "wr.onsuccess-rev1")
+	return []rules.Finding{f}
+}
+
+// checkWorkloadRefReplicas (RD220): in manifests (lint), the Deployment a
+// workloadRef names has replicas other than 0 (1 when unset): each apply
+// or sync gives it pods of its own. Live, RD168 reports the pods instead.
+func checkWorkloadRefReplicas(c *Context, r *rules.Rule) []rules.Finding {
+	ref, d := c.ro.Spec.WorkloadRef, c.View.WorkloadRef
+	if ref == nil || d == nil || !c.View.Header.Offline {
+		return nil
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	set := fmt.Sprintf("sets replicas %d", want)
+	if d.Spec.Replicas == nil {
+		set = "leaves replicas unset (1)"
+	}
+	if want == 0 {
+		return nil
+	}
+	obj := "Deployment " + d.Namespace + "/" + d.Name
+	msg := fmt.Sprintf("the manifest of %s, which spec.workloadRef names, %s: every apply or sync gives it pods of its own, which the deployment controller rolls to each template change at once, outside the canary's steps", obj, set)
+	if ref.ScaleDown == v1alpha1.ScaleDownOnSuccess || ref.ScaleDown == v1alpha1.ScaleDownProgressively {
+		msg += fmt.Sprintf("; workloadRef.scaleDown %s scales it down only while the Rollout is at revision 1, so a sync after the first update scales it back up for good", ref.ScaleDown)
+	}
+	f := r.NewFinding(msg)
+	f.Subject = obj
+	f.Evidence = []rules.Evidence{ev(obj, "spec.replicas", want)}
 	f.Cites = c.cites("wr.progressively-rev1", "wr.onsuccess-rev1")
 	return []rules.Finding{f}
 }

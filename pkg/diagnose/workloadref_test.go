@@ -39,6 +39,16 @@ func refTo(scaleDown string, replicas, ready, updated int64) (func(*unstructured
 	return edit, more
 }
 
+// offline reads the example as lint does: manifests, no live state.
+func offline(more func(*example)) func(*example) {
+	return func(e *example) {
+		more(e)
+		h := *e.header
+		h.Offline = true
+		e.header = &h
+	}
+}
+
 var workloadRefCases = func() []rolloutCase {
 	c := func(name string, fires bool, says string, scaleDown string, replicas, ready, updated int64) rolloutCase {
 		edit, more := refTo(scaleDown, replicas, ready, updated)
@@ -57,6 +67,42 @@ var workloadRefCases = func() []rolloutCase {
 			"onsuccess", 2, 2, 0),
 	}
 }()
+
+// The manifests' side (lint): the Deployment's replicas field.
+var workloadRefStaticCases = func() []rolloutCase {
+	c := func(name string, fires bool, says string, scaleDown string, replicas int64) rolloutCase {
+		edit, more := refTo(scaleDown, replicas, 0, 0)
+		return rolloutCase{name: name, id: "RD220", edit: edit, more: offline(more), fires: fires, says: says}
+	}
+	return []rolloutCase{
+		c("replicas 0 in the manifest", false, "", "", 0),
+		c("replicas 3 in the manifest", true, "the manifest of Deployment shop/checkout-api, which spec.workloadRef names, sets replicas 3: every apply or sync gives it pods of its own, which the deployment controller rolls to each template change at once, outside the canary's steps", "", 3),
+		c("replicas 2 with scaleDown progressively", true, "; workloadRef.scaleDown progressively scales it down only while the Rollout is at revision 1, so a sync after the first update scales it back up for good", "progressively", 2),
+	}
+}()
+
+func TestWorkloadRefDeploymentReplicas(t *testing.T) {
+	for _, c := range workloadRefStaticCases {
+		r := diagnoseEdited(t, "v1.10.2", c.edit, c.more)
+		var f *rules.Finding
+		for i := range r.Findings {
+			if r.Findings[i].ID == "RD220" {
+				f = &r.Findings[i]
+			}
+		}
+		if (f != nil) != c.fires || f != nil && (!strings.Contains(f.Message, c.says) || f.Subject != "Deployment shop/checkout-api") {
+			t.Errorf("%s: RD220 %+v, want fires=%v saying %q about Deployment shop/checkout-api", c.name, f, c.fires, c.says)
+		}
+		if has(r, "RD168") {
+			t.Errorf("%s: RD168 (live) fires on manifests", c.name)
+		}
+	}
+	// Live, RD168 reports the pods; RD220 stays quiet.
+	edit, more := refTo("", 3, 3, 0)
+	if r := diagnoseEdited(t, "v1.10.2", edit, more); has(r, "RD220") || !has(r, "RD168") {
+		t.Errorf("live: RD220 %v, RD168 %v; want only RD168", has(r, "RD220"), has(r, "RD168"))
+	}
+}
 
 func TestWorkloadRefDeploymentPods(t *testing.T) {
 	for _, ver := range upstream.Modeled {

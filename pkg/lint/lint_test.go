@@ -307,3 +307,45 @@ func TestEmpty(t *testing.T) {
 		}
 	}
 }
+
+// RD220 is located at the Deployment a workloadRef names (its replicas
+// field needs the edit), and names the Rollout; a Deployment at 0 is quiet.
+func TestWorkloadRefDeploymentReplicasLocated(t *testing.T) {
+	deploy := func(replicas string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app, namespace: shop}
+spec:` + replicas + `
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers: [{name: app, image: "app:1", readinessProbe: {httpGet: {path: /ready, port: 8080}}}]
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: app, namespace: shop}
+spec:
+  replicas: 5
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: app, scaleDown: onsuccess}
+  strategy: {canary: {steps: [{setWeight: 20}, {pause: {}}]}}
+`
+	}
+	r := lintString(t, deploy(""), Options{Controller: cv("v1.10.2")})
+	var got []Finding
+	for _, f := range r.Findings {
+		if f.ID == "RD220" {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || got[0].Line != 1 || got[0].Object != "Deployment shop/app (used by Rollout shop/app)" ||
+		!strings.Contains(got[0].Message, "leaves replicas unset (1)") || !strings.Contains(got[0].Message, "scaleDown onsuccess") {
+		t.Errorf("RD220 findings %+v, want one at line 1 about Deployment shop/app", got)
+	}
+	r = lintString(t, deploy("\n  replicas: 0"), Options{Controller: cv("v1.10.2")})
+	for _, f := range r.Findings {
+		if f.ID == "RD220" {
+			t.Errorf("RD220 at replicas 0: %+v", f)
+		}
+	}
+}
