@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -396,5 +397,51 @@ current-context: prod-eu
 		if c.NotReadAgain != alias || (c.SameAs == "arn-prod-eu") != (alias || shared) || (c.ListedElsewhere == 1) != shared {
 			t.Errorf("%+v", c)
 		}
+	}
+}
+
+// The contexts whose plugin must prompt log in first on the terminal (the
+// lab's multi-cluster e2e drives that through a pseudo-terminal); here:
+// which contexts those are, and that a context's read then uses its login
+// — the connection it logged in with, or, when the login failed, a plugin
+// that is not given the terminal again and says why.
+func TestScanLoginTargets(t *testing.T) {
+	raw := clientcmdapi.NewConfig()
+	for name, mode := range map[string]clientcmdapi.ExecInteractiveMode{"always": clientcmdapi.AlwaysExecInteractiveMode, "if": clientcmdapi.IfAvailableExecInteractiveMode, "never": clientcmdapi.NeverExecInteractiveMode} {
+		raw.AuthInfos[name] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "login", InteractiveMode: mode}}
+		raw.Contexts[name] = &clientcmdapi.Context{Cluster: "c", AuthInfo: name}
+	}
+	raw.AuthInfos["token"] = &clientcmdapi.AuthInfo{Token: "t"}
+	raw.Contexts["token"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "token"}
+	if got := mustPrompt(*raw, []string{"always", "if", "never", "token", "missing"}); !slices.Equal(got, []string{"always"}) {
+		t.Errorf("must prompt: %v, want [always]", got)
+	}
+	fc := newFakeCluster(t)
+	o := NewScanOptions(genericclioptions.NewConfigFlags(true), genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	o.AllNamespaces = true // no kubeconfig here to name a namespace
+	var tunes [][]func(*rest.Config)
+	o.connect = func(f *genericclioptions.ConfigFlags, tune ...func(*rest.Config)) (*gather.Connection, error) {
+		tunes = append(tunes, tune)
+		return fc.connect(f, tune...)
+	}
+	logged, err := fc.connect(genericclioptions.NewConfigFlags(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, _, err := o.target("always", time.Second, nil, login{conn: logged}).Connect(context.Background())
+	if err != nil || dc != logged.Dynamic || len(tunes) != 0 {
+		t.Errorf("a logged-in context: client %v (err %v), %d new connection(s); want the login's client and none", dc, err, len(tunes))
+	}
+	if _, _, err := o.target("always", time.Second, nil, login{err: errors.New("exit code 1")}).Connect(context.Background()); err != nil || len(tunes) != 1 {
+		t.Fatalf("a failed login: err %v, %d connection(s)", err, len(tunes))
+	}
+	cfg := &rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "login", InteractiveMode: clientcmdapi.AlwaysExecInteractiveMode}}
+	for _, f := range tunes[0] {
+		if f != nil {
+			f(cfg)
+		}
+	}
+	if !cfg.ExecProvider.StdinUnavailable || !strings.Contains(cfg.ExecProvider.StdinUnavailableMessage, "login on this terminal before the scan failed") {
+		t.Errorf("a failed login's plugin: %+v, want no terminal and the reason", cfg.ExecProvider)
 	}
 }

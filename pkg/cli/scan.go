@@ -223,9 +223,15 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 		timeout = d
 	}
 	mo := fleet.MultiOptions{Concurrency: o.Concurrency, Timeout: timeout, VersionFlag: o.ControllerVersion}
+	errOut := o.streams.ErrOut
+	// Plugins that must prompt log in first, one at a time, on this
+	// terminal; their clusters are then read with that login.
+	var logins map[string]login
+	if interactive := mustPrompt(raw, names); len(interactive) > 0 && isTerminal(os.Stdin) && isTerminal(o.streams.In) && isTerminal(errOut) {
+		logins = o.loginFirst(ctx, interactive, errOut)
+	}
 	// The progress line, and above it what the contexts' credential
 	// plugins print, a line at a time with its context's name.
-	errOut := o.streams.ErrOut
 	var mu sync.Mutex
 	redraw := func() {}
 	progress := isTerminal(errOut)
@@ -260,7 +266,7 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 	}
 	targets := make([]fleet.Target, len(names))
 	for i, n := range names {
-		targets[i] = o.target(n, timeout, plugins.Relay(n))
+		targets[i] = o.target(n, timeout, plugins.Relay(n), logins[n])
 	}
 	for i, same := range o.aliases(raw, names) {
 		targets[i].SameAs = same
@@ -445,15 +451,75 @@ func (o *ScanOptions) readKey(raw clientcmdapi.Config, name string) (contextRead
 	return k, true
 }
 
+// login is a context's login on the terminal before the scan: the
+// connection it logged in with (its credential cached in the process), or
+// why it failed.
+type login struct {
+	conn *gather.Connection
+	err  error
+}
+
+// loginTimeout bounds a login at the terminal: a person types.
+const loginTimeout = 3 * time.Minute
+
+// mustPrompt are the contexts of names whose credential plugin must prompt
+// on a terminal (interactiveMode Always).
+func mustPrompt(raw clientcmdapi.Config, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if c := raw.Contexts[n]; c != nil {
+			if u := raw.AuthInfos[c.AuthInfo]; u != nil && u.Exec != nil && u.Exec.InteractiveMode == clientcmdapi.AlwaysExecInteractiveMode {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// loginFirst gives the terminal to each context's credential plugin in
+// turn, before the clusters are read at once (when two prompt together they
+// read the same keystrokes): one request each, with the plugin's prompt
+// and what it prints on the terminal as it comes. client-go keeps the
+// credential in the process, so the context's read uses it.
+func (o *ScanOptions) loginFirst(ctx context.Context, names []string, errOut io.Writer) map[string]login {
+	out := map[string]login{}
+	fmt.Fprintf(errOut, "%d context(s) log in with a credential plugin that needs the terminal (interactiveMode: Always): one at a time, before the clusters are read\n", len(names))
+	for _, n := range names {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(errOut, "logging in to context %s …\n", n)
+		conn, err := o.connect(contextFlags(o.flags, n))
+		if err == nil {
+			lctx, cancel := context.WithTimeout(ctx, loginTimeout)
+			err = gather.Authenticate(lctx, conn)
+			cancel()
+		}
+		if err != nil {
+			fmt.Fprintf(errOut, "context %s: the login failed; its cluster is not read\n", n)
+		}
+		out[n] = login{conn: conn, err: err}
+	}
+	return out
+}
+
 // target is one context's scan: its own flags (the kubeconfig, timeout,
 // compression and impersonation of the command line, the context's own
 // cluster, user and default namespace), connected in the cluster's
-// goroutine, and reached first when it must wait for a turn.
-func (o *ScanOptions) target(name string, timeout time.Duration, relay func(*rest.Config)) fleet.Target {
+// goroutine, and reached first when it must wait for a turn. A context
+// logged in on the terminal first reads with that connection; one whose
+// login failed does not run its plugin again.
+func (o *ScanOptions) target(name string, timeout time.Duration, relay func(*rest.Config), in login) fleet.Target {
 	reach := func(ctx context.Context) error { return o.reach(ctx, contextFlags(o.flags, name), timeout) }
 	return fleet.Target{Context: name, Reach: reach, Connect: func(ctx context.Context) (dynamic.Interface, gather.FleetOptions, error) {
 		f := contextFlags(o.flags, name)
-		conn, err := o.connect(f, gather.NoPluginTerminal, relay)
+		conn, err := in.conn, in.err
+		switch {
+		case in.conn == nil && in.err == nil:
+			conn, err = o.connect(f, gather.NoPluginTerminal, relay)
+		case in.err != nil:
+			conn, err = o.connect(f, gather.LoginFailedNoTerminal, relay)
+		}
 		if err != nil {
 			return nil, gather.FleetOptions{}, err
 		}

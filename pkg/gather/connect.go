@@ -1,6 +1,7 @@
 package gather
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -392,4 +394,18 @@ func contextNames(raw clientcmdapi.Config) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// Authenticate sends one request that needs the connection's credentials
+// (GET /version): an exec credential plugin runs, or a cached credential
+// is used, and the API server's 401 says the credential is refused. A
+// scan logs in contexts whose plugin prompts this way, one at a time,
+// before their clusters are read at once with the credential it cached.
+func Authenticate(ctx context.Context, c *Connection) error {
+	d, err := discovery.NewDiscoveryClientForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	_, err = d.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	return err
 }

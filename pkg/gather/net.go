@@ -641,8 +641,10 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 		return fmt.Sprintf("%s is not installed (not found in PATH): %s", of, fix)
 	case strings.Contains(msg, "cannot support interactive mode"):
 		why := "standard input is not a terminal"
-		if strings.Contains(msg, noTerminalMessage) {
-			why = noTerminalMessage
+		for _, m := range []string{noTerminalMessage, loginFailedMessage} {
+			if strings.Contains(msg, m) {
+				why = m
+			}
 		}
 		return fmt.Sprintf("%s needs the terminal to log in (interactiveMode: Always) and %s: log in first with `%s` in a terminal, then run this again", of, why, run)
 	case strings.Contains(msg, "failed with exit code"):
@@ -749,6 +751,18 @@ func NoPluginTerminal(cfg *rest.Config) {
 }
 
 const noTerminalMessage = "a scan over several clusters gives no credential plugin the terminal"
+
+// LoginFailedNoTerminal is NoPluginTerminal for a context whose plugin was
+// given the terminal to log in before a scan's clusters were read at once,
+// and failed: it is not run on the terminal again, and its error says so.
+func LoginFailedNoTerminal(cfg *rest.Config) {
+	if cfg.ExecProvider != nil {
+		cfg.ExecProvider.StdinUnavailable = true
+		cfg.ExecProvider.StdinUnavailableMessage = loginFailedMessage
+	}
+}
+
+const loginFailedMessage = "its login on this terminal before the scan failed (what it printed is above)"
 
 func isHTML(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)

@@ -351,3 +351,18 @@ func TestNoPluginTerminal(t *testing.T) {
 		t.Errorf("a config without a plugin got one")
 	}
 }
+
+// A context whose login on the terminal failed before the scan does not
+// run its plugin on the terminal again, and its error says why.
+func TestLoginFailedNoTerminal(t *testing.T) {
+	cfg := &rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "sso-login", InteractiveMode: clientcmdapi.AlwaysExecInteractiveMode}}
+	LoginFailedNoTerminal(cfg)
+	if !cfg.ExecProvider.StdinUnavailable {
+		t.Fatalf("exec config %+v: want stdin unavailable", cfg.ExecProvider)
+	}
+	e := &CredentialPluginError{Command: "sso-login", Err: errors.New("getting credentials: exec plugin cannot support interactive mode: standard input is unavailable: " + cfg.ExecProvider.StdinUnavailableMessage)}
+	want := `the credential plugin "sso-login" of context prod needs the terminal to log in (interactiveMode: Always) and its login on this terminal before the scan failed (what it printed is above): log in first with`
+	if got := e.describe("prod", 0); !strings.HasPrefix(got, want) {
+		t.Errorf("got  %s\nwant %s…", got, want)
+	}
+}

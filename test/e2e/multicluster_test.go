@@ -432,6 +432,67 @@ contexts: [{name: new-files, context: {cluster: lab, user: admin}}]
 	}
 	check(rep, "old", true, oldest)
 	check(rep, "new-files", true, newest)
+
+	// Credential plugins that must prompt (interactiveMode Always), on a
+	// terminal (script(1) gives the scan a pseudo-terminal): each logs in
+	// in turn, before the clusters are read at once, and its read uses
+	// that login; a failed one is not run again and its section says so.
+	promptPlugin := filepath.Join(plugins, "prompt-login")
+	body := `printf 'password for %s: ' "$LOGIN_NAME" >&2
+read pw
+[ "$pw" = open-sesame ] || { echo "wrong password" >&2; exit 1; }
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$SA_TOKEN"`
+	if err := os.WriteFile(promptPlugin, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logins := clientcmdapi.NewConfig()
+	logins.Clusters["old"] = merged.Clusters["old"]
+	for _, n := range []string{"login-a", "login-b"} {
+		logins.AuthInfos[n] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1", Command: promptPlugin,
+			Env: []clientcmdapi.ExecEnvVar{{Name: "SA_TOKEN", Value: saToken}, {Name: "LOGIN_NAME", Value: n}}, InteractiveMode: clientcmdapi.AlwaysExecInteractiveMode}}
+		logins.Contexts[n] = &clientcmdapi.Context{Cluster: "old", AuthInfo: n}
+	}
+	lkc, out := filepath.Join(t.TempDir(), "config"), filepath.Join(t.TempDir(), "scan.json")
+	if err := clientcmd.WriteToFile(*logins, lkc); err != nil {
+		t.Fatal(err)
+	}
+	tty := exec.Command("script", "-qec", fmt.Sprintf("%s scan -A --kubeconfig %s --contexts login-a,login-b -o json > %s", plugin, lkc, out), "/dev/null")
+	tty.Stdin = strings.NewReader("open-sesame\nwrong\n")
+	transcript, err := tty.CombinedOutput()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("script(1): %v", err)
+		}
+	}
+	said := strings.ReplaceAll(string(transcript), "\r", "")
+	order := []string{"2 context(s) log in with a credential plugin that needs the terminal (interactiveMode: Always): one at a time, before the clusters are read",
+		"logging in to context login-a", "password for login-a:", "logging in to context login-b", "password for login-b:", "wrong password", "context login-b: the login failed"}
+	at := 0
+	for _, w := range order {
+		i := strings.Index(said[at:], w)
+		if i < 0 {
+			t.Errorf("the terminal shows %q out of order or not at all:\n%s", w, said)
+			break
+		}
+		at += i + len(w)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lrep scanJSON
+	if err := json.Unmarshal(b, &lrep); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, b, said)
+	}
+	check(lrep, "login-a", true, "")
+	for _, c := range lrep.Clusters {
+		if c.Context == "login-a" && c.Rollouts != 1 {
+			t.Errorf("login-a read %d Rollouts, want the old cluster's one", c.Rollouts)
+		}
+		if c.Context == "login-b" && !strings.Contains(c.Error, "its login on this terminal before the scan failed") {
+			t.Errorf("login-b: %q, want the failed login", c.Error)
+		}
+	}
 }
 
 // waitJSONPath waits up to two minutes for the fleet Rollout's field.
