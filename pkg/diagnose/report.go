@@ -465,6 +465,22 @@ func podShare(v *snapshot.View, a model.Analysis) *PodShare {
 	if len(p.OlderMoves) > 0 {
 		p.Cites = append(p.Cites, upstream.At("bc.others-down", in.Version))
 	}
+	var olderSpec int32
+	for _, r := range in.All {
+		if r.Name != in.New.Name && (in.Stable == nil || r.Name != in.Stable.Name) {
+			olderSpec += r.Spec
+		}
+	}
+	sized := p.CanarySpec == p.StepCanary && p.StableSpec == p.StepStable && olderSpec == 0
+	switch {
+	case sized:
+	case in.Paused:
+		p.Waits = "nothing scales while spec.paused is set (a manual pause: plain promote clears it)"
+		p.Cites = append(p.Cites, upstream.At("cx.halt-user-paused", in.Version))
+	case in.Inconclusive:
+		p.Waits = "nothing scales while the InconclusiveAnalysis pause holds (promote or abort ends it)"
+		p.Cites = append(p.Cites, upstream.At("cx.halt-inconclusive", in.Version))
+	}
 	if st, ok := model.BasicStall(in, a.Next); ok {
 		p.Waits = fmt.Sprintf("nothing scales until another pod is available: %d pods exist and maxSurge %d allows no more; %d are available and maxUnavailable %d allows no fewer",
 			st.Pods, in.MaxSurge, st.Available, in.MaxUnavailable)

@@ -109,6 +109,21 @@ func TestPodShareOlderRevision(t *testing.T) {
 		if p == nil || p.Waits != "" || !reflect.DeepEqual(p.OlderMoves, want) || p.NextCanary != 1 || p.NextStable != 4 {
 			t.Errorf("%s: with the canary's pod Ready: pod share %+v, want older moves %+v", ver, p, want)
 		}
+		// A manual pause or an InconclusiveAnalysis pause halts the
+		// scaling: the next pass moves nothing, and says why.
+		for edit, says := range map[string]string{
+			"spec.paused":     "nothing scales while spec.paused is set (a manual pause: plain promote clears it)",
+			"pauseConditions": "nothing scales while the InconclusiveAnalysis pause holds (promote or abort ends it)",
+		} {
+			e := set([]string{"spec", "paused"}, true)
+			if edit == "pauseConditions" {
+				e = set([]string{"status", "pauseConditions"}, []interface{}{map[string]interface{}{"reason": "InconclusiveAnalysisRun", "startTime": "2026-12-07T00:34:00Z"}})
+			}
+			p = diagnoseReplaced(t, ver, both(canaryReady, onKind("Rollout", "", e))).PodShare
+			if p == nil || p.Waits != says || len(p.OlderMoves) != 0 {
+				t.Errorf("%s: %s: pod share %+v, want %q and no move", ver, edit, p, says)
+			}
+		}
 	}
 }
 

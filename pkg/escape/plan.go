@@ -421,6 +421,7 @@ func applyPromoteFull(after model.Inputs, ro *v1alpha1.Rollout, o *Option) (mode
 	}
 	if unpause && ro.Spec.Paused {
 		reqs = append(reqs, merge("", `{"spec":{"paused":false}}`, name, ""))
+		after.Paused = false
 	}
 	o.Requests = reqs
 	if ro.Status.CurrentPodHash == ro.Status.StableRS {
@@ -466,7 +467,11 @@ func applyPromote(after model.Inputs, ro *v1alpha1.Rollout, o *Option, n, idx in
 	}
 	if ro.Spec.Paused {
 		spec = `{"spec":{"paused":false}}`
+		after.Paused = false
 	}
+	// Every case clears status.pauseConditions: an InconclusiveAnalysis
+	// pause no longer halts the scaling.
+	after.Inconclusive = false
 	if status != "" {
 		o.Requests = append(o.Requests, merge("status", status, name, unified))
 	}
@@ -784,13 +789,19 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 	}
 	// The sizes where it stops, in the summary's own words.
 	at := summarize(Effect{Pods: x.Pods[len(x.Pods)-1:]}, stuck)
-	at = strings.TrimPrefix(at[:strings.Index(at, "; ends ")], "no traffic routing, requests follow ready pods: ")
+	if i := strings.Index(at, "; ends "); i >= 0 {
+		at = at[:i]
+	}
+	at = strings.TrimPrefix(at, "no traffic routing, requests follow ready pods: ")
 	missing, pods := base.New.Spec-base.New.Available, "pods never turn"
 	if missing == 1 {
 		pods = "pod never turns"
 	}
 	msg := fmt.Sprintf("if %s's %d missing %s Ready, scaling stops at %s: maxSurge %d and maxUnavailable %d leave no room", base.New.Name, missing, pods, at, base.MaxSurge, base.MaxUnavailable)
-	if x.Pods[len(x.Pods)-1].Older > 0 {
+	switch last := x.Pods[len(x.Pods)-1]; {
+	case last.Older > 0 && last.Promoted:
+		msg += ", and the other ReplicaSets' ready pods keep taking requests"
+	case last.Older > 0:
 		msg += ", and the older revisions' ready pods keep taking requests"
 	}
 	return msg

@@ -509,6 +509,19 @@ func TestWaitHeldAtAnIndefinitePause(t *testing.T) {
 		if !p.Now.WaitsForPerson || p.Now.Phase != "Paused" || !strings.Contains(p.Now.Summary, "spec.paused") || !strings.Contains(w.Why, "nothing moves by itself") {
 			t.Errorf("%s: spec.paused: if nothing is done (%s): %s; wait: %s", ver, p.Now.Phase, p.Now.Summary, w.Why)
 		}
+		// Plain promote unpauses (the CLI's spec patch): the steps run on
+		// to the indefinite pause (the same traffic as now, so no-effect
+		// is right); promote --full unpauses too from v1.9
+		// (cli.promote-full-unpause), before it the manual pause holds.
+		pr, _ := p.Option(Promote)
+		if strings.Contains(pr.Effect.Summary, "spec.paused") || !strings.Contains(pr.Effect.Summary, "held at step 1 (pause, no duration)") {
+			t.Errorf("%s: spec.paused: promote is %s (%s): %s", ver, pr.Verdict, pr.Why, pr.Effect.Summary)
+		}
+		full, _ := p.Option(PromoteFull)
+		unpauses := !upstream.At("cli.promote-full-unpause", ver).Absent
+		if promoted := full.Effect.FinalStable == "checkout-api-5f6c8d7b9a"; promoted != unpauses {
+			t.Errorf("%s: spec.paused: promote --full ends with stable %s (%s); the CLI unpauses: %v", ver, full.Effect.FinalStable, full.Effect.Summary, unpauses)
+		}
 	}
 }
 

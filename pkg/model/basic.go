@@ -340,7 +340,7 @@ type Stall struct {
 // missing pods are the canary's and they never turn Ready, it waits for
 // ever.
 func BasicStall(in Inputs, p Pass) (Stall, bool) {
-	if in.TrafficRouted || in.BG != nil || in.Paused || in.New == nil || !in.stableApart() || in.fullyPromoted() {
+	if in.TrafficRouted || in.BG != nil || in.Paused || in.Inconclusive || in.New == nil || !in.stableApart() || in.fullyPromoted() {
 		return Stall{}, false
 	}
 	if p.CanaryTarget != in.New.Spec || p.StableTarget != in.Stable.Spec {

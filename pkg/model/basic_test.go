@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -148,5 +149,30 @@ func TestSpecPausedHaltsScaling(t *testing.T) {
 	in.Paused = true
 	if p := Evaluate(in); p.CanaryTarget != 2 || p.StableTarget != 4 {
 		t.Errorf("paused: the pass scales canary %d stable %d, want 2 and 4", p.CanaryTarget, p.StableTarget)
+	}
+}
+
+// An InconclusiveAnalysis pause halts the scaling as spec.paused does
+// (rolloutContext.haltProgress), on every version; the pass that writes an
+// abort writes no pause conditions, so the abort's scale-down follows.
+func TestInconclusivePauseHaltsScaling(t *testing.T) {
+	for _, v := range upstream.Modeled {
+		in := basicLab(v, [2]int32{2, 2}, [2]int32{4, 4}) // on the way to setWeight 70: the stable goes 4 → 3 next
+		in.Inconclusive = true
+		p := Evaluate(in)
+		if p.CanaryTarget != 2 || p.StableTarget != 4 {
+			t.Errorf("%s: inconclusive: the pass scales canary %d stable %d, want 2 and 4 (halted)", v, p.CanaryTarget, p.StableTarget)
+		}
+		if !slices.ContainsFunc(p.Cites, func(c upstream.Cite) bool { return c.Key == "cx.halt-inconclusive" }) {
+			t.Errorf("%s: the halt does not cite cx.halt-inconclusive: %v", v, p.Cites)
+		}
+		in.Abort = true
+		next := Apply(in, Evaluate(in))
+		if next.Inconclusive {
+			t.Errorf("%s: the aborting pass keeps the InconclusiveAnalysis pause", v)
+		}
+		if p := Evaluate(next); p.CanaryTarget == next.New.Spec && p.StableTarget == next.Stable.Spec {
+			t.Errorf("%s: after the abort's first pass nothing scales (canary %d, stable %d)", v, p.CanaryTarget, p.StableTarget)
+		}
 	}
 }

@@ -78,6 +78,9 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 		in.WindowRevision = ro.Spec.RollbackWindow.Revisions
 	}
 	st := ro.Status
+	for _, c := range st.PauseConditions {
+		in.Inconclusive = in.Inconclusive || c.Reason == v1alpha1.PauseReasonInconclusiveAnalysis
+	}
 	in.Index = st.CurrentStepIndex
 	in.Abort = st.Abort
 	in.PromoteFull = st.PromoteFull

@@ -59,7 +59,10 @@ type Inputs struct {
 	MaxSurge, MaxUnavailable int32
 
 	// status
-	Index          *int32
+	Index *int32
+	// Inconclusive: status.pauseConditions holds InconclusiveAnalysis,
+	// which halts the ReplicaSets' scaling as spec.paused does.
+	Inconclusive   bool
 	Abort          bool
 	PromoteFull    bool
 	StableHash     string

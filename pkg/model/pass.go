@@ -105,12 +105,16 @@ func trafficPass(in Inputs, p *Pass) bool {
 
 // sizePass sizes the canary and stable ReplicaSets for the pass's weights.
 func sizePass(in Inputs, p *Pass, weights *v1alpha1.TrafficWeights) {
-	if in.Paused {
-		// spec.paused halts the ReplicaSets' scaling (the weight is
-		// still written).
+	if in.Paused || in.Inconclusive {
+		// spec.paused and an InconclusiveAnalysis pause halt the
+		// ReplicaSets' scaling (the weight is still written).
 		p.CanaryTarget, p.StableTarget = rsSpec(in.New), rsSpec(in.Stable)
 		p.AtDesired = AtDesired(in, weights)
-		p.Cites = append(p.Cites, in.cite("cx.halt-user-paused"))
+		if in.Paused {
+			p.Cites = append(p.Cites, in.cite("cx.halt-user-paused"))
+		} else {
+			p.Cites = append(p.Cites, in.cite("cx.halt-inconclusive"))
+		}
 		return
 	}
 	if !in.TrafficRouted {
@@ -326,6 +330,11 @@ func resetPass(in Inputs, p Pass) Pass {
 // that simulate time change Available themselves).
 func Apply(in Inputs, p Pass) Inputs {
 	out := in.clone()
+	// A pass that writes an abort, a full promotion, a rollback within the
+	// window or a reset writes no pause conditions: the halt ends.
+	if p.Reset || in.Abort || in.PromoteFull || RollbackWindow(in).WithinWindow {
+		out.Inconclusive = false
+	}
 	if p.Reset {
 		out.Unobserved = false
 		i := p.NextIndex

@@ -126,7 +126,7 @@ func tickAll(in Inputs) Inputs {
 // resets or promotes.
 func endTimedPause(in Inputs, p *Pass) bool {
 	idx, n := in.index(), in.stepCount()
-	if p.Reset || p.Errored || p.Promotes || in.Abort || in.Paused || in.PromoteFull || in.fullyPromoted() ||
+	if p.Reset || p.Errored || p.Promotes || in.Abort || in.Paused || in.Inconclusive || in.PromoteFull || in.fullyPromoted() ||
 		idx >= n || p.NextIndex != idx {
 		return false
 	}

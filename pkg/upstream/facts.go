@@ -993,6 +993,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 150, "v1.8.2": 136, "v1.8.3": 136, "v1.9.3": 136, "v1.10.2": 145},
 	},
 	{
+		Key:      "cx.halt-inconclusive",
+		Claim:    `While the Rollout has an InconclusiveAnalysis pause condition the controller does not scale the canary or stable ReplicaSets; promote (which clears the pause conditions), an abort or a full promotion ends it.`,
+		File:     srcCX,
+		Contains: `if getPauseCondition(c.rollout, v1alpha1.PauseReasonInconclusiveAnalysis) != nil {`,
+		Lines:    Lines{"v1.7.2": 152, "v1.8.2": 138, "v1.8.3": 138, "v1.9.3": 138, "v1.10.2": 147},
+	},
+	{
 		Key:      "co.readiness-is-progress",
 		Claim:    `Any rise in the Rollout's ready or available replicas counts as progress and restarts the progress deadline, so pods that crash and briefly come back keep it from expiring.`,
 		File:     srcCO,

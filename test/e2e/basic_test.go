@@ -13,7 +13,8 @@ import (
 )
 
 func init() {
-	scenarios = append(scenarios, scenario{"basic-canary", basicCanary}, scenario{"basic-replaced", basicReplaced})
+	scenarios = append(scenarios, scenario{"basic-canary", basicCanary}, scenario{"basic-replaced", basicReplaced},
+		scenario{"basic-paused-promote", basicPausedPromote})
 }
 
 // plainCanaryYAML is a canary Rollout without trafficRouting: replicas
@@ -261,5 +262,48 @@ func basicReplaced(t *testing.T, h *harness) {
 	h.record("basic canary replaced mid-rollout, aborted: undo to the stable (stable/older)", pairsString(u.Effect.Pods), pairsString(got))
 	if pairsString(got) != pairsString(u.Effect.Pods) {
 		t.Errorf("undo: escape predicted stable/older %s; the controller went %s\n%s", pairsString(u.Effect.Pods), pairsString(got), h.dump())
+	}
+}
+
+// basicPausedPromote: at the indefinite pause, someone also sets
+// spec.paused (a manual pause), which halts the scaling too. Plain promote
+// clears both (the CLI's spec and status patches): escape must not call it
+// no-effect, and the sizes it predicts must be the controller's, through
+// setWeight 70 and the 5 s pause to the promotion.
+func basicPausedPromote(t *testing.T, h *harness) {
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.basicRollout("a"))
+	h.healthy(o, 5, 90*time.Second)
+	h.apply(h.basicRollout("b"))
+	h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {
+		phase, _, _, idx, _ := h.status()
+		return phase == "Paused" && idx == 1
+	})
+	h.settled(o, 6*time.Second, 60*time.Second)
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":true}}`)
+	h.settled(o, 3*time.Second, 30*time.Second)
+	_, stableHash, canaryHash, _, _ := h.status()
+	p := h.plan()
+	pr, _ := p.Option(escape.Promote)
+	canary := ""
+	for _, r := range h.listRS() {
+		if r.GetLabels()["rollouts-pod-template-hash"] == canaryHash {
+			canary = r.GetName()
+		}
+	}
+	if pr.Verdict == escape.NoEffect || pr.Effect.FinalStable != canary || len(pr.Effect.Pods) == 0 {
+		t.Fatalf("escape under spec.paused: promote is %s (%s), ends with stable %s; want it to promote %s", pr.Verdict, pr.Why, pr.Effect.FinalStable, canary)
+	}
+	from := time.Now()
+	h.run("escape", "app", "--do", "promote", "--yes", "--force", "--watch-timeout", "0")
+	h.waitFor("the promotion", 120*time.Second, func() bool {
+		phase, stable, _, _, _ := h.status()
+		return phase == "Healthy" && stable == canaryHash
+	})
+	h.settled(o, 4*time.Second, 60*time.Second)
+	got := podPairs(o.Samples(), canaryHash, stableHash, from)
+	h.record("basic canary: promote at the pause under spec.paused (canary/stable)", pairsString(pr.Effect.Pods), pairsString(got))
+	if pairsString(got) != pairsString(pr.Effect.Pods) {
+		t.Errorf("promote under spec.paused: escape predicted %s; the controller went %s\n%s", pairsString(pr.Effect.Pods), pairsString(got), h.dump())
 	}
 }
