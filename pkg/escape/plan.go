@@ -807,6 +807,45 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 	return msg
 }
 
+// PodSizes names the sizes of ps and writes them in order, as the
+// summaries do: "canary/stable", with "/older revisions" (or, once the
+// stable is the update's, "/other ReplicaSets") when such a ReplicaSet
+// has pods, and "2/4 → 2/3 → …".
+func PodSizes(ps []PodCounts) (who, sizes string) {
+	if len(ps) == 0 {
+		return "", ""
+	}
+	older := false
+	for _, c := range ps {
+		older = older || c.Older > 0
+	}
+	var names []string
+	if !ps[0].Promoted {
+		names = append(names, "canary")
+	}
+	names = append(names, "stable")
+	switch {
+	case older && ps[0].Promoted:
+		// After undo the canary left is one of them: not older.
+		names = append(names, "other ReplicaSets")
+	case older:
+		names = append(names, "older revisions")
+	}
+	var each []string
+	for _, c := range ps {
+		var n []string
+		if !c.Promoted {
+			n = append(n, fmt.Sprint(c.Canary))
+		}
+		n = append(n, fmt.Sprint(c.Stable))
+		if older {
+			n = append(n, fmt.Sprint(c.Older))
+		}
+		each = append(each, strings.Join(n, "/"))
+	}
+	return strings.Join(names, "/"), strings.Join(each, " → ")
+}
+
 // moves: on the way to where it ends, the controller changes a weight or,
 // without trafficRouting, a ReplicaSet's size.
 func (e Effect) moves(base model.Inputs) bool {
@@ -849,35 +888,8 @@ func summarize(e Effect, in model.Inputs) string {
 	}
 	out := strings.Join(parts, " → ")
 	if len(e.Pods) > 0 {
-		var sizes []string
-		older := false
-		for _, c := range e.Pods {
-			older = older || c.Older > 0
-		}
-		var who []string
-		if !e.Pods[0].Promoted {
-			who = append(who, "canary")
-		}
-		who = append(who, "stable")
-		switch {
-		case older && e.Pods[0].Promoted:
-			// After undo the canary left is one of them: not older.
-			who = append(who, "other ReplicaSets")
-		case older:
-			who = append(who, "older revisions")
-		}
-		for _, c := range e.Pods {
-			var n []string
-			if !c.Promoted {
-				n = append(n, fmt.Sprint(c.Canary))
-			}
-			n = append(n, fmt.Sprint(c.Stable))
-			if older {
-				n = append(n, fmt.Sprint(c.Older))
-			}
-			sizes = append(sizes, strings.Join(n, "/"))
-		}
-		out = "no traffic routing, requests follow ready pods: " + strings.Join(who, "/") + " " + strings.Join(sizes, " → ")
+		who, sizes := PodSizes(e.Pods)
+		out = "no traffic routing, requests follow ready pods: " + who + " " + sizes
 	} else if out == "" {
 		out = "no traffic routing: replicas follow the steps"
 	}

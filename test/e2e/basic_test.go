@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -76,24 +75,10 @@ func podPairs(ss []sample, canaryHash, stableHash string, from time.Time) []esca
 	return out
 }
 
+// pairsString writes sizes as escape's summaries do.
 func pairsString(ps []escape.PodCounts) string {
-	older := false
-	for _, p := range ps {
-		older = older || p.Older > 0
-	}
-	var b []string
-	for _, p := range ps {
-		var n []string
-		if !p.Promoted {
-			n = append(n, fmt.Sprint(p.Canary))
-		}
-		n = append(n, fmt.Sprint(p.Stable))
-		if older {
-			n = append(n, fmt.Sprint(p.Older))
-		}
-		b = append(b, strings.Join(n, "/"))
-	}
-	return strings.Join(b, " → ")
+	_, sizes := escape.PodSizes(ps)
+	return sizes
 }
 
 // basicCanary: without trafficRouting the controller sizes the ReplicaSets
