@@ -39,6 +39,13 @@ type Sent struct {
 	Body            json.RawMessage `json:"sentBody"`
 	FellBack        bool            `json:"fellBackToMainResource,omitempty"`
 	ResourceVersion string          `json:"resourceVersionAfter,omitempty"`
+	// Generation is the object's metadata.generation after the request:
+	// a later request of the same action may be retried against a newer
+	// resourceVersion only while it is unchanged (see Apply).
+	Generation int64 `json:"generationAfter,omitempty"`
+	// Retried: the first try met a resourceVersion the controller's own
+	// status write had moved on; the spec was as this action left it.
+	Retried bool `json:"retriedAfterStatusWrite,omitempty"`
 }
 
 // ApplyError explains a failed write in one line and says whether anything
@@ -109,6 +116,17 @@ func Apply(ctx context.Context, dc dynamic.Interface, p *Plan, o *Option, opt Ap
 			return sent, &ApplyError{Msg: fmt.Sprintf("undo of a %s workloadRef is not supported: patch %s/%s yourself", r.Kind, r.Kind, r.Name), Partial: sent}
 		}
 		s, err := send(ctx, dc, gvr, p.Namespace, r, r.Body, r.Subresource, precond, opt.DryRunServer)
+		if err != nil && apierrors.IsConflict(err) && r.Kind == "Rollout" && len(sent) > 0 && sent[len(sent)-1].Kind == "Rollout" {
+			// A later request of the action (promote's spec patch after its
+			// status patch): the controller reconciles what the earlier one
+			// wrote and writes the status in between. That is no change
+			// underneath: retry once against the newer resourceVersion when
+			// the spec (generation) is as the earlier request left it.
+			if cur, gerr := dc.Resource(gvr).Namespace(p.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); gerr == nil && cur.GetGeneration() == sent[len(sent)-1].Generation {
+				s, err = send(ctx, dc, gvr, p.Namespace, r, r.Body, r.Subresource, cur.GetResourceVersion(), opt.DryRunServer)
+				s.Retried = true
+			}
+		}
 		if err != nil && apierrors.IsNotFound(err) && r.Subresource == "status" && len(r.Fallback) > 0 {
 			s, err = send(ctx, dc, gvr, p.Namespace, r, r.Fallback, "", precond, opt.DryRunServer)
 			s.FellBack, fellBack = true, err == nil
@@ -147,7 +165,7 @@ func send(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionReso
 	if err != nil {
 		return s, err
 	}
-	s.ResourceVersion = u.GetResourceVersion()
+	s.ResourceVersion, s.Generation = u.GetResourceVersion(), u.GetGeneration()
 	return s, nil
 }
 

@@ -288,6 +288,9 @@ func Build(in Input) (*Plan, error) {
 			o.Cites = cite("cli.retry-patch", "cli.retry-status-subresource")
 		case Promote:
 			o.Cites = cite("cli.promote-patch", "cli.promote-clear-pause", "cli.promote-status-first", "rc.abort-idx")
+			if o.Note != "" && ro.Spec.Paused {
+				o.Cites = append(o.Cites, cite("rc.spec-paused-no-step", "pa.no-conditions-no-controller-pause", "pa.indefinite-needs-promote")...)
+			}
 			if inconclusiveStep(ro) {
 				o.Cites = append(o.Cites, cite("cli.promote-inconclusive-step", "an.rerun-after-inconclusive")...)
 			}
@@ -488,6 +491,14 @@ func applyPromote(after model.Inputs, ro *v1alpha1.Rollout, o *Option, n, idx in
 	if idx < n {
 		i := idx + 1
 		after.Index = &i
+	}
+	if ro.Spec.Paused && len(ro.Status.PauseConditions) > 0 && idx < n && ro.Spec.Strategy.Canary != nil && ro.Spec.Strategy.Canary.Steps[idx].Pause != nil {
+		// Under spec.paused the status patch goes first: the controller,
+		// its steps still held, writes the status without controllerPause
+		// before the spec patch unpauses it, and the pause step then
+		// pauses again instead of completing (the lab: v1.8–v1.10).
+		after.Index = &idx
+		o.Note = fmt.Sprintf("under spec.paused this clears the manual pause, but step %d (a pause) starts again: the CLI clears the pause conditions before it unpauses, and the controller, still paused in between, drops controllerPause — promote once more to end the step", idx)
 	}
 	return after, true, ""
 }

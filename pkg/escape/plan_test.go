@@ -517,6 +517,20 @@ func TestWaitHeldAtAnIndefinitePause(t *testing.T) {
 		if strings.Contains(pr.Effect.Summary, "spec.paused") || !strings.Contains(pr.Effect.Summary, "held at step 1 (pause, no duration)") {
 			t.Errorf("%s: spec.paused: promote is %s (%s): %s", ver, pr.Verdict, pr.Why, pr.Effect.Summary)
 		}
+		// At the pause step itself, with its pause condition: the CLI's
+		// status-first order lets the controller drop controllerPause, so
+		// the step pauses again (the lab, every version).
+		atPause := updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}, {SetWeight: &ten}}, 1, 10)
+		atPause.Rollout.Spec.Paused = true
+		atPause.Rollout.Status.PauseConditions = []v1alpha1.PauseCondition{{Reason: v1alpha1.PauseReasonCanaryPauseStep}}
+		atPause.Rollout.Status.ControllerPause = true
+		again, _ := plan(t, atPause, ver).Option(Promote)
+		if !strings.Contains(again.Note, "step 1 (a pause) starts again") || !strings.Contains(again.Effect.Summary, "held at step 1 (pause, no duration)") || strings.Contains(again.Effect.Summary, "spec.paused") {
+			t.Errorf("%s: promote at a pause step under spec.paused: note %q; %s", ver, again.Note, again.Effect.Summary)
+		}
+		if _, ok := citedKey(again.Cites, "pa.no-conditions-no-controller-pause"); !ok {
+			t.Errorf("%s: promote under spec.paused does not cite pa.no-conditions-no-controller-pause: %v", ver, again.Cites)
+		}
 		full, _ := p.Option(PromoteFull)
 		unpauses := !upstream.At("cli.promote-full-unpause", ver).Absent
 		if promoted := full.Effect.FinalStable == "checkout-api-5f6c8d7b9a"; promoted != unpauses {

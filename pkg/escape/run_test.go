@@ -1,19 +1,20 @@
 package escape
 
 import (
-	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
-
 	"context"
 	"errors"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 )
 
@@ -100,5 +101,51 @@ func TestWatchOutcomeReportsWhatItSaw(t *testing.T) {
 	}
 	if l := out.Last; !l.Routed || l.CanaryWeight != 100 || l.CanaryAvailable != 2 || l.Aborted || l.Settled {
 		t.Fatalf("observed %+v: want 100%% on 2 canary pods, not settled", l)
+	}
+}
+
+// A later request of one action (promote's spec patch after its status
+// patch) meets a resourceVersion the controller's status write moved on
+// (the lab: every version reconciles between the two): it is retried once
+// when the spec is as the action left it, and refused when someone changed
+// the spec in between.
+func TestApplyRetriesAfterTheControllersStatusWrite(t *testing.T) {
+	for _, specChanged := range []bool{false, true} {
+		dc := exampleCluster(t)
+		p := &Plan{Namespace: "shop", Name: "checkout-api", ResourceVersion: "4242"}
+		o := &Option{Action: Promote, Requests: []Request{
+			merge("status", `{"status":{"pauseConditions":null}}`, "checkout-api", ""),
+			merge("", `{"spec":{"paused":false}}`, "checkout-api", ""),
+		}}
+		patches := 0
+		dc.PrependReactor("patch", "rollouts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			patches++
+			if patches != 2 {
+				return false, nil, nil
+			}
+			// Between the two: the controller writes the status, and in
+			// the second case someone edits the spec too.
+			ro, err := dc.Tracker().Get(gather.GVRRollout, "shop", "checkout-api")
+			if err != nil {
+				return true, nil, err
+			}
+			u := ro.(*unstructured.Unstructured)
+			u.SetResourceVersion("5000")
+			if specChanged {
+				u.SetGeneration(u.GetGeneration() + 1)
+			}
+			if err := dc.Tracker().Update(gather.GVRRollout, u, "shop"); err != nil {
+				return true, nil, err
+			}
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "argoproj.io", Resource: "rollouts"}, "checkout-api", errors.New("the object has been modified"))
+		})
+		sent, err := Apply(context.Background(), dc, p, o, ApplyOptions{})
+		var ae *ApplyError
+		switch {
+		case !specChanged && (err != nil || len(sent) != 2 || !sent[1].Retried || patches != 3):
+			t.Errorf("status written in between: err %v, %d sent, %d patches; want both sent, the second retried", err, len(sent), patches)
+		case specChanged && (!errors.As(err, &ae) || !ae.Conflict || len(sent) != 1 || patches != 2):
+			t.Errorf("spec changed in between: err %v, %d sent, %d patches; want the conflict, one request sent, no retry", err, len(sent), patches)
+		}
 	}
 }

@@ -1000,6 +1000,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 152, "v1.8.2": 138, "v1.8.3": 138, "v1.9.3": 138, "v1.10.2": 147},
 	},
 	{
+		Key:      "pa.no-conditions-no-controller-pause",
+		Claim:    `A pass that leaves no pause condition writes no controllerPause: once promote has cleared the conditions while spec.paused holds the steps, controllerPause is gone, and the pause step, when unpaused, pauses again instead of completing.`,
+		File:     srcPA,
+		Contains: `if len(newPauseConditions) == 0 {`,
+		Lines:    Lines{"v1.7.2": 112, "v1.8.2": 112, "v1.8.3": 112, "v1.9.3": 120, "v1.10.2": 120},
+	},
+	{
 		Key:      "co.readiness-is-progress",
 		Claim:    `Any rise in the Rollout's ready or available replicas counts as progress and restarts the progress deadline, so pods that crash and briefly come back keep it from expiring.`,
 		File:     srcCO,

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,34 +252,50 @@ func basicReplaced(t *testing.T, h *harness) {
 }
 
 // basicPausedPromote: at the indefinite pause, someone also sets
-// spec.paused (a manual pause), which halts the scaling too. Plain promote
-// clears both (the CLI's spec and status patches): escape must not call it
-// no-effect, and the sizes it predicts must be the controller's, through
-// setWeight 70 and the 5 s pause to the promotion.
+// spec.paused (a manual pause), which halts the scaling too. The CLI's
+// promote clears the pause conditions first and unpauses after; the
+// controller, still paused in between, drops controllerPause, so the pause
+// step pauses again (seen on every version). escape must say so and its
+// --do promote must land both patches (the second after the controller's
+// status write); a second promote must then go the sizes predicted,
+// through setWeight 70 and the 5 s pause, to the promotion.
 func basicPausedPromote(t *testing.T, h *harness) {
 	o := h.observe(isCanaryDest(hostMode))
 	h.apply(h.basicRollout("a"))
 	h.healthy(o, 5, 90*time.Second)
 	h.apply(h.basicRollout("b"))
-	h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {
+	atPause := func() bool {
 		phase, _, _, idx, _ := h.status()
 		return phase == "Paused" && idx == 1
-	})
+	}
+	h.waitFor("the pause at setWeight 30", 90*time.Second, atPause)
 	h.settled(o, 6*time.Second, 60*time.Second)
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":true}}`)
 	h.settled(o, 3*time.Second, 30*time.Second)
 	_, stableHash, canaryHash, _, _ := h.status()
 	p := h.plan()
 	pr, _ := p.Option(escape.Promote)
-	canary := ""
-	for _, r := range h.listRS() {
-		if r.GetLabels()["rollouts-pod-template-hash"] == canaryHash {
-			canary = r.GetName()
-		}
+	restarts := strings.Contains(pr.Note, "step 1 (a pause) starts again") && strings.Contains(pr.Effect.Summary, "held at step 1 (pause, no duration)")
+	specPaused := func() string {
+		return strings.TrimSpace(h.kubectl("-n", h.ns, "get", "rollout", "app", "-o", "jsonpath={.spec.paused}"))
 	}
-	if pr.Verdict == escape.NoEffect || pr.Effect.FinalStable != canary || len(pr.Effect.Pods) == 0 {
-		t.Fatalf("escape under spec.paused: promote is %s (%s), ends with stable %s; want it to promote %s", pr.Verdict, pr.Why, pr.Effect.FinalStable, canary)
+	h.run("escape", "app", "--do", "promote", "--yes", "--force", "--watch-timeout", "0")
+	time.Sleep(5 * time.Second)
+	h.waitFor("the pause step again", 30*time.Second, atPause)
+	held := specPaused() != "true" && atPause()
+	pred, obs := "step 1 proceeds", "spec.paused "+specPaused()
+	if restarts {
+		pred = "spec.paused false, step 1 (pause) again"
 	}
+	if phase, _, _, idx, _ := h.status(); true {
+		obs += fmt.Sprintf(", %s at step %d", phase, idx)
+	}
+	h.record("basic canary: promote at the pause under spec.paused (spec unpaused, the pause step again)", pred, obs)
+	if !restarts || !held {
+		t.Fatalf("promote under spec.paused: escape says the pause step starts again: %v (%q; %s); the controller unpaused and paused again at step 1: %v\n%s", restarts, pr.Note, pr.Effect.Summary, held, h.dump())
+	}
+	p = h.plan()
+	pr, _ = p.Option(escape.Promote)
 	from := time.Now()
 	h.run("escape", "app", "--do", "promote", "--yes", "--force", "--watch-timeout", "0")
 	h.waitFor("the promotion", 120*time.Second, func() bool {
@@ -287,8 +304,8 @@ func basicPausedPromote(t *testing.T, h *harness) {
 	})
 	h.settled(o, 4*time.Second, 60*time.Second)
 	got := podPairs(o.Samples(), canaryHash, stableHash, from)
-	h.record("basic canary: promote at the pause under spec.paused (canary/stable)", pairsString(pr.Effect.Pods), pairsString(got))
+	h.record("basic canary: the second promote, after spec.paused was cleared (canary/stable)", pairsString(pr.Effect.Pods), pairsString(got))
 	if pairsString(got) != pairsString(pr.Effect.Pods) {
-		t.Errorf("promote under spec.paused: escape predicted %s; the controller went %s\n%s", pairsString(pr.Effect.Pods), pairsString(got), h.dump())
+		t.Errorf("the second promote: escape predicted %s; the controller went %s\n%s", pairsString(pr.Effect.Pods), pairsString(got), h.dump())
 	}
 }
