@@ -490,13 +490,21 @@ func (o *ScanOptions) loginFirst(ctx context.Context, names []string, errOut io.
 		}
 		fmt.Fprintf(errOut, "logging in to context %s …\n", n)
 		conn, err := o.connect(contextFlags(o.flags, n))
+		refused := false
 		if err == nil {
 			lctx, cancel := context.WithTimeout(ctx, loginTimeout)
-			err = gather.Authenticate(lctx, conn)
+			refused, err = gather.Authenticate(lctx, conn)
 			cancel()
 		}
-		if err != nil {
+		switch {
+		case refused:
+			// The plugin failed, or its credential was refused (client-go
+			// would run it again on the terminal): not run again.
 			fmt.Fprintf(errOut, "context %s: the login failed; its cluster is not read\n", n)
+		case err != nil && conn != nil:
+			// Logged in, but the cluster did not answer: its read says
+			// why, with the credential the login cached.
+			err = nil
 		}
 		out[n] = login{conn: conn, err: err}
 	}

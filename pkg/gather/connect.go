@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
@@ -398,14 +399,23 @@ func contextNames(raw clientcmdapi.Config) string {
 
 // Authenticate sends one request that needs the connection's credentials
 // (GET /version): an exec credential plugin runs, or a cached credential
-// is used, and the API server's 401 says the credential is refused. A
-// scan logs in contexts whose plugin prompts this way, one at a time,
-// before their clusters are read at once with the credential it cached.
-func Authenticate(ctx context.Context, c *Connection) error {
+// is used. refused is true when no credential came of it: the plugin
+// failed or did not return, or the API server refused the credential
+// (401). A scan logs in contexts whose plugin prompts this way, one at a
+// time, before their clusters are read at once with the credential it
+// cached.
+func Authenticate(ctx context.Context, c *Connection) (refused bool, err error) {
 	d, err := discovery.NewDiscoveryClientForConfig(c.Config)
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = d.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
-	return err
+	if err == nil {
+		return false, nil
+	}
+	var cpe *CredentialPluginError
+	// client-go's own words for a plugin that failed, when the request
+	// did not pass through the monitor's classification.
+	refused = errors.As(err, &cpe) || apierrors.IsUnauthorized(err) || strings.Contains(err.Error(), "getting credentials: ")
+	return refused, err
 }

@@ -41,6 +41,22 @@ spec:
 `, h.instanceID, replicas, timing, image, extra, steps)
 }
 
+// pausedAt is true while the Rollout is Paused at step idx.
+func (h *harness) pausedAt(idx int64) func() bool {
+	return func() bool {
+		phase, _, _, i, _ := h.status()
+		return phase == "Paused" && i == idx
+	}
+}
+
+// atFirstPause waits for the pause after the first step (setWeight 30 in
+// these Rollouts) and for the pods to settle there.
+func (h *harness) atFirstPause(o *observer) {
+	h.t.Helper()
+	h.waitFor("the pause at setWeight 30", 90*time.Second, h.pausedAt(1))
+	h.settled(o, 6*time.Second, 60*time.Second)
+}
+
 // basicRollout is a canary without trafficRouting: 5 replicas, one surge
 // pod and none unavailable, so every move is one pod of one ReplicaSet.
 func (h *harness) basicRollout(image string) string {
@@ -96,11 +112,7 @@ func basicCanary(t *testing.T, h *harness) {
 	h.healthy(o, 5, 90*time.Second)
 	pause := func(image string) (stableHash, canaryHash string) {
 		h.apply(h.basicRollout(image))
-		h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {
-			phase, _, _, idx, _ := h.status()
-			return phase == "Paused" && idx == 1
-		})
-		h.settled(o, 6*time.Second, 60*time.Second)
+		h.atFirstPause(o)
 		_, stableHash, canaryHash, _, _ = h.status()
 		return stableHash, canaryHash
 	}
@@ -174,11 +186,7 @@ func basicReplaced(t *testing.T, h *harness) {
 	h.healthy(o, 5, 90*time.Second)
 	_, first, _, _, _ := h.status()
 	h.apply(h.basicRollout("b"))
-	h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1
-	})
-	h.settled(o, 6*time.Second, 60*time.Second)
+	h.atFirstPause(o)
 	h.apply(h.plainCanaryYAML(5, neverReady, "c", "\n      maxSurge: 1\n      maxUnavailable: 0",
 		"[{setWeight: 30}, {pause: {}}, {setWeight: 70}, {pause: {duration: 5s}}]"))
 	h.waitFor("the newest revision's ReplicaSet", 60*time.Second, func() bool {
@@ -264,12 +272,8 @@ func basicPausedPromote(t *testing.T, h *harness) {
 	h.apply(h.basicRollout("a"))
 	h.healthy(o, 5, 90*time.Second)
 	h.apply(h.basicRollout("b"))
-	atPause := func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1
-	}
-	h.waitFor("the pause at setWeight 30", 90*time.Second, atPause)
-	h.settled(o, 6*time.Second, 60*time.Second)
+	h.atFirstPause(o)
+	atPause := h.pausedAt(1)
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":true}}`)
 	h.settled(o, 3*time.Second, 30*time.Second)
 	_, stableHash, canaryHash, _, _ := h.status()

@@ -652,11 +652,7 @@ func dynamicStableScale(t *testing.T, h *harness) {
 		return current != "" && current != stable
 	})
 	p := h.plan()
-	h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1
-	})
-	h.settled(o, 6*time.Second, 60*time.Second)
+	h.atFirstPause(o)
 	h.steady("dynamicStableScale, paused at setWeight 30 of 10", o, h.diagnose("app"))
 	h.nothingDone("dynamicStableScale 30% of 10, from the update to the pause", o, p, 6*time.Second, 60*time.Second)
 }

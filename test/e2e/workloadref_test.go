@@ -76,11 +76,7 @@ func workloadRefScenario(t *testing.T, h *harness) {
 	h.apply(h.refDeploymentYAML("a", 0) + "---\n" + h.refRolloutYAML())
 	first := h.healthy(o, 5, 90*time.Second)
 	h.apply(h.refDeploymentYAML("b", 0))
-	h.waitFor("the pause at setWeight 30", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1
-	})
-	h.settled(o, 6*time.Second, 60*time.Second)
+	h.atFirstPause(o)
 	_, stableHash, canaryHash, _, _ := h.status()
 	if stableHash != first || canaryHash == first {
 		t.Fatalf("stable %s, canary %s: want the stable %s and a new canary", stableHash, canaryHash, first)
@@ -128,8 +124,7 @@ func workloadRefScenario(t *testing.T, h *harness) {
 	sevIdle := severityOf(h.diagnose("app"), "RD168")
 	h.apply(h.refDeploymentYAML("c", 2))
 	h.waitFor("the pause at setWeight 30 and the Deployment's pods on the new template", 90*time.Second, func() bool {
-		phase, _, _, idx, _ := h.status()
-		return phase == "Paused" && idx == 1 && deployReady("2", "2")()
+		return h.pausedAt(1)() && deployReady("2", "2")()
 	})
 	rep = h.diagnose("app")
 	h.record("workloadRef: the Deployment keeps 2 pods of its own (RD168 when Healthy; mid-update once they run its template)",
