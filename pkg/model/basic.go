@@ -346,13 +346,13 @@ func BasicStall(in Inputs, p Pass) (Stall, bool) {
 	if p.CanaryTarget != in.New.Spec || p.StableTarget != in.Stable.Spec {
 		return Stall{}, false
 	}
-	for _, r := range in.others() {
+	others := in.others()
+	for _, r := range others {
 		if to, ok := p.OtherTargets[r.Name]; ok && to != r.Spec {
 			return Stall{}, false
 		}
 	}
 	c, s := BasicStepCounts(in)
-	others := in.others()
 	if in.New.Spec == c && in.Stable.Spec == s && specSum(others...) == 0 {
 		return Stall{}, false // sized: the step waits for availability, not for room
 	}
