@@ -4,9 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Authenticate says whether a credential came of the login: refused for a
@@ -44,5 +47,20 @@ func TestAuthenticate(t *testing.T) {
 	srv.Close()
 	if refused, err := Authenticate(context.Background(), &Connection{Config: &rest.Config{Host: url}}); refused || err == nil {
 		t.Errorf("a cluster that does not answer: refused %v, err %v; want an error, not refused", refused, err)
+	}
+}
+
+// A credential plugin that fails (a wrong password at its prompt) is a
+// refused login: the scan does not run it on the terminal again.
+func TestAuthenticatePluginFails(t *testing.T) {
+	plugin := filepath.Join(t.TempDir(), "login")
+	if err := os.WriteFile(plugin, []byte("#!/bin/sh\necho 'wrong password' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	cfg := &rest.Config{Host: srv.URL, ExecProvider: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1", Command: plugin, InteractiveMode: clientcmdapi.NeverExecInteractiveMode}}
+	if refused, err := Authenticate(context.Background(), &Connection{Config: cfg}); !refused || err == nil {
+		t.Errorf("a failing plugin: refused %v, err %v; want refused", refused, err)
 	}
 }
