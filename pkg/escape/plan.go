@@ -727,7 +727,11 @@ func heldAt(in model.Inputs, e Effect) (string, bool, []upstream.Key) {
 	}
 	switch {
 	case e.Phase == "Paused" && in.Paused:
-		return "its step while spec.paused is set (a manual pause), until someone clears it (plain promote does)", true,
+		where := fmt.Sprintf("step %d", i)
+		if i >= int32(len(in.Steps)) {
+			where = "the end of its steps"
+		}
+		return where + " while spec.paused is set (a manual pause: no ReplicaSet is scaled), until someone clears it (plain promote does)", true,
 			[]upstream.Key{"rc.spec-paused-no-step", "cx.halt-user-paused"}
 	case e.Phase == "Paused" && st.Pause != nil && st.Pause.Duration == nil:
 		return fmt.Sprintf("step %d (pause, no duration) until someone promotes it", i), true,

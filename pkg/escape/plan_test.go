@@ -506,7 +506,7 @@ func TestWaitHeldAtAnIndefinitePause(t *testing.T) {
 		paused.Rollout.Spec.Paused = true
 		p = plan(t, paused, ver)
 		w, _ = p.Option(Wait)
-		if !p.Now.WaitsForPerson || p.Now.Phase != "Paused" || !strings.Contains(p.Now.Summary, "spec.paused") || !strings.Contains(w.Why, "nothing moves by itself") {
+		if !p.Now.WaitsForPerson || p.Now.Phase != "Paused" || !strings.Contains(p.Now.Summary, "held at step 0 while spec.paused is set (a manual pause: no ReplicaSet is scaled)") || !strings.Contains(w.Why, "nothing moves by itself") {
 			t.Errorf("%s: spec.paused: if nothing is done (%s): %s; wait: %s", ver, p.Now.Phase, p.Now.Summary, w.Why)
 		}
 		// Plain promote unpauses (the CLI's spec patch): the steps run on
