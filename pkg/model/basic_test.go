@@ -176,3 +176,21 @@ func TestInconclusivePauseHaltsScaling(t *testing.T) {
 		}
 	}
 }
+
+// Under spec.paused no step completes (completedCurrentCanaryStep), a
+// setWeight whose sizes are reached included, on every version.
+func TestSpecPausedHoldsTheStep(t *testing.T) {
+	for _, v := range upstream.Modeled {
+		in := basicLab(v, [2]int32{2, 2}, [2]int32{4, 4})
+		zero := int32(0)
+		in.Index = &zero // setWeight 30, at its sizes
+		if p := Evaluate(in); p.NextIndex != 1 {
+			t.Fatalf("%s: unpaused, setWeight 30 at its sizes moves to %d, want 1", v, p.NextIndex)
+		}
+		in.Paused = true
+		p := Evaluate(in)
+		if p.NextIndex != 0 || !slices.ContainsFunc(p.IndexCites, func(c upstream.Cite) bool { return c.Key == "rc.spec-paused-no-step" }) {
+			t.Errorf("%s: spec.paused: the index moves to %d (%s), want it held at 0", v, p.NextIndex, p.IndexWhy)
+		}
+	}
+}

@@ -208,6 +208,11 @@ func statusPass(in Inputs, p *Pass, weights *v1alpha1.TrafficWeights) {
 		}
 		return
 	}
+	if in.Paused && idx < n {
+		p.IndexWhy = fmt.Sprintf("spec.paused is set: step %d (%s) does not complete until it is cleared", idx, stepString(in.Steps[idx]))
+		p.IndexCites = in.cites("rc.spec-paused-no-step")
+		return
+	}
 	if idx < n && stepCompletes(in, weights) {
 		p.NextIndex = idx + 1
 		p.IndexWhy = fmt.Sprintf("step %d (%s) is complete: the index moves to %d", idx, stepString(in.Steps[idx]), idx+1)
@@ -258,6 +263,9 @@ func nextWeights(in Inputs, w int32) *v1alpha1.TrafficWeights {
 // its desired count; route steps at once. Pauses, analysis and experiments
 // depend on time and other objects and are reported separately.
 func stepCompletes(in Inputs, weights *v1alpha1.TrafficWeights) bool {
+	if in.Paused {
+		return false // completedCurrentCanaryStep: no step completes under spec.paused
+	}
 	s := in.Steps[in.index()]
 	switch {
 	case s.SetWeight != nil || s.SetCanaryScale != nil:
