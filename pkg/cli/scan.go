@@ -74,7 +74,7 @@ func newScanCommand(o *ScanOptions) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "scan every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "label selector on the Rollouts")
-	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated; shell patterns such as 'prod-*' allowed; '!PATTERN' leaves contexts out), in parallel, ranked together; each with its own credentials")
+	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated; shell patterns such as 'prod-*' allowed; '!PATTERN' leaves contexts out), in parallel, ranked together; each with its own credentials (a plugin that must prompt logs in first, one at a time, on the terminal)")
 	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "scan every context of the kubeconfig")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "with --contexts or --all-contexts: clusters read at once (with more clusters than this, each is first dialled, all at once, and one that cannot be reached takes no turn)")
 	o.addOutputFlags(cmd, "json or yaml (default: a table)")

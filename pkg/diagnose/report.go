@@ -465,15 +465,8 @@ func podShare(v *snapshot.View, a model.Analysis) *PodShare {
 	if len(p.OlderMoves) > 0 {
 		p.Cites = append(p.Cites, upstream.At("bc.others-down", in.Version))
 	}
-	var olderSpec int32
-	for _, r := range in.All {
-		if r.Name != in.New.Name && (in.Stable == nil || r.Name != in.Stable.Name) {
-			olderSpec += r.Spec
-		}
-	}
-	sized := p.CanarySpec == p.StepCanary && p.StableSpec == p.StepStable && olderSpec == 0
 	switch {
-	case sized:
+	case model.BasicSized(in):
 	case in.Paused:
 		p.Waits = "nothing scales while spec.paused is set (a manual pause: plain promote clears it)"
 		p.Cites = append(p.Cites, upstream.At("cx.halt-user-paused", in.Version))

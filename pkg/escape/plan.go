@@ -496,7 +496,8 @@ func applyPromote(after model.Inputs, ro *v1alpha1.Rollout, o *Option, n, idx in
 		// Under spec.paused the status patch goes first: the controller,
 		// its steps still held, writes the status without controllerPause
 		// before the spec patch unpauses it, and the pause step then
-		// pauses again instead of completing (the lab: v1.8–v1.10).
+		// pauses again instead of completing (the lab, every modeled
+		// version: e2e basic-paused-promote).
 		after.Index = &idx
 		o.Note = fmt.Sprintf("under spec.paused this clears the manual pause, but step %d (a pause) starts again: the CLI clears the pause conditions before it unpauses, and the controller, still paused in between, drops controllerPause — promote once more to end the step", idx)
 	}
@@ -803,11 +804,8 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 		return ""
 	}
 	// The sizes where it stops, in the summary's own words.
-	at := summarize(Effect{Pods: x.Pods[len(x.Pods)-1:]}, stuck)
-	if i := strings.Index(at, "; ends "); i >= 0 {
-		at = at[:i]
-	}
-	at = strings.TrimPrefix(at, "no traffic routing, requests follow ready pods: ")
+	who, sizes := PodSizes(x.Pods[len(x.Pods)-1:])
+	at := who + " " + sizes
 	missing, pods := base.New.Spec-base.New.Available, "pods never turn"
 	if missing == 1 {
 		pods = "pod never turns"

@@ -321,15 +321,23 @@ func atDesiredBasic(in Inputs) bool {
 	return availableSum(in.others()...) == 0
 }
 
+// BasicSized: without trafficRouting the canary and the stable have the
+// current step's sizes and no other ReplicaSet has pods — what is left is
+// for their pods to become available, not for any scaling.
+func BasicSized(in Inputs) bool {
+	if in.New == nil || !in.stableApart() {
+		return false
+	}
+	c, s := BasicStepCounts(in)
+	return in.New.Spec == c && in.Stable.Spec == s && specSum(in.others()...) == 0
+}
+
 // Stall is a canary without trafficRouting that the controller cannot
-// scale: Pods exist of at most MaxPods (replicas + maxSurge) and Available
-// of them are available, at least MinAvailable (replicas − maxUnavailable)
-// of which must stay so.
+// scale: Pods exist, as many as replicas + maxSurge allow or more, and
+// Available of them are available, no more than replicas − maxUnavailable.
 type Stall struct {
-	Pods         int32 `json:"pods"`
-	MaxPods      int32 `json:"maxPods"`
-	Available    int32 `json:"available"`
-	MinAvailable int32 `json:"minAvailable"`
+	Pods      int32
+	Available int32
 }
 
 // BasicStall reports a canary without trafficRouting whose pass p scales
@@ -343,21 +351,16 @@ func BasicStall(in Inputs, p Pass) (Stall, bool) {
 	if in.TrafficRouted || in.BG != nil || in.Paused || in.Inconclusive || in.New == nil || !in.stableApart() || in.fullyPromoted() {
 		return Stall{}, false
 	}
-	if p.CanaryTarget != in.New.Spec || p.StableTarget != in.Stable.Spec {
+	if p.CanaryTarget != in.New.Spec || p.StableTarget != in.Stable.Spec || BasicSized(in) {
 		return Stall{}, false
 	}
-	others := in.others()
-	for _, r := range others {
+	for _, r := range in.others() {
 		if to, ok := p.OtherTargets[r.Name]; ok && to != r.Spec {
 			return Stall{}, false
 		}
 	}
-	c, s := BasicStepCounts(in)
-	if in.New.Spec == c && in.Stable.Spec == s && specSum(others...) == 0 {
-		return Stall{}, false // sized: the step waits for availability, not for room
-	}
-	st := Stall{Pods: specSum(in.All...), MaxPods: in.Replicas + in.MaxSurge, Available: availableSum(in.All...), MinAvailable: in.Replicas - in.MaxUnavailable}
-	if st.Pods < st.MaxPods || st.Available > st.MinAvailable {
+	st := Stall{Pods: specSum(in.All...), Available: availableSum(in.All...)}
+	if st.Pods < in.Replicas+in.MaxSurge || st.Available > in.Replicas-in.MaxUnavailable {
 		return Stall{}, false
 	}
 	return st, true
