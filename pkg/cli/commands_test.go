@@ -413,8 +413,16 @@ func TestScanLoginTargets(t *testing.T) {
 	}
 	raw.AuthInfos["token"] = &clientcmdapi.AuthInfo{Token: "t"}
 	raw.Contexts["token"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "token"}
-	if got := mustPrompt(*raw, []string{"always", "if", "never", "token", "missing"}); !slices.Equal(got, []string{"always"}) {
+	// client.authentication.k8s.io/v1beta1 may leave the mode out: it is
+	// IfAvailable.
+	raw.AuthInfos["v1beta1"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{Command: "aws", APIVersion: "client.authentication.k8s.io/v1beta1"}}
+	raw.Contexts["v1beta1"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "v1beta1"}
+	all := []string{"always", "if", "never", "token", "missing", "v1beta1"}
+	if got := mustPrompt(*raw, all); !slices.Equal(got, []string{"always"}) {
 		t.Errorf("must prompt: %v, want [always]", got)
+	}
+	if got := mayPrompt(*raw, all); !slices.Equal(got, []string{"if", "v1beta1"}) {
+		t.Errorf("may prompt (given the terminal after a failure): %v, want [if v1beta1]", got)
 	}
 	fc := newFakeCluster(t)
 	o := NewScanOptions(genericclioptions.NewConfigFlags(true), genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})

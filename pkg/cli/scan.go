@@ -74,7 +74,7 @@ func newScanCommand(o *ScanOptions) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "scan every namespace")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "label selector on the Rollouts")
-	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated; shell patterns such as 'prod-*' allowed; '!PATTERN' leaves contexts out), in parallel, ranked together; each with its own credentials (a plugin that must prompt logs in first, one at a time, on the terminal)")
+	cmd.Flags().StringSliceVar(&o.Contexts, "contexts", nil, "scan these kube contexts (comma-separated; shell patterns such as 'prod-*' allowed; '!PATTERN' leaves contexts out), in parallel, ranked together; each with its own credentials (on a terminal, a plugin that must prompt logs in first, and one that may prompt and failed logs in after the others are read, one at a time)")
 	cmd.Flags().BoolVar(&o.AllContexts, "all-contexts", false, "scan every context of the kubeconfig")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "with --contexts or --all-contexts: clusters read at once (with more clusters than this, each is first dialled, all at once, and one that cannot be reached takes no turn)")
 	o.addOutputFlags(cmd, "json or yaml (default: a table)")
@@ -227,7 +227,9 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 	// Plugins that must prompt log in first, one at a time, on this
 	// terminal; their clusters are then read with that login.
 	var logins map[string]login
-	if interactive := mustPrompt(raw, names); len(interactive) > 0 && isTerminal(os.Stdin) && isTerminal(o.streams.In) && isTerminal(errOut) {
+	terminal := isTerminal(os.Stdin) && isTerminal(o.streams.In) && isTerminal(errOut)
+	if interactive := mustPrompt(raw, names); len(interactive) > 0 && terminal {
+		fmt.Fprintf(errOut, "%d context(s) log in with a credential plugin that needs the terminal (interactiveMode: Always): one at a time, before the clusters are read\n", len(interactive))
 		logins = o.loginFirst(ctx, interactive, errOut)
 	}
 	// The progress line, and above it what the contexts' credential
@@ -281,6 +283,9 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 		render.ClearProgress(errOut)
 	}
 	mu.Unlock()
+	if again := mayPrompt(raw, rep.PluginFailed()); len(again) > 0 && terminal && ctx.Err() == nil {
+		o.readAgain(ctx, rep, again, timeout, mo, errOut)
+	}
 	if err := o.print(rep, func(w io.Writer, s render.Styles) error { return render.MultiScan(w, rep, s) }); err != nil {
 		return err
 	}
@@ -476,14 +481,59 @@ func mustPrompt(raw clientcmdapi.Config, names []string) []string {
 	return out
 }
 
+// mayPrompt are the contexts of names whose credential plugin may prompt
+// when it has the terminal (interactiveMode IfAvailable, the default of
+// client.authentication.k8s.io/v1beta1, where it may be left out).
+func mayPrompt(raw clientcmdapi.Config, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if c := raw.Contexts[n]; c != nil {
+			if u := raw.AuthInfos[c.AuthInfo]; u != nil && u.Exec != nil && (u.Exec.InteractiveMode == clientcmdapi.IfAvailableExecInteractiveMode || u.Exec.InteractiveMode == "") {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// readAgain gives the terminal, one at a time, to the credential plugins
+// that failed or did not return without it (names: interactiveMode
+// IfAvailable), once the other clusters are read: such a plugin prompts
+// only when it has the terminal (a password, an MFA code), and kubectl
+// would have given it that. Those that log in are read again, at once,
+// into rep; for one whose login fails too the section says so. Only what
+// failed pays for a login in turn: most of these plugins work unattended
+// from a cached token, and giving each the terminal first would read the
+// clusters one after another.
+func (o *ScanOptions) readAgain(ctx context.Context, rep *fleet.MultiReport, names []string, timeout time.Duration, mo fleet.MultiOptions, errOut io.Writer) {
+	fmt.Fprintf(errOut, "%d context(s) whose credential plugin failed without the terminal (interactiveMode: IfAvailable) log in on it now, one at a time, and are read again\n", len(names))
+	logins := o.loginFirst(ctx, names, errOut)
+	var targets []fleet.Target
+	for _, n := range names {
+		switch l, tried := logins[n]; {
+		case !tried: // interrupted before its turn: its first section stands
+		case l.err != nil:
+			i := slices.IndexFunc(rep.Clusters, func(c fleet.Cluster) bool { return c.Context == n })
+			rep.Clusters[i].Error = fmt.Sprintf("the credential plugin of context %s failed without the terminal, and again on it after the other clusters were read (what it printed is above): log in with `kubectl --context %s get --raw /version`, then run this again", n, n)
+		default:
+			targets = append(targets, o.target(n, timeout, nil, l))
+		}
+	}
+	if len(targets) > 0 {
+		mo.Done = nil
+		rep.Again(fleet.ScanClusters(ctx, targets, mo))
+	}
+	// Ctrl-C at a login: the contexts not logged in keep their sections.
+	rep.Interrupted = rep.Interrupted || ctx.Err() != nil
+}
+
 // loginFirst gives the terminal to each context's credential plugin in
-// turn, before the clusters are read at once (when two prompt together they
-// read the same keystrokes): one request each, with the plugin's prompt
-// and what it prints on the terminal as it comes. client-go keeps the
-// credential in the process, so the context's read uses it.
+// turn, before their clusters are read at once (when two prompt together
+// they read the same keystrokes): one request each, with the plugin's
+// prompt and what it prints on the terminal as it comes. client-go keeps
+// the credential in the process, so the context's read uses it.
 func (o *ScanOptions) loginFirst(ctx context.Context, names []string, errOut io.Writer) map[string]login {
 	out := map[string]login{}
-	fmt.Fprintf(errOut, "%d context(s) log in with a credential plugin that needs the terminal (interactiveMode: Always): one at a time, before the clusters are read\n", len(names))
 	for _, n := range names {
 		if ctx.Err() != nil {
 			break

@@ -87,6 +87,9 @@ type Cluster struct {
 	// of the kubeconfig, and many may not run Argo Rollouts at all.
 	NotInstalled bool `json:"notInstalled,omitempty"`
 	worst        diagnose.Severity
+	// login: its credential plugin failed or did not return, without the
+	// terminal (gather.Error's Login).
+	login bool
 }
 
 // ControllerSeen is one controller version in a cluster and how it was
@@ -131,6 +134,65 @@ func (r *MultiReport) Unread() []string {
 		}
 	}
 	return out
+}
+
+// PluginFailed lists the clusters not read because their exec credential
+// plugin failed or did not return without the terminal: given it, the
+// plugin may prompt and log in.
+func (r *MultiReport) PluginFailed() []string {
+	var out []string
+	for _, c := range r.Clusters {
+		if c.login {
+			out = append(out, c.Context)
+		}
+	}
+	return out
+}
+
+// Again puts the sections of clusters read a second time (after their
+// credential plugin logged in on the terminal) in place of their first,
+// and ranks their Rollouts with the others. A Rollout that another
+// context listed already stays under it.
+func (r *MultiReport) Again(again *MultiReport) {
+	owner := map[types.UID]string{}
+	for _, row := range r.Rows {
+		if row.uid != "" {
+			owner[row.uid] = row.Cluster
+		}
+	}
+	for _, c := range again.Clusters {
+		i := slices.IndexFunc(r.Clusters, func(o Cluster) bool { return o.Context == c.Context })
+		if i < 0 {
+			continue
+		}
+		shared := map[string]int{}
+		for _, row := range again.Rows {
+			if row.Cluster != c.Context {
+				continue
+			}
+			if o, ok := owner[row.uid]; ok && row.uid != "" {
+				shared[o]++
+				continue
+			}
+			r.Rows = append(r.Rows, row)
+			if row.uid != "" {
+				owner[row.uid] = row.Cluster
+			}
+		}
+		best := ""
+		for o, n := range shared {
+			if best == "" || n > shared[best] || n == shared[best] && o < best {
+				best = o
+			}
+			c.ListedElsewhere += n
+		}
+		if best != "" {
+			c.SameAs = best
+		}
+		r.Clusters[i] = c
+	}
+	r.Interrupted = r.Interrupted || again.Interrupted
+	rank(r.Rows)
 }
 
 // interruptedBeforeTurn is the section of a cluster Ctrl-C stopped before
@@ -342,6 +404,8 @@ func scanOne(ctx context.Context, t Target, opt MultiOptions) (Cluster, []Row) {
 		}
 	}
 	c.Error, c.Retryable = clusterError(ctx, err, opt.Timeout), retryable(ctx, err)
+	var ge *gather.Error
+	c.login = errors.As(err, &ge) && ge.Login && !errors.Is(ctx.Err(), context.Canceled)
 	done()
 	return c, nil
 }

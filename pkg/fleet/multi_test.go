@@ -181,6 +181,50 @@ func TestScanClustersPartialFailure(t *testing.T) {
 	}
 }
 
+// A cluster whose credential plugin failed without the terminal is
+// listed for a login; read again after it, its section and Rollouts take
+// the place of its error, ranked with the others, and a Rollout another
+// context listed already stays there.
+func TestScanClustersAgainAfterLogin(t *testing.T) {
+	prod := okTarget(t, "prod", 1)
+	dc, _, err := prod.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := func(name string, e error) Target {
+		return Target{Context: name, Connect: func(context.Context) (dynamic.Interface, gather.FleetOptions, error) {
+			return nil, gather.FleetOptions{}, e
+		}}
+	}
+	plugin := &gather.Error{Msg: `the credential plugin "sso" of context sso failed (exit code 1)`, Login: true}
+	rep := ScanClusters(context.Background(), []Target{prod, failing("sso", plugin), failing("alias", plugin),
+		failing("refused", &gather.Error{Msg: "rejected the credentials (401)"})}, MultiOptions{})
+	if got := rep.PluginFailed(); !slices.Equal(got, []string{"sso", "alias"}) {
+		t.Fatalf("plugin failed: %v, want [sso alias] (not the refused credential)", got)
+	}
+	again := ScanClusters(context.Background(), []Target{okTarget(t, "sso", 0), contextOf("alias", dc)}, MultiOptions{})
+	rep.Again(again)
+	if len(rep.Rows) != 2+1 || rep.Rows[0].Worst != "critical" {
+		t.Fatalf("rows %+v, want prod's 2 and sso's 1, critical first", rep.Rows)
+	}
+	byName := map[string]Cluster{}
+	for _, c := range rep.Clusters {
+		byName[c.Context] = c
+	}
+	for name, want := range map[string]Cluster{
+		"prod":  {Rollouts: 2},
+		"sso":   {Rollouts: 1},
+		"alias": {Rollouts: 2, SameAs: "prod", ListedElsewhere: 2},
+	} {
+		if c := byName[name]; c.Error != "" || c.Rollouts != want.Rollouts || c.SameAs != want.SameAs || c.ListedElsewhere != want.ListedElsewhere {
+			t.Errorf("%s: %+v, want %+v", name, c, want)
+		}
+	}
+	if got := rep.Unread(); !slices.Equal(got, []string{"refused"}) || len(rep.PluginFailed()) != 0 || rep.Clusters[1].Context != "sso" {
+		t.Errorf("unread %v, plugin failed %v, order %+v", got, rep.PluginFailed(), rep.Clusters)
+	}
+}
+
 // Ctrl-C: clusters still outstanding say they were not read, and the
 // report is marked interrupted; what was read is kept.
 func TestScanClustersInterrupted(t *testing.T) {

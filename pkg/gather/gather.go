@@ -98,6 +98,11 @@ type Error struct {
 	// Retryable is true when the cause is the network or an overloaded
 	// API server: the same read may succeed later (--watch retries it).
 	Retryable bool
+	// Login is true when an exec credential plugin that is installed
+	// failed or did not return: given the terminal, it may prompt and log
+	// in (a multi-cluster scan runs the plugins without it, then gives it
+	// to those, one at a time).
+	Login bool
 }
 
 func (e *Error) Error() string { return e.Msg }

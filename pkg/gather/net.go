@@ -664,6 +664,15 @@ func (e *CredentialPluginError) describe(context string, timeout time.Duration) 
 	return fmt.Sprintf("%s: %s", of, oneLine(e.Err))
 }
 
+// mayLogIn is true for an exec plugin that ran and failed or did not
+// return: on the terminal it may prompt and get past what stopped it. Not
+// for one that is not installed, nor for an auth provider (it refreshes
+// at its issuer and prompts for nothing).
+func (e *CredentialPluginError) mayLogIn() bool {
+	msg := e.Err.Error()
+	return e.Provider == "" && e.Command != "" && !(strings.Contains(msg, "exec: executable") && strings.Contains(msg, "not found"))
+}
+
 // said quotes what the relayed plugin printed: its last lines, joined.
 func (e *CredentialPluginError) said() string {
 	if len(e.Printed) == 0 {
@@ -881,10 +890,10 @@ func netError(err error, o Options) *Error {
 		if errors.Is(err, context.Canceled) {
 			return nil // Ctrl-C
 		}
-		return &Error{Msg: cpe.describe(o.Context, o.Timeout)}
+		return &Error{Msg: cpe.describe(o.Context, o.Timeout), Login: cpe.mayLogIn()}
 	}
 	if cpe, ok := pluginWaitIn(err.Error()); ok {
-		return &Error{Msg: cpe.describe(o.Context, o.Timeout)}
+		return &Error{Msg: cpe.describe(o.Context, o.Timeout), Login: cpe.mayLogIn()}
 	}
 	// A plugin that gives a client certificate runs during the TLS
 	// handshake, past the point monitorTransport can tell: client-go's
@@ -892,7 +901,7 @@ func netError(err error, o Options) *Error {
 	if _, rest, ok := strings.Cut(err.Error(), "getting credentials: exec: executable "); ok {
 		cmd, _, _ := strings.Cut(rest, " ")
 		cpe = &CredentialPluginError{Command: cmd, Err: errors.New(firstLine(rest))}
-		return &Error{Msg: cpe.describe(o.Context, o.Timeout)}
+		return &Error{Msg: cpe.describe(o.Context, o.Timeout), Login: cpe.mayLogIn()}
 	}
 	if apierrors.IsUnauthorized(err) {
 		return &Error{Msg: fmt.Sprintf("%s rejected the credentials (401): refresh your kubeconfig login (or check --context, --user)", o.APIServer())}

@@ -145,6 +145,9 @@ func TestCredentialPlugins(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("err %v, want one line starting %q", err, want)
 		}
+		if !mayLogIn(err) {
+			t.Errorf("a plugin that failed: %#v, want Login (on the terminal it may prompt)", err)
+		}
 		// A later read runs it again: it may work the next time.
 		conn.monitor.mu.Lock()
 		conn.monitor.credHold = 0
@@ -159,6 +162,9 @@ func TestCredentialPlugins(t *testing.T) {
 		want := `the credential plugin "rolloutdoctor-test-no-such-plugin" of context lab is not installed (not found in PATH): Install it with: brew install example-login`
 		if err == nil || err.Error() != want {
 			t.Errorf("err %v, want %q", err, want)
+		}
+		if mayLogIn(err) {
+			t.Error("a plugin that is not installed: Login, want none (the terminal does not install it)")
 		}
 	})
 	t.Run("needs the terminal", func(t *testing.T) {
@@ -191,6 +197,9 @@ func TestCredentialPlugins(t *testing.T) {
 		want := `the credential plugin "` + filepath.Join(filepath.Dir(runs), "cloud-login") + `" of context lab did not return within 600ms (is it waiting for a login?): run ` + "`kubectl --context lab get --raw /version`"
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("err %v, want %q…", err, want)
+		}
+		if !mayLogIn(err) {
+			t.Errorf("a plugin that did not return: %#v, want Login (it may wait for a prompt)", err)
 		}
 		if w, _ := waitingFor.Load().(string); !strings.HasSuffix(w, "cloud-login") {
 			t.Errorf("the waiting notice named %q, want the plugin", w)
@@ -365,4 +374,10 @@ func TestLoginFailedNoTerminal(t *testing.T) {
 	if got := e.describe("prod", 0); !strings.HasPrefix(got, want) {
 		t.Errorf("got  %s\nwant %s…", got, want)
 	}
+}
+
+// mayLogIn is err's Login: a login on the terminal may get past it.
+func mayLogIn(err error) bool {
+	var ge *Error
+	return errors.As(err, &ge) && ge.Login
 }

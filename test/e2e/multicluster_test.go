@@ -437,6 +437,9 @@ contexts: [{name: new-files, context: {cluster: lab, user: admin}}]
 	// terminal (script(1) gives the scan a pseudo-terminal): each logs in
 	// in turn, before the clusters are read at once, and its read uses
 	// that login; a failed one is not run again and its section says so.
+	// Plugins that may prompt (IfAvailable) run without the terminal with
+	// the others (this one then reads no password and fails); afterwards
+	// each gets the terminal in turn, and one that logs in is read again.
 	promptPlugin := filepath.Join(plugins, "prompt-login")
 	body := `printf 'password for %s: ' "$LOGIN_NAME" >&2
 read pw
@@ -447,17 +450,21 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	}
 	logins := clientcmdapi.NewConfig()
 	logins.Clusters["old"] = merged.Clusters["old"]
-	for _, n := range []string{"login-a", "login-b"} {
+	for _, n := range []string{"login-a", "login-b", "login-c", "login-d"} {
+		mode := clientcmdapi.AlwaysExecInteractiveMode
+		if n > "login-b" {
+			mode = clientcmdapi.IfAvailableExecInteractiveMode
+		}
 		logins.AuthInfos[n] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1", Command: promptPlugin,
-			Env: []clientcmdapi.ExecEnvVar{{Name: "SA_TOKEN", Value: saToken}, {Name: "LOGIN_NAME", Value: n}}, InteractiveMode: clientcmdapi.AlwaysExecInteractiveMode}}
+			Env: []clientcmdapi.ExecEnvVar{{Name: "SA_TOKEN", Value: saToken}, {Name: "LOGIN_NAME", Value: n}}, InteractiveMode: mode}}
 		logins.Contexts[n] = &clientcmdapi.Context{Cluster: "old", AuthInfo: n}
 	}
 	lkc, out := filepath.Join(t.TempDir(), "config"), filepath.Join(t.TempDir(), "scan.json")
 	if err := clientcmd.WriteToFile(*logins, lkc); err != nil {
 		t.Fatal(err)
 	}
-	tty := exec.Command("script", "-qec", fmt.Sprintf("%s scan -A --kubeconfig %s --contexts login-a,login-b -o json > %s", plugin, lkc, out), "/dev/null")
-	tty.Stdin = strings.NewReader("open-sesame\nwrong\n")
+	tty := exec.Command("script", "-qec", fmt.Sprintf("%s scan -A --kubeconfig %s --contexts login-a,login-b,login-c,login-d -o json > %s", plugin, lkc, out), "/dev/null")
+	tty.Stdin = strings.NewReader("open-sesame\nwrong\nopen-sesame\nwrong\n")
 	transcript, err := tty.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
@@ -466,7 +473,9 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	}
 	said := strings.ReplaceAll(string(transcript), "\r", "")
 	order := []string{"2 context(s) log in with a credential plugin that needs the terminal (interactiveMode: Always): one at a time, before the clusters are read",
-		"logging in to context login-a", "password for login-a:", "logging in to context login-b", "password for login-b:", "wrong password", "context login-b: the login failed"}
+		"logging in to context login-a", "password for login-a:", "logging in to context login-b", "password for login-b:", "wrong password", "context login-b: the login failed",
+		"2 context(s) whose credential plugin failed without the terminal (interactiveMode: IfAvailable) log in on it now, one at a time, and are read again",
+		"logging in to context login-c", "password for login-c:", "logging in to context login-d", "password for login-d:", "wrong password", "context login-d: the login failed"}
 	at := 0
 	for _, w := range order {
 		i := strings.Index(said[at:], w)
@@ -491,6 +500,13 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 		}
 		if c.Context == "login-b" && !strings.Contains(c.Error, "its login on this terminal before the scan failed") {
 			t.Errorf("login-b: %q, want the failed login", c.Error)
+		}
+		// Read again after its login: login-a listed the same Rollout.
+		if c.Context == "login-c" && (c.Error != "" || c.Rollouts != 1 || c.SameAs != "login-a") {
+			t.Errorf("login-c: %+v, want the old cluster's Rollout, listed under login-a", c)
+		}
+		if c.Context == "login-d" && !strings.Contains(c.Error, "failed without the terminal, and again on it after the other clusters were read") {
+			t.Errorf("login-d: %q, want both failures", c.Error)
 		}
 	}
 }
