@@ -8,6 +8,7 @@ import (
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules/rulestest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
@@ -233,6 +234,8 @@ type routerCase struct {
 	docs  func(ver upstream.Version) []string
 	fires bool
 	says  string
+	// severity, when set, is the finding's.
+	severity rules.Severity
 }
 
 func world(routing string, weight int, objs ...string) []string {
@@ -281,6 +284,10 @@ func routerCases() []routerCase {
 		routerCase{name: "ALB sends 20% to a canary Service without endpoints", id: "RD131", fires: true, says: "sends 20% of its traffic to Service app-canary, which has no ready endpoints", docs: func(upstream.Version) []string {
 			return append(append([]string{routerRollout(alb, 20, "")}, routerWorld(0, 10)...), albIngress(20, ""))
 		}},
+		routerCase{name: "the Rollout scaled to 0: a warning, not an outage", id: "RD131", fires: true, severity: rules.Warning,
+			says: "sends 100% of its traffic to Service app-stable, which has no ready endpoints: those requests fail (503) — the Rollout is scaled to 0 (spec.replicas 0)", docs: func(upstream.Version) []string {
+				return append(append([]string{strings.Replace(routerRollout(alb, 0, ""), "replicas: 10", "replicas: 0", 1)}, routerWorld(0, 0)...), albIngress(0, ""))
+			}},
 		routerCase{name: "nginx at 100 with the stable Service empty (#1820)", id: "RD131", fires: true, says: "ingress-nginx answers 503 for the whole host", docs: func(upstream.Version) []string {
 			return append(append([]string{routerRollout(nginx, 100, "")}, routerWorld(10, 0)...), nginxStable, nginxCanary(100, "", ""))
 		}},
@@ -409,6 +416,9 @@ func TestRouterRules(t *testing.T) {
 					}
 					if c.says != "" && !strings.Contains(f.Message, c.says) {
 						t.Errorf("%s says\n  %s\nwant it to contain\n  %s", c.id, f.Message, c.says)
+					}
+					if c.severity != 0 && f.Severity != c.severity {
+						t.Errorf("%s severity %s, want %s", c.id, f.Severity, c.severity)
 					}
 					for _, ci := range f.Cites {
 						if ci.Version != ver {
