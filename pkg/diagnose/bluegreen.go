@@ -59,6 +59,14 @@ func checkActiveBlackout(c *Context, r *rules.Rule) []rules.Finding {
 		case rs == nil:
 			f = r.NewFinding(fmt.Sprintf("the active Service %s selects rollouts-pod-template-hash %s, which no ReplicaSet of the Rollout has: it has no endpoint of this Rollout", sv.Name, sv.Hash))
 			f.Evidence = []rules.Evidence{ev(c.svcObj(sv.Name), "spec.selector[rollouts-pod-template-hash]", sv.Hash)}
+		case sv.SlicesRead && sv.Ready == 0 && in.Replicas == 0:
+			// Scaled to zero on purpose (KEDA, an idle environment), or by
+			// mistake: the cause is plain, and it is no rollout's doing.
+			f = r.NewFinding(fmt.Sprintf("the active Service %s selects %s, which has no ready endpoint: the Rollout is scaled to 0 (spec.replicas 0), so every request fails until it is scaled up; expected only if that is on purpose", sv.Name, rs.Name))
+			f.Severity = rules.Warning
+			f.Remediation = "Scale the Rollout up (`kubectl scale rollout NAME --replicas N`, or the autoscaler that owns spec.replicas) if traffic should be served."
+			f.Evidence = []rules.Evidence{ev(c.obj(), "spec.replicas", 0), ev("EndpointSlices of "+sv.Name, "ready endpoints", 0)}
+			return []rules.Finding{f}
 		case sv.SlicesRead && sv.Ready == 0:
 			f = r.NewFinding(fmt.Sprintf("the active Service %s selects %s, which has no ready endpoint (%d/%d available): the production traffic behind it has nowhere to go", sv.Name, rs.Name, rs.Available, rs.Spec))
 			f.Evidence = []rules.Evidence{ev(c.svcObj(sv.Name), "spec.selector[rollouts-pod-template-hash]", sv.Hash), ev("EndpointSlices of "+sv.Name, "ready endpoints", 0), ev("ReplicaSet "+rs.Name, "status.availableReplicas", rs.Available)}

@@ -77,6 +77,8 @@ var bgCases = []bgCase{
 		says: "the active Service checkout-web-active does not exist"},
 	{name: "active Service with no ready endpoint", id: "RD114", fires: true, edits: []bgEdit{{"EndpointSlice", "checkout-web-active-6hq2x", set([]string{"endpoints"}, []interface{}{})}},
 		says: "has no ready endpoint"},
+	{name: "the Rollout scaled to 0: a warning with the cause", id: "RD114", fires: true, edits: []bgEdit{{"EndpointSlice", "checkout-web-active-6hq2x", set([]string{"endpoints"}, []interface{}{})},
+		ro(set([]string{"spec", "replicas"}, int64(0)))}, says: "the Rollout is scaled to 0 (spec.replicas 0)"},
 	{name: "example: preview 2/2 at previewReplicaCount", id: "RD115"},
 	{name: "preview on a ReplicaSet with 1 of 2 ready", id: "RD115", fires: true, edits: []bgEdit{{"ReplicaSet", "checkout-web-" + newHash, set([]string{"status", "availableReplicas"}, int64(1))},
 		{"EndpointSlice", "checkout-web-preview-9dk4m", func(u *unstructured.Unstructured) {

@@ -230,6 +230,9 @@ func bgJudge(a Action, e, wait Effect, base, after model.Inputs, stable, why, ta
 		case base.Abort:
 			return Safe, "the Rollout stays aborted: production on " + e.Serving[len(e.Serving)-1].Canary + ", but spec.template still names the aborted revision"
 		}
+		if base.Replicas == 0 {
+			return Safe, "nothing is served while the Rollout is scaled to 0 (spec.replicas 0), and nothing changes that: " + e.Summary
+		}
 		return Safe, "production stays served: " + e.Summary
 	}
 	if sameOutcome(e, wait) && e.Phase == wait.Phase {

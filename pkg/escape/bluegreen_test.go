@@ -168,3 +168,34 @@ func TestBlueGreenAbortHeldIsHarmful(t *testing.T) {
 		}
 	}
 }
+
+// A blue-green Rollout scaled to 0 (KEDA, an idle environment) serves
+// nothing, and waiting does not change that: wait is safe but does not say
+// production is served. The lab (v1.10.2) showed promote then scaling the
+// preview's pods away and switching, as predicted.
+func TestBlueGreenScaledToZero(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		v := bgView(t, func(u *unstructured.Unstructured) {
+			switch {
+			case u.GetKind() == "Rollout":
+				setf(u, int64(0), "spec", "replicas")
+			case u.GetKind() == "ReplicaSet" && u.GetName() == "checkout-web-7d9f8c6b5":
+				setf(u, int64(0), "spec", "replicas")
+				setf(u, int64(0), "status", "availableReplicas")
+				setf(u, int64(0), "status", "readyReplicas")
+				setf(u, int64(0), "status", "replicas")
+			}
+		})
+		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := p.Option(Wait)
+		if o.Verdict != Safe || !strings.HasPrefix(o.Why, "nothing is served while the Rollout is scaled to 0 (spec.replicas 0)") {
+			t.Errorf("%s: wait is %s: %s", ver, o.Verdict, o.Why)
+		}
+		if o, _ := p.Option(Promote); o.Verdict != Safe || !strings.Contains(o.Why, "ends Healthy with stable checkout-web-5c6d7e8f9") {
+			t.Errorf("%s: promote is %s: %s", ver, o.Verdict, o.Why)
+		}
+	}
+}

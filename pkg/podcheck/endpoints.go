@@ -150,8 +150,17 @@ func checkNoReadyEndpoints(c *Context, r *rules.Rule) []rules.Finding {
 		if serving > 0 {
 			msg += fmt.Sprintf("; %d terminating endpoint(s) still serve, which only kube-proxy falls back to", serving)
 		}
+		if w.Replicas == 0 {
+			msg += fmt.Sprintf(" — the %s is scaled to 0 (spec.replicas 0), so every request fails until it is scaled up; expected only if that is on purpose", w.Kind)
+		}
 		f := r.NewFinding(msg)
 		f.Evidence = []rules.Evidence{ev("Service "+s.Namespace+"/"+s.Name, "EndpointSlices ready endpoints", 0), ev("Service "+s.Namespace+"/"+s.Name, "EndpointSlices", len(slices))}
+		if w.Replicas == 0 {
+			// Scaled to zero on purpose (KEDA, an idle environment), or by
+			// mistake: the cause is plain, and it is no rollout's doing.
+			f.Severity = rules.Warning
+			f.Evidence = append(f.Evidence, ev(string(w.Kind)+" "+w.Namespace+"/"+w.Name, "spec.replicas", 0))
+		}
 		out = append(out, f)
 	}
 	return out

@@ -128,6 +128,7 @@ var podCases = []podCase{
 	{"RD322", "deployment-good.yaml", "RD322.yaml", GraceInput{}, rules.Critical, []string{"node node-2 still reads Ready", "1m0s ago", "ready endpoints"}},
 	{"RD323", "deployment-good.yaml", "RD323.yaml", GraceInput{}, rules.Warning, []string{"1 Ready pod(s) are not ready endpoints"}},
 	{"RD324", "deployment-good.yaml", "RD324.yaml", GraceInput{}, rules.Critical, []string{"Service web has no ready endpoints"}},
+	{"RD324", "deployment-good.yaml", "RD324-zero.yaml", GraceInput{}, rules.Warning, []string{"Service web has no ready endpoints", "the Deployment is scaled to 0 (spec.replicas 0)"}},
 	{"RD325", "rollout-good.yaml", "RD325.yaml", GraceInput{}, rules.Critical, []string{"50% of traffic on 1 ready endpoint", "5.0×"}},
 	{"RD326", "deployment-good.yaml", "RD326.yaml", GraceInput{}, rules.Warning, []string{"1 pod is still Terminating up to 3m5s after", "1 still serving"}},
 }
