@@ -245,6 +245,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 	for _, c := range stallCases {
 		cases = append(cases, rulestest.Case{ID: "RD167", State: c.name, Fire: c.fires})
 	}
+	for _, c := range stableMissingCases {
+		cases = append(cases, rulestest.Case{ID: "RD169", State: c.name, Fire: c.fires})
+	}
 	rulestest.Coverage(t, rules.AreaRollout, cases)
 }
 

@@ -62,6 +62,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD166": checkControllerDown,
 	"RD167": checkBasicStall,
 	"RD168": checkWorkloadRefPods,
+	"RD169": checkStableMissing,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

@@ -90,13 +90,16 @@ type Traffic struct {
 	StableAvailable int32  `json:"stableAvailable"`
 	// CanarySpec and StableSpec are the ReplicaSets' spec.replicas: the same
 	// counts as the ReplicaSet table.
-	CanarySpec int32    `json:"canarySpecReplicas"`
-	StableSpec int32    `json:"stableSpecReplicas"`
-	CanaryHash string   `json:"canaryHash,omitempty"`
-	NextWeight int32    `json:"nextWeight"`
-	NextBranch string   `json:"nextBranch"`
-	NextWhy    string   `json:"nextWhy"`
-	Held       []string `json:"heldBy,omitempty"`
+	CanarySpec int32  `json:"canarySpecReplicas"`
+	StableSpec int32  `json:"stableSpecReplicas"`
+	CanaryHash string `json:"canaryHash,omitempty"`
+	NextWeight int32  `json:"nextWeight"`
+	NextBranch string `json:"nextBranch"`
+	// NextPromotes, when set, says that the next pass also makes the
+	// canary stable, and why (the controller's reason).
+	NextPromotes string   `json:"nextPromotes,omitempty"`
+	NextWhy      string   `json:"nextWhy"`
+	Held         []string `json:"heldBy,omitempty"`
 	// RouterWeight is the canary weight the router's objects really apply
 	// (nil when they were not read); Objects is what they say, object by
 	// object, with who wrote them and the controller code that does.
@@ -239,7 +242,7 @@ func Run(v *snapshot.View, cv model.ControllerVersion, opt Options) *Report {
 		if rep.Traffic != nil {
 			t := rep.Traffic
 			t.CanaryAvailable, t.StableAvailable, t.CanarySpec, t.StableSpec = 0, 0, 0, 0
-			t.NextWeight, t.NextBranch, t.NextWhy, t.Held, t.HeldGates = 0, "", "", nil, nil
+			t.NextWeight, t.NextBranch, t.NextWhy, t.NextPromotes, t.Held, t.HeldGates = 0, "", "", "", nil, nil
 		}
 	}
 	invalid := len(a.Inputs.Invalid) > 0
@@ -350,6 +353,9 @@ func traffic(ro *v1alpha1.Rollout, a model.Analysis) *Traffic {
 		t.StableAvailable, t.StableSpec = in.Stable.Available, in.Stable.Spec
 	}
 	t.NextWeight, t.NextBranch, t.NextWhy = a.Next.Weight, string(a.Next.Decision.Branch), a.Next.Decision.Why
+	if a.Next.Promotes && in.New != nil && in.StableHash != in.CurrentPodHash {
+		t.NextPromotes = fmt.Sprintf("%s becomes stable on this pass (%s)", in.New.Name, a.Next.PromoteWhy)
+	}
 	if len(in.Invalid) > 0 {
 		t.NextBranch, t.NextWhy = "invalid-spec", a.Next.IndexWhy
 	}

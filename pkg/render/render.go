@@ -325,6 +325,13 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	if t.NextWhy != "" {
 		fmt.Fprintf(b, "    %s\n", t.NextWhy)
 	}
+	switch {
+	case strings.Contains(t.NextPromotes, "(Initial deploy)"):
+		// Not the end of the steps: the stable ReplicaSet is gone (RD169).
+		fmt.Fprintf(b, "    %s\n", s.Warn.Render(t.NextPromotes))
+	case t.NextPromotes != "":
+		fmt.Fprintf(b, "    %s\n", t.NextPromotes)
+	}
 	if rep.Model != nil {
 		for _, f := range rep.Model.Forecast {
 			if f.Event != "" {

@@ -244,6 +244,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 922, "v1.8.2": 924, "v1.8.3": 924, "v1.9.3": 926, "v1.10.2": 987},
 	},
 	{
+		Key:      "sy.initial-deploy-no-stable",
+		Claim:    `With no stable ReplicaSet (status.stableRS empty, or naming one that no longer exists) the controller promotes the current revision at once as an 'Initial deploy': before any step, analysis or availability check, whatever the step index.`,
+		File:     srcSY,
+		Contains: `return "Initial deploy"`,
+		Lines:    Lines{"v1.7.2": 938, "v1.8.2": 940, "v1.8.3": 940, "v1.9.3": 942, "v1.10.2": 1003},
+	},
+	{
+		Key:      "uc.stable-rs-by-hash",
+		Claim:    `The stable ReplicaSet is found only by the hash status.stableRS records: when no ReplicaSet of the Rollout carries it (deleted), the Rollout has no stable.`,
+		File:     srcUC,
+		Contains: `if rs.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == rollout.Status.StableRS {`,
+		Lines:    Lines{"v1.7.2": 563, "v1.8.2": 563, "v1.8.3": 563, "v1.9.3": 625, "v1.10.2": 631},
+	},
+	{
 		Key:      "sy.full-promote-gate",
 		Claim:    `A canary is promoted to stable only once the new ReplicaSet has spec.replicas available pods (or, where supported, its replicaProgressThreshold is met).`,
 		File:     srcSY,
