@@ -31,7 +31,7 @@ func init() {
 func stableDeletedScenario(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 20}, {pause: {}}, {setWeight: 60}, {pause: {}}]", mode: hostMode}
 	o := h.observe(isCanaryDest(hostMode))
-	stable, canary := h.firstPause(o, spec, 20)
+	stable, _ := h.firstPause(o, spec, 20)
 	h.settled(o, 2*time.Second, 60*time.Second)
 	snap := h.stdout("snapshot", "app", "-n", h.ns, "--kubeconfig", kubeconfig)
 	var list struct {
@@ -73,36 +73,49 @@ func stableDeletedScenario(t *testing.T, h *harness) {
 	if err := json.Unmarshal(out.Bytes(), rep); err != nil {
 		t.Fatalf("diagnose -f: %v\n%s", err, out.String())
 	}
-	promotes := ""
+	if sev := severityOf(rep, "RD169"); sev != "critical" {
+		t.Errorf("RD169 over the snapshot less the stable ReplicaSet: %s, want critical", sev)
+	}
+	// "app-X becomes stable on this pass (REASON)": who and why.
+	promoted, why := "", ""
 	if rep.Traffic != nil {
-		promotes = rep.Traffic.NextPromotes
+		promoted, why, _ = strings.Cut(rep.Traffic.NextPromotes, " becomes stable on this pass (")
+		why = strings.TrimSuffix(why, ")")
 	}
-	pred := fmt.Sprintf("RD169 %s; %s", severityOf(rep, "RD169"), promotes)
-	if rep.Model != nil && len(rep.Model.Forecast) > 0 {
-		pred += fmt.Sprintf("; canary sized to %d", rep.Model.Forecast[0].CanaryTarget)
+	// The promoting pass sizes the canary for its step's weight; the
+	// next, with the canary stable, for every replica: the forecast's
+	// largest size is where it goes.
+	grows := int32(0)
+	if rep.Model != nil {
+		for _, f := range rep.Model.Forecast {
+			grows = max(grows, f.CanaryTarget)
+		}
 	}
+	pred := fmt.Sprintf("%s stable (%s); canary to %d", promoted, why, grows)
 	from := time.Now()
 	h.kubectl("-n", h.ns, "delete", "rs", "app-"+stable, "--wait=false")
-	h.waitFor("the canary to become stable", 60*time.Second, func() bool {
+	h.waitFor("another ReplicaSet to become stable", 60*time.Second, func() bool {
 		_, s, _, _, _ := h.status()
-		return s == canary
+		return s != stable
 	})
 	h.settled(o, 3*time.Second, 60*time.Second)
+	_, now, _, _, _ := h.status()
 	size := int64(0)
 	for _, x := range o.Samples() {
-		if x.At.After(from) && x.RS[canary].Spec > size {
-			size = x.RS[canary].Spec
+		if x.At.After(from) && x.RS[now].Spec > size {
+			size = x.RS[now].Spec
 		}
 	}
+	// The controller's reason, from its RolloutCompleted event.
 	events := h.kubectl("-n", h.ns, "get", "events", "--field-selector", "reason=RolloutCompleted", "-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}")
-	initial := ""
+	reason := ""
 	for _, l := range strings.Split(events, "\n") {
-		if strings.HasSuffix(l, "("+canary+"): Initial deploy") {
-			initial = "Initial deploy"
+		if _, r, ok := strings.Cut(l, "("+now+"): "); ok {
+			reason = r
 		}
 	}
-	obs := fmt.Sprintf("RD169 critical; app-%s becomes stable on this pass (%s); canary sized to %d", canary, initial, size)
-	h.record("the stable ReplicaSet deleted at the pause at setWeight 20 of 4: the next pass", pred, obs)
+	obs := fmt.Sprintf("app-%s stable (%s); canary to %d", now, reason, size)
+	h.record("the stable ReplicaSet deleted at the pause at setWeight 20 of 4 (diagnose over the snapshot less it: RD169 critical): who becomes stable, why, the canary's size", pred, obs)
 	if pred != obs {
 		t.Errorf("diagnose over the snapshot less the stable ReplicaSet: %s; the controller then: %s\n%s", pred, obs, h.dump())
 	}
