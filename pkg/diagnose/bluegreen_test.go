@@ -79,6 +79,9 @@ var bgCases = []bgCase{
 		says: "has no ready endpoint"},
 	{name: "the Rollout scaled to 0: a warning with the cause", id: "RD114", fires: true, edits: []bgEdit{{"EndpointSlice", "checkout-web-active-6hq2x", set([]string{"endpoints"}, []interface{}{})},
 		ro(set([]string{"spec", "replicas"}, int64(0)))}, says: "the Rollout is scaled to 0 (spec.replicas 0)"},
+	{name: "blue-green: the stable ReplicaSet gone (no ReplicaSet carries status.stableRS)", id: "RD169", fires: true,
+		edits: []bgEdit{{"ReplicaSet", "checkout-web-7d9f8c6b5", set([]string{"metadata", "labels", "rollouts-pod-template-hash"}, "0000000")}},
+		says: `promotes checkout-web-5c6d7e8f9 (revision 4, 2/4 available) at once as an "Initial deploy" — the pause before promotion and the pre-promotion analysis are skipped`},
 	{name: "example: preview 2/2 at previewReplicaCount", id: "RD115"},
 	{name: "preview on a ReplicaSet with 1 of 2 ready", id: "RD115", fires: true, edits: []bgEdit{{"ReplicaSet", "checkout-web-" + newHash, set([]string{"status", "availableReplicas"}, int64(1))},
 		{"EndpointSlice", "checkout-web-preview-9dk4m", func(u *unstructured.Unstructured) {

@@ -25,10 +25,11 @@ func checkStableMissing(c *Context, r *rules.Rule) []rules.Finding {
 	in := c.Analysis.Inputs
 	_, unread := c.View.ReplicaSetsUnread()
 	if !unread && in.StableHash != "" && in.Stable == nil && in.New != nil && in.New.Hash != in.StableHash {
-		msg := fmt.Sprintf("status.stableRS names pod-template-hash %s, but no ReplicaSet of the Rollout carries it (deleted?): on its next pass the controller has no stable and promotes %s (revision %s, %d/%d available) at once as an \"Initial deploy\" — the remaining steps and analysis are skipped", in.StableHash, in.New.Name, in.New.Revision, in.New.Available, in.Replicas)
-		if in.BG == nil {
-			msg += fmt.Sprintf(", and it is sized to all %d replicas", in.Replicas)
+		skipped := fmt.Sprintf("the remaining steps and analysis are skipped, and it is sized to all %d replicas", in.Replicas)
+		if in.BG != nil {
+			skipped = "the pause before promotion and the pre-promotion analysis are skipped"
 		}
+		msg := fmt.Sprintf("status.stableRS names pod-template-hash %s, but no ReplicaSet of the Rollout carries it (deleted?): on its next pass the controller has no stable and promotes %s (revision %s, %d/%d available) at once as an \"Initial deploy\" — %s", in.StableHash, in.New.Name, in.New.Revision, in.New.Available, in.Replicas, skipped)
 		f := r.NewFinding(msg)
 		f.Evidence = []rules.Evidence{ev(c.obj(), "status.stableRS", in.StableHash), ev("ReplicaSets of "+c.obj(), "pod-template-hash "+in.StableHash, "none")}
 		f.Cites = c.cites("uc.stable-rs-by-hash", "sy.initial-deploy-no-stable")
