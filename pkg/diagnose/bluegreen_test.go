@@ -81,7 +81,7 @@ var bgCases = []bgCase{
 		ro(set([]string{"spec", "replicas"}, int64(0)))}, says: "the Rollout is scaled to 0 (spec.replicas 0)"},
 	{name: "blue-green: the stable ReplicaSet gone (no ReplicaSet carries status.stableRS)", id: "RD169", fires: true,
 		edits: []bgEdit{{"ReplicaSet", "checkout-web-7d9f8c6b5", set([]string{"metadata", "labels", "rollouts-pod-template-hash"}, "0000000")}},
-		says: `promotes checkout-web-5c6d7e8f9 (revision 4, 2/4 available) at once as an "Initial deploy" — the pause before promotion and the pre-promotion analysis are skipped`},
+		says:  `promotes checkout-web-5c6d7e8f9 (revision 4, 2/4 available) at once as an "Initial deploy" — the pause before promotion and the pre-promotion analysis are skipped`},
 	{name: "example: preview 2/2 at previewReplicaCount", id: "RD115"},
 	{name: "preview on a ReplicaSet with 1 of 2 ready", id: "RD115", fires: true, edits: []bgEdit{{"ReplicaSet", "checkout-web-" + newHash, set([]string{"status", "availableReplicas"}, int64(1))},
 		{"EndpointSlice", "checkout-web-preview-9dk4m", func(u *unstructured.Unstructured) {
