@@ -218,6 +218,10 @@ func knownBugs() []Bug {
 			Buggy: []upstream.Key{"is.subset-only-error", "rc.traffic-error-returns"}, Fixed: []upstream.Key{"is.abort-exempt"}, Lab: "reproduced (e2e bug-subset-unready): the same canary aborted; not acted on after 20 s on v1.8.2, RolloutAborted on every other version", Match: matchAbortBehindGate},
 		{Rule: "RD152", Issue: 3765, Name: "crash-looping pods keep restarting the progress deadline",
 			Buggy: []upstream.Key{"co.readiness-is-progress"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4769)", Lab: "reproduced (e2e bug-crash-loop): a canary of 1 of 2 whose container crash-loops through the lab's kwok stages (ready 4 s, then CrashLoopBackOff with restartCount + 1 and lastState terminated, 4 s, again), minReadySeconds 10 set with the update so it is never available, progressDeadlineSeconds 15: after 45 s never ProgressDeadlineExceeded on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2, the Progressing condition's lastUpdateTime renewed 5–6 times, once each time readyReplicas rose (restartCount 6). The same pod then kept down: ProgressDeadlineExceeded 13–15 s later on every version. No fixed version to compare", Match: matchCrashLoopDeadline},
+		{Rule: "RD171", Issue: 4971, Name: "a stale scale-down deadline keeps the progress deadline from firing",
+			Buggy: []upstream.Key{"ur.scale-down-deadline-any", "sy.waiting-scale-down", "sy.requeue-now-past-deadline"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4972)",
+			Lab:   "reproduced (e2e bug-stale-scale-down-deadline): an Istio canary of 4, progressDeadlineSeconds 12 with progressDeadlineAbort, aborted by that deadline (its ReplicaSet scaled to 0 after abortScaleDownDelaySeconds 3, the annotation left on it), then updated again with pods that never turn ready: never ProgressDeadlineExceeded nor aborted 10 s past the deadline on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2; with the annotation removed, aborted within a second. By hand on v1.10.2 the controller re-queued such a Rollout about 440 times a second meanwhile. No fixed version to compare",
+			Match: matchStaleScaleDownDeadline},
 		{Rule: "RD153", Issue: 4461, Name: "promote --full clears an abort on every pass",
 			Buggy: []upstream.Key{"rc.every-pass-remove-abort"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4462)", Lab: "reproduced (e2e bug-promote-full-abort): a canary of 4 held unready, `promote --full` then `abort` twice with the official plugin (v1.10.2): on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2 the controller wrote each abort away within 0.2–0.8 s, never RolloutAborted, promoteFull kept; the one pass that saw an abort put a scale-down deadline on the canary, which still had its 4 pods 8 s later. Clearing status.promoteFull, then abort: RolloutAborted within 1.5 s on every version. No fixed version to compare", Match: matchAbortDuringPromoteFull},
 		{Rule: "RD154", Issue: 3756, Name: "abort of a paused Rollout does not scale anything",
@@ -413,6 +417,62 @@ func matchCrashLoopDeadline(c *Context) *BugMatch {
 		Do: "do not wait for the deadline: abort (`kubectl argo rollouts abort " + c.ro.Name + "`) or fix the image",
 		Evidence: []rules.Evidence{ev("Pod "+oldest.Name, "status.containerStatuses[].restartCount", restarts),
 			ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", cond.LastUpdateTime.UTC().Format(time.RFC3339))},
+	}
+}
+
+// matchStaleScaleDownDeadline: a ReplicaSet other than the stable and the
+// current one still carries a scale-down-deadline annotation whose time has
+// passed (an aborted revision's, scaled to 0: nothing removes it), while an
+// update waits on pods. The controller takes any such annotation for a
+// scale-down still to come, so it never times the update out.
+func matchStaleScaleDownDeadline(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	cond := condition(c.ro, v1alpha1.RolloutProgressing)
+	if in.New == nil || in.Abort || in.Paused || in.StableHash == in.CurrentPodHash || len(c.ro.Status.PauseConditions) > 0 ||
+		cond == nil || cond.Status != corev1.ConditionTrue {
+		return nil
+	}
+	if idx := in.Index0(); idx >= 0 && int(idx) < len(in.Steps) {
+		if s := in.Steps[idx]; s.Pause != nil || s.Analysis != nil || s.Experiment != nil {
+			return nil // the deadline does not apply there anyway
+		}
+	}
+	var stale *model.RS
+	var at time.Time
+	for _, rs := range in.All {
+		if rs == in.New || rs == in.Stable || rs.ScaleDownDeadline == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, rs.ScaleDownDeadline)
+		if err == nil && t.Before(c.View.Now) {
+			stale, at = rs, t
+			break
+		}
+	}
+	if stale == nil {
+		return nil
+	}
+	d := progressDeadline(c.ro)
+	since := snapshot.Since(c.View.Now, cond.LastUpdateTime.Time)
+	state := fmt.Sprintf("ReplicaSet %s (%d pods) still carries scale-down-deadline %s, %s past, while the update waits on %s (%d/%d available, no progress for %s against progressDeadlineSeconds %d)",
+		stale.Name, stale.Spec, stale.ScaleDownDeadline, c.View.Now.Sub(at).Round(time.Second), in.New.Name, in.New.Available, in.New.Spec, since.Round(time.Second), int(d.Seconds()))
+	effect := "the controller takes the annotation for a scale-down still to come and never times the update out: it is never ProgressDeadlineExceeded"
+	if c.ro.Spec.ProgressDeadlineAbort {
+		effect += ", progressDeadlineAbort never aborts it"
+	}
+	if since > d {
+		effect += "; past the deadline the controller re-queues the Rollout on every pass, hundreds of times a second (its CPU)"
+	}
+	return &BugMatch{
+		State:  state,
+		Effect: effect,
+		Do:     fmt.Sprintf("remove the stale annotation (`kubectl annotate rs %s -n %s scale-down-deadline-`): the deadline is then evaluated on the next pass; or act yourself (abort, undo) rather than wait for it", stale.Name, c.ro.Namespace),
+		Evidence: []rules.Evidence{
+			ev("ReplicaSet "+stale.Name, "metadata.annotations[scale-down-deadline]", stale.ScaleDownDeadline),
+			ev("ReplicaSet "+stale.Name, "spec.replicas", stale.Spec),
+			ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", cond.LastUpdateTime.UTC().Format(time.RFC3339)),
+			rsEvidence(in.New),
+		},
 	}
 }
 

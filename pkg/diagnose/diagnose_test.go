@@ -248,6 +248,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 	for _, c := range stableMissingCases {
 		cases = append(cases, rulestest.Case{ID: "RD169", State: c.name, Fire: c.fires})
 	}
+	for _, c := range deadlineCases {
+		cases = append(cases, rulestest.Case{ID: c.id, State: c.name, Fire: c.fires})
+	}
 	rulestest.Coverage(t, rules.AreaRollout, cases)
 }
 

@@ -63,6 +63,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD167": checkBasicStall,
 	"RD168": checkWorkloadRefPods,
 	"RD169": checkStableMissing,
+	"RD170": checkDeadlineDue,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

@@ -64,6 +64,8 @@ type rolloutSpec struct {
 	progressDeadline int
 	// abortDelay is abortScaleDownDelaySeconds (0: 5 s).
 	abortDelay int
+	// deadlineAbort is spec.progressDeadlineAbort.
+	deadlineAbort bool
 }
 
 // rolloutYAML is the scenario's Rollout, labelled with the instance-id of
@@ -111,6 +113,9 @@ func (h *harness) rolloutYAML(s rolloutSpec, image string) string {
 	deadline := ""
 	if s.progressDeadline > 0 {
 		deadline = fmt.Sprintf("\n  progressDeadlineSeconds: %d", s.progressDeadline)
+	}
+	if s.deadlineAbort {
+		deadline += "\n  progressDeadlineAbort: true"
 	}
 	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Rollout

@@ -1,0 +1,85 @@
+package diagnose
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// checkDeadlineDue (RD170): an update that has made no progress for a while
+// is on the progress deadline's clock. The controller counts from the
+// Progressing condition's lastUpdateTime (each pass that sees a pod turn
+// ready or available, a step or the stable change moves it) and puts the
+// Rollout back in its queue for the moment the deadline passes: then the
+// update is ProgressDeadlineExceeded, and with progressDeadlineAbort it is
+// aborted, without anyone acting. The on-call engineer needs that moment.
+// Quiet where the clock does not run (a pause, an analysis or experiment
+// step, an old ReplicaSet's scale-down deadline, an abort, a promoted
+// Rollout) and where a known bug keeps it from firing (RD150, RD152).
+func checkDeadlineDue(c *Context, r *rules.Rule) []rules.Finding {
+	in := c.Analysis.Inputs
+	ro := c.ro
+	cond := condition(ro, v1alpha1.RolloutProgressing)
+	if cond == nil || cond.Status != corev1.ConditionTrue || in.New == nil || in.Abort || in.Paused || in.PromoteFull ||
+		len(ro.Status.PauseConditions) > 0 || in.StableHash == in.CurrentPodHash || len(in.Invalid) > 0 {
+		return nil
+	}
+	if idx := in.Index0(); idx >= 0 && int(idx) < len(in.Steps) {
+		if s := in.Steps[idx]; s.Pause != nil || s.Analysis != nil || s.Experiment != nil {
+			return nil // the deadline does not apply to such a step
+		}
+	}
+	for _, rs := range in.All {
+		if rs != in.New && rs != in.Stable && rs.ScaleDownDeadline != "" {
+			return nil // waiting for an old ReplicaSet's scale-down
+		}
+	}
+	if matchDeadlineNeverEvaluated(c) != nil || matchCrashLoopDeadline(c) != nil {
+		return nil // RD150, RD152: the deadline does not fire
+	}
+	d := progressDeadline(ro)
+	since := snapshot.Since(c.View.Now, cond.LastUpdateTime.Time)
+	// Every update spends a few seconds between pods; speak once the
+	// wait is longer than that.
+	if since < min(30*time.Second, d/2) {
+		return nil
+	}
+	due := cond.LastUpdateTime.Time.Add(d)
+	when := fmt.Sprintf("by %s (in %s)", due.UTC().Format(time.RFC3339), due.Sub(c.View.Now).Round(time.Second))
+	if !due.After(c.View.Now) {
+		when = fmt.Sprintf("by %s (%s ago: the controller put the Rollout back in its queue for then)", due.UTC().Format(time.RFC3339), c.View.Now.Sub(due).Round(time.Second))
+	}
+	moves := ", or the step moves,"
+	if in.BG != nil {
+		moves = ""
+	}
+	msg := fmt.Sprintf("no progress for %s (progressDeadlineSeconds %d): unless a pod of %s turns ready or available%s %s the update is ProgressDeadlineExceeded",
+		since.Round(time.Second), int(d.Seconds()), in.New.Name, moves, when)
+	f := r.NewFinding(msg)
+	if ro.Spec.ProgressDeadlineAbort {
+		stable := "the stable"
+		if in.Stable != nil {
+			stable = "the stable " + in.Stable.Name
+		}
+		f.Message += fmt.Sprintf(" and, as progressDeadlineAbort is set, the controller aborts it: traffic back on %s, %s scaled down", stable, in.New.Name)
+		f.Severity = rules.Warning
+	} else {
+		f.Message += ": the Rollout turns Degraded, and nothing else changes (progressDeadlineAbort is not set)"
+	}
+	f.Evidence = []rules.Evidence{
+		ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", cond.LastUpdateTime.UTC().Format(time.RFC3339)),
+		ev(c.obj(), "spec.progressDeadlineSeconds", int(d.Seconds())),
+		ev(c.obj(), "spec.progressDeadlineAbort", ro.Spec.ProgressDeadlineAbort),
+		rsEvidence(in.New),
+	}
+	f.Cites = c.cites("co.timed-out-from-update", "co.readiness-is-progress", "sy.requeue-at-deadline", "sy.indefinite-step-no-deadline")
+	if ro.Spec.ProgressDeadlineAbort {
+		f.Cites = append(f.Cites, c.cites("sy.deadline-abort")...)
+	}
+	return []rules.Finding{f}
+}
