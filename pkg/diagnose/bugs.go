@@ -356,32 +356,6 @@ func matchAbortBehindGate(c *Context) *BugMatch {
 	}
 }
 
-// crashLooping lists the pods of ReplicaSet hash whose containers have
-// restarted and now wait in CrashLoopBackOff or are not ready.
-func crashLooping(w *snapshot.Workload, hash string) (pods []*corev1.Pod, restarts int32) {
-	if w == nil {
-		return nil, 0
-	}
-	for _, p := range w.Pods {
-		if hash == "" || p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash {
-			continue
-		}
-		var n int32
-		looping := false
-		for _, cs := range p.Status.ContainerStatuses {
-			n += cs.RestartCount
-			if cs.RestartCount > 0 && (cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" || cs.LastTerminationState.Terminated != nil) {
-				looping = true
-			}
-		}
-		if looping {
-			pods = append(pods, p)
-			restarts += n
-		}
-	}
-	return pods, restarts
-}
-
 func matchCrashLoopDeadline(c *Context) *BugMatch {
 	in := c.Analysis.Inputs
 	if in.Abort || in.Paused || deadlineExceeded(c.ro) || in.New == nil || (in.Stable != nil && in.New.Hash == in.Stable.Hash) {
@@ -391,7 +365,7 @@ func matchCrashLoopDeadline(c *Context) *BugMatch {
 	if cond == nil || cond.Status != corev1.ConditionTrue {
 		return nil
 	}
-	pods, restarts := crashLooping(c.View.Workload, in.New.Hash)
+	pods, restarts := c.View.Workload.CrashLooping(in.New.Hash)
 	if len(pods) == 0 {
 		return nil
 	}

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
-
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
@@ -24,32 +22,18 @@ import (
 func checkDeadlineDue(c *Context, r *rules.Rule) []rules.Finding {
 	in := c.Analysis.Inputs
 	ro := c.ro
-	cond := condition(ro, v1alpha1.RolloutProgressing)
-	if cond == nil || cond.Status != corev1.ConditionTrue || in.New == nil || in.Abort || in.Paused || in.PromoteFull ||
-		len(ro.Status.PauseConditions) > 0 || in.StableHash == in.CurrentPodHash || len(in.Invalid) > 0 {
-		return nil
-	}
-	if idx := in.Index0(); idx >= 0 && int(idx) < len(in.Steps) {
-		if s := in.Steps[idx]; s.Pause != nil || s.Analysis != nil || s.Experiment != nil {
-			return nil // the deadline does not apply to such a step
-		}
-	}
-	for _, rs := range in.All {
-		if rs != in.New && rs != in.Stable && rs.ScaleDownDeadline != "" {
-			return nil // waiting for an old ReplicaSet's scale-down
-		}
-	}
-	if matchDeadlineNeverEvaluated(c) != nil || matchCrashLoopDeadline(c) != nil {
+	clock, runs := model.ProgressClock(ro, in)
+	if !runs || matchDeadlineNeverEvaluated(c) != nil || matchCrashLoopDeadline(c) != nil {
 		return nil // RD150, RD152: the deadline does not fire
 	}
-	d := progressDeadline(ro)
-	since := snapshot.Since(c.View.Now, cond.LastUpdateTime.Time)
+	d := time.Duration(clock.Seconds) * time.Second
+	since := snapshot.Since(c.View.Now, clock.From)
 	// Every update spends a few seconds between pods; speak once the
 	// wait is longer than that.
 	if since < min(30*time.Second, d/2) {
 		return nil
 	}
-	due := cond.LastUpdateTime.Time.Add(d)
+	due := clock.Due
 	when := fmt.Sprintf("by %s (in %s)", due.UTC().Format(time.RFC3339), due.Sub(c.View.Now).Round(time.Second))
 	if !due.After(c.View.Now) {
 		when = fmt.Sprintf("by %s (%s ago: the controller put the Rollout back in its queue for then)", due.UTC().Format(time.RFC3339), c.View.Now.Sub(due).Round(time.Second))
@@ -61,7 +45,7 @@ func checkDeadlineDue(c *Context, r *rules.Rule) []rules.Finding {
 	msg := fmt.Sprintf("no progress for %s (progressDeadlineSeconds %d): unless a pod of %s turns ready or available%s %s the update is ProgressDeadlineExceeded",
 		since.Round(time.Second), int(d.Seconds()), in.New.Name, moves, when)
 	f := r.NewFinding(msg)
-	if ro.Spec.ProgressDeadlineAbort {
+	if clock.Abort {
 		stable := "the stable"
 		if in.Stable != nil {
 			stable = "the stable " + in.Stable.Name
@@ -72,13 +56,13 @@ func checkDeadlineDue(c *Context, r *rules.Rule) []rules.Finding {
 		f.Message += ": the Rollout turns Degraded, and nothing else changes (progressDeadlineAbort is not set)"
 	}
 	f.Evidence = []rules.Evidence{
-		ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", cond.LastUpdateTime.UTC().Format(time.RFC3339)),
+		ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", clock.From.UTC().Format(time.RFC3339)),
 		ev(c.obj(), "spec.progressDeadlineSeconds", int(d.Seconds())),
-		ev(c.obj(), "spec.progressDeadlineAbort", ro.Spec.ProgressDeadlineAbort),
+		ev(c.obj(), "spec.progressDeadlineAbort", clock.Abort),
 		rsEvidence(in.New),
 	}
 	f.Cites = c.cites("co.timed-out-from-update", "co.readiness-is-progress", "sy.requeue-at-deadline", "sy.indefinite-step-no-deadline")
-	if ro.Spec.ProgressDeadlineAbort {
+	if clock.Abort {
 		f.Cites = append(f.Cites, c.cites("sy.deadline-abort")...)
 	}
 	return []rules.Finding{f}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -84,6 +85,18 @@ type Plan struct {
 	// the Rollout has no available pod, so no way out takes effect (and
 	// nothing of "if nothing is done" happens) until one runs.
 	ControllerNotRunning bool `json:"controllerNotRunning,omitempty"`
+	// Deadline, when the update waits on pods with the progress deadline's
+	// clock running and progressDeadlineAbort set, says when the controller
+	// aborts it if they do not turn ready: "if nothing is done" assumes
+	// they do.
+	Deadline *DeadlineNote `json:"progressDeadline,omitempty"`
+}
+
+// DeadlineNote is the progress deadline's part of "if nothing is done".
+type DeadlineNote struct {
+	Due   time.Time       `json:"due"`
+	Text  string          `json:"text"`
+	Cites []upstream.Cite `json:"cites"`
 }
 
 // Option is one action with its predicted effect and the requests it sends.
@@ -253,6 +266,7 @@ func Build(in Input) (*Plan, error) {
 	wait := effectOf(base, names)
 	wait.IfNeverReady = neverReady(base, base, names, wait)
 	p.Now = wait
+	p.Deadline = deadlineNote(ro, base, v)
 	cite := func(keys ...upstream.Key) []upstream.Cite {
 		out := make([]upstream.Cite, 0, len(keys))
 		for _, k := range keys {
@@ -818,6 +832,40 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 		msg += ", and the older revisions' ready pods keep taking requests"
 	}
 	return msg
+}
+
+// deadlineNote is the progress deadline's abort on an update that waits
+// for pods (model.ProgressClock, with progressDeadlineAbort), or nil: the
+// one thing the controller does by itself if they never turn ready (without
+// the abort the Rollout only turns Degraded, which diagnose's RD170 says).
+// Not said where a known bug keeps the deadline from firing: the Istio
+// subset-only gate (#4626, on some versions; not said on any) and
+// crash-looping pods (#3765).
+func deadlineNote(ro *v1alpha1.Rollout, in model.Inputs, v *snapshot.View) *DeadlineNote {
+	clock, runs := model.ProgressClock(ro, in)
+	if !runs || !clock.Abort || in.New.Available >= in.New.Spec || in.SubsetOnly {
+		return nil
+	}
+	if pods, _ := v.Workload.CrashLooping(in.New.Hash); len(pods) > 0 {
+		return nil
+	}
+	missing := in.New.Spec - in.New.Available
+	pods := fmt.Sprintf("%d missing pods do", missing)
+	if missing == 1 {
+		pods = "missing pod does"
+	}
+	when := fmt.Sprintf("by %s (in %s; progressDeadlineSeconds %d without progress)", clock.Due.UTC().Format(time.RFC3339), clock.Due.Sub(v.Now).Round(time.Second), clock.Seconds)
+	if !clock.Due.After(v.Now) {
+		when = fmt.Sprintf("by %s (%s ago; the controller's pass for it is due)", clock.Due.UTC().Format(time.RFC3339), v.Now.Sub(clock.Due).Round(time.Second))
+	}
+	stable := "the stable"
+	if in.Stable != nil {
+		stable = "the stable " + in.Stable.Name
+	}
+	return &DeadlineNote{Due: clock.Due,
+		Text: fmt.Sprintf("if %s's %s not turn ready %s, the update is ProgressDeadlineExceeded and the controller aborts it (progressDeadlineAbort): traffic back on %s, %s scaled down",
+			in.New.Name, pods, when, stable, in.New.Name),
+		Cites: []upstream.Cite{upstream.At("co.timed-out-from-update", in.Version), upstream.At("sy.requeue-at-deadline", in.Version), upstream.At("sy.deadline-abort", in.Version)}}
 }
 
 // PodSizes names the sizes of ps and writes them in order, as the

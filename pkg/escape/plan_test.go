@@ -13,6 +13,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
@@ -605,6 +606,44 @@ func TestBasicCanaryWithAnOlderRevision(t *testing.T) {
 		if p.Recommended != Wait || !strings.HasPrefix(w.Why, "the controller finishes the current step, then nothing moves by itself") ||
 			!strings.HasSuffix(p.Reason, "if the canary's missing pods never turn Ready, undo is the way out that does not wait on them") {
 			t.Errorf("%s: recommended %s: %s (wait: %s)", ver, p.Recommended, p.Reason, w.Why)
+		}
+	}
+}
+
+// With progressDeadlineAbort the controller aborts an update whose pods do
+// not turn ready by the deadline: "if nothing is done" (which assumes they
+// do) says when, and only then; the lab's bug-stale-scale-down-deadline
+// scenario checks the moment against the controller. The example is a
+// rollback within the window, which clears aborts: nothing is said there.
+func TestPlanDeadlineAbort(t *testing.T) {
+	edit := func(abort, window, paused bool) func(*unstructured.Unstructured) {
+		return func(u *unstructured.Unstructured) {
+			if u.GetKind() != "Rollout" {
+				return
+			}
+			_ = unstructured.SetNestedField(u.Object, abort, "spec", "progressDeadlineAbort")
+			_ = unstructured.SetNestedField(u.Object, paused, "spec", "paused")
+			if !window {
+				unstructured.RemoveNestedField(u.Object, "spec", "rollbackWindow")
+			}
+		}
+	}
+	for _, ver := range upstream.Modeled {
+		p := planAt(t, viewOf(t, exampletest.Incident, edit(true, false, false)), ver)
+		want := "if checkout-api-5f6c8d7b9a's 18 missing pods do not turn ready by 2026-08-11T03:22:40Z (in 9m59s; progressDeadlineSeconds 600 without progress), the update is ProgressDeadlineExceeded and the controller aborts it (progressDeadlineAbort): traffic back on the stable checkout-api-6d8f7c9b5d, checkout-api-5f6c8d7b9a scaled down"
+		if p.Deadline == nil || p.Deadline.Text != want {
+			t.Errorf("%s: deadline %+v\nwant %s", ver, p.Deadline, want)
+		} else if _, ok := citedKey(p.Deadline.Cites, "sy.deadline-abort"); !ok {
+			t.Errorf("%s: the deadline's abort is not cited: %+v", ver, p.Deadline.Cites)
+		}
+		for name, e := range map[string]func(*unstructured.Unstructured){
+			"without progressDeadlineAbort":        edit(false, false, false),
+			"under spec.paused":                    edit(true, false, true),
+			"a rollback within the rollbackWindow": edit(true, true, false),
+		} {
+			if p := planAt(t, viewOf(t, exampletest.Incident, e), ver); p.Deadline != nil {
+				t.Errorf("%s %s: %s", ver, name, p.Deadline.Text)
+			}
 		}
 	}
 }

@@ -41,6 +41,12 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 	if p.Now.IfNeverReady != "" {
 		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(p.Now.IfNeverReady))
 	}
+	if d := p.Deadline; d != nil {
+		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(d.Text))
+		if c := compactCites(d.Cites); c != "" {
+			fmt.Fprintf(&b, "    %s\n", s.Dim.Render(c))
+		}
+	}
 	fmt.Fprintf(&b, "\n%s\n", s.Title.Render("Ways out"))
 	for i, o := range p.Options {
 		mark := " "

@@ -597,3 +597,30 @@ func ParseWorkloadArg(arg string) (kind, name string, err error) {
 	}
 	return kind, arg[i+1:], nil
 }
+
+// CrashLooping lists the pods of ReplicaSet hash whose containers have
+// restarted and now wait in CrashLoopBackOff or are not ready, with their
+// restarts: each return counts as progress to the controller (RD152).
+func (w *Workload) CrashLooping(hash string) (pods []*corev1.Pod, restarts int32) {
+	if w == nil {
+		return nil, 0
+	}
+	for _, p := range w.Pods {
+		if hash == "" || p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash {
+			continue
+		}
+		var n int32
+		looping := false
+		for _, cs := range p.Status.ContainerStatuses {
+			n += cs.RestartCount
+			if cs.RestartCount > 0 && (cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" || cs.LastTerminationState.Terminated != nil) {
+				looping = true
+			}
+		}
+		if looping {
+			pods = append(pods, p)
+			restarts += n
+		}
+	}
+	return pods, restarts
+}

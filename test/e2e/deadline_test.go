@@ -45,6 +45,11 @@ func bugStaleScaleDownDeadline(t *testing.T, h *harness) {
 		return said != ""
 	})
 	_, from, _ := h.progressing()
+	// escape's "if nothing is done" says when the deadline aborts.
+	escapeDue := "none"
+	if p := h.plan(); p.Deadline != nil {
+		escapeDue = p.Deadline.Due.UTC().Format(time.RFC3339)
+	}
 	h.waitFor("the deadline's abort", 40*time.Second, func() bool {
 		_, _, _, _, abort := h.status()
 		return abort
@@ -60,6 +65,9 @@ func bugStaleScaleDownDeadline(t *testing.T, h *harness) {
 		"warning: aborted at the deadline, 12 s after the last progress", fmt.Sprintf("%s: aborted %d s after the last progress", strings.SplitN(said, ":", 2)[0], after))
 	if !strings.HasPrefix(said, "warning: ") || !strings.Contains(said, "the controller aborts it") || (reason != "RolloutAborted" && reason != "ProgressDeadlineExceeded") || after < 12 || after > 16 {
 		t.Errorf("RD170 said %q; the controller: %s %d s after the last progress (%s → %s)\n%s", said, reason, after, from, at, h.dump())
+	}
+	if want := t0.Add(12 * time.Second).UTC().Format(time.RFC3339); escapeDue != want {
+		t.Errorf("escape's deadline abort due %s, want %s (12 s after %s)", escapeDue, want, from)
 	}
 
 	// The aborted ReplicaSet goes to 0 after abortScaleDownDelaySeconds and

@@ -1,0 +1,62 @@
+package model
+
+import (
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Deadline is the progress deadline's clock on an update.
+type Deadline struct {
+	// From is the Progressing condition's lastUpdateTime: the last pass
+	// that saw progress.
+	From time.Time
+	// Due is when the update is ProgressDeadlineExceeded without progress.
+	Due     time.Time
+	Seconds int32
+	// Abort: spec.progressDeadlineAbort, so the controller aborts it then.
+	Abort bool
+}
+
+// ProgressClock is the progress deadline's clock on ro's update, and false
+// where the controller does not run it: no update under way, aborted,
+// promoted, paused (a pause condition or spec.paused), at a pause, analysis
+// or experiment step, a rollback within the rollback window (not modeled
+// here: it clears aborts), or while another ReplicaSet carries a scale-down
+// deadline (whose time may be long past: known bug #4971). It does not know
+// the bugs that keep a running clock from firing (the subset-only gate,
+// crash-looping pods): callers that speak of the deadline check those.
+func ProgressClock(ro *v1alpha1.Rollout, in Inputs) (Deadline, bool) {
+	var cond *v1alpha1.RolloutCondition
+	for i := range ro.Status.Conditions {
+		if ro.Status.Conditions[i].Type == v1alpha1.RolloutProgressing {
+			cond = &ro.Status.Conditions[i]
+		}
+	}
+	if cond == nil || cond.Status != corev1.ConditionTrue || in.New == nil || in.Abort || in.Paused || in.PromoteFull ||
+		len(ro.Status.PauseConditions) > 0 || in.fullyPromoted() || len(in.Invalid) > 0 {
+		return Deadline{}, false
+	}
+	if RollbackWindow(in).WithinWindow {
+		// Such a rollback clears an abort on every pass: what a timed-out
+		// one then does is not modeled, so nothing is said of it.
+		return Deadline{}, false
+	}
+	if idx := in.index(); idx >= 0 && idx < in.stepCount() {
+		if s := in.Steps[idx]; s.Pause != nil || s.Analysis != nil || s.Experiment != nil {
+			return Deadline{}, false
+		}
+	}
+	for _, rs := range in.All {
+		if rs != in.New && rs != in.Stable && rs.ScaleDownDeadline != "" {
+			return Deadline{}, false
+		}
+	}
+	secs := int32(600)
+	if ro.Spec.ProgressDeadlineSeconds != nil {
+		secs = *ro.Spec.ProgressDeadlineSeconds
+	}
+	from := cond.LastUpdateTime.Time
+	return Deadline{From: from, Due: from.Add(time.Duration(secs) * time.Second), Seconds: secs, Abort: ro.Spec.ProgressDeadlineAbort}, true
+}
