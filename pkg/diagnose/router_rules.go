@@ -493,7 +493,16 @@ func checkRouterWriteFailing(c *Context, r *rules.Rule) []rules.Finding {
 		if s := c.Router.WeightSetAt; s != nil && s.After(e.Last) {
 			continue // a weight was written since
 		}
+		conflict := strings.Contains(strings.ToLower(e.Message), "the object has been modified")
+		if conflict && e.Count < 3 {
+			// A write that lost a race (409) is retried on the next pass:
+			// once or twice is no failure to write (RD159 counts them).
+			continue
+		}
 		msg := fmt.Sprintf("the controller cannot write the traffic router: %s %d× (latest %s): %s", e.Reason, e.Count, c.ago(e.Last), e.Message)
+		if conflict {
+			msg += " — another writer keeps changing the object between the controller's read and its write (RD159, RD160 name who)"
+		}
 		if strings.Contains(e.Message, "via plugin") {
 			msg += " — the plugin failed"
 		}

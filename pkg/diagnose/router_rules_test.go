@@ -333,6 +333,12 @@ func routerCases() []routerCase {
 		routerCase{name: "TrafficRoutingError after the last weight change", id: "RD136", fires: true, says: "TrafficRoutingError 3× (latest 2026-03-01T11:58:00Z (2m0s ago)): failed to set weight via plugin", docs: func(upstream.Version) []string {
 			return world(gw, 20, httpRoute(20, "True"), pluginConfig, event("TrafficRoutingError", "failed to set weight via plugin: httproutes forbidden", "2026-03-01T11:58:00Z"))
 		}},
+		routerCase{name: "one write that lost a race (409): retried, no failure to write", id: "RD136", docs: func(upstream.Version) []string {
+			return world(nginx, 20, nginxStable, nginxCanary(20, "", ""), strings.Replace(event("TrafficRoutingError", `Operation cannot be fulfilled on ingresses.networking.k8s.io \"app-web-canary\": the object has been modified; please apply your changes to the latest version and try again`, "2026-03-01T11:58:00Z"), "count: 3", "count: 1", 1))
+		}},
+		routerCase{name: "conflicts that keep coming: another writer", id: "RD136", fires: true, says: "another writer keeps changing the object between the controller's read and its write", docs: func(upstream.Version) []string {
+			return world(nginx, 20, nginxStable, nginxCanary(20, "", ""), event("TrafficRoutingError", `Operation cannot be fulfilled on ingresses.networking.k8s.io \"app-web-canary\": the object has been modified; please apply your changes to the latest version and try again`, "2026-03-01T11:58:00Z"))
+		}},
 		routerCase{name: "plugin configured", id: "RD137", docs: func(upstream.Version) []string { return world(gw, 20, httpRoute(20, "True"), pluginConfig) }},
 		routerCase{name: "plugin not in the ConfigMap", id: "RD137", fires: true, says: "which the controller's argo-rollouts-config ConfigMap does not list", docs: func(upstream.Version) []string {
 			return world(gw, 20, httpRoute(20, "True"), strings.Replace(pluginConfig, "argoproj-labs/gatewayAPI", "argoproj-labs/other", 1))
