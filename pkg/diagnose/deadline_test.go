@@ -61,12 +61,7 @@ func TestDeadlineRules(t *testing.T) {
 	for _, ver := range upstream.Modeled {
 		for _, c := range deadlineCases {
 			r := diagnoseReplaced(t, ver, c.edit)
-			var f *rules.Finding
-			for i := range r.Findings {
-				if r.Findings[i].ID == c.id {
-					f = &r.Findings[i]
-				}
-			}
+			f := findingOf(r, c.id)
 			if (f != nil) != c.fires {
 				t.Errorf("%s %s: %s fires=%v, want %v; findings %v", ver, c.name, c.id, f != nil, c.fires, findingIDs(r))
 				continue

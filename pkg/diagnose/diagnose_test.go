@@ -51,6 +51,17 @@ func editRollout(objs []*unstructured.Unstructured, edit func(*unstructured.Unst
 	}
 }
 
+// findingOf is r's (last) finding id, or nil.
+func findingOf(r *Report, id string) *rules.Finding {
+	var f *rules.Finding
+	for i := range r.Findings {
+		if r.Findings[i].ID == id {
+			f = &r.Findings[i]
+		}
+	}
+	return f
+}
+
 func has(r *Report, id string) bool {
 	for _, f := range r.Findings {
 		if f.ID == id {

@@ -56,12 +56,7 @@ func TestStableMissing(t *testing.T) {
 	for _, ver := range upstream.Modeled {
 		for _, c := range stableMissingCases {
 			r := diagnoseEdited(t, ver, nil, c.more)
-			var f *rules.Finding
-			for i := range r.Findings {
-				if r.Findings[i].ID == "RD169" {
-					f = &r.Findings[i]
-				}
-			}
+			f := findingOf(r, "RD169")
 			if (f != nil) != c.fires {
 				t.Errorf("%s %s: RD169 fires=%v, want %v; findings %v", ver, c.name, f != nil, c.fires, findingIDs(r))
 				continue

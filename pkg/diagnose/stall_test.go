@@ -68,12 +68,7 @@ func TestBasicStall(t *testing.T) {
 	for _, ver := range upstream.Modeled {
 		for _, c := range stallCases {
 			r := diagnoseReplaced(t, ver, c.edit)
-			var f *rules.Finding
-			for i := range r.Findings {
-				if r.Findings[i].ID == "RD167" {
-					f = &r.Findings[i]
-				}
-			}
+			f := findingOf(r, "RD167")
 			if (f != nil) != c.fires {
 				t.Errorf("%s %s: RD167 fires=%v, want %v; findings %+v", ver, c.name, f != nil, c.fires, r.Findings)
 				continue

@@ -84,12 +84,7 @@ var workloadRefStaticCases = func() []rolloutCase {
 func TestWorkloadRefDeploymentReplicas(t *testing.T) {
 	for _, c := range workloadRefStaticCases {
 		r := diagnoseEdited(t, "v1.10.2", c.edit, c.more)
-		var f *rules.Finding
-		for i := range r.Findings {
-			if r.Findings[i].ID == "RD220" {
-				f = &r.Findings[i]
-			}
-		}
+		f := findingOf(r, "RD220")
 		if (f != nil) != c.fires || f != nil && (!strings.Contains(f.Message, c.says) || f.Subject != "Deployment shop/checkout-api") {
 			t.Errorf("%s: RD220 %+v, want fires=%v saying %q about Deployment shop/checkout-api", c.name, f, c.fires, c.says)
 		}
@@ -108,12 +103,7 @@ func TestWorkloadRefDeploymentPods(t *testing.T) {
 	for _, ver := range upstream.Modeled {
 		for _, c := range workloadRefCases {
 			r := diagnoseEdited(t, ver, c.edit, c.more)
-			var f *rules.Finding
-			for i := range r.Findings {
-				if r.Findings[i].ID == "RD168" {
-					f = &r.Findings[i]
-				}
-			}
+			f := findingOf(r, "RD168")
 			if (f != nil) != c.fires {
 				t.Errorf("%s %s: RD168 fires=%v, want %v", ver, c.name, f != nil, c.fires)
 				continue
