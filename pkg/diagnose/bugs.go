@@ -406,10 +406,8 @@ func matchStaleScaleDownDeadline(c *Context) *BugMatch {
 		cond == nil || cond.Status != corev1.ConditionTrue {
 		return nil
 	}
-	if idx := in.Index0(); idx >= 0 && int(idx) < len(in.Steps) {
-		if s := in.Steps[idx]; s.Pause != nil || s.Analysis != nil || s.Experiment != nil {
-			return nil // the deadline does not apply there anyway
-		}
+	if in.AtIndefiniteStep() {
+		return nil // the deadline does not apply there anyway
 	}
 	var stale *model.RS
 	var at time.Time

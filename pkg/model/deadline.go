@@ -43,10 +43,8 @@ func ProgressClock(ro *v1alpha1.Rollout, in Inputs) (Deadline, bool) {
 		// one then does is not modeled, so nothing is said of it.
 		return Deadline{}, false
 	}
-	if idx := in.index(); idx >= 0 && idx < in.stepCount() {
-		if s := in.Steps[idx]; s.Pause != nil || s.Analysis != nil || s.Experiment != nil {
-			return Deadline{}, false
-		}
+	if in.AtIndefiniteStep() {
+		return Deadline{}, false
 	}
 	for _, rs := range in.All {
 		if rs != in.New && rs != in.Stable && rs.ScaleDownDeadline != "" {
@@ -59,4 +57,16 @@ func ProgressClock(ro *v1alpha1.Rollout, in Inputs) (Deadline, bool) {
 	}
 	from := cond.LastUpdateTime.Time
 	return Deadline{From: from, Due: from.Add(time.Duration(secs) * time.Second), Seconds: secs, Abort: ro.Spec.ProgressDeadlineAbort}, true
+}
+
+// AtIndefiniteStep: the current step is a pause, an analysis or an
+// experiment, which the progress deadline does not apply to
+// (sy.indefinite-step-no-deadline).
+func (in Inputs) AtIndefiniteStep() bool {
+	idx := in.index()
+	if idx < 0 || idx >= in.stepCount() {
+		return false
+	}
+	s := in.Steps[idx]
+	return s.Pause != nil || s.Analysis != nil || s.Experiment != nil
 }
