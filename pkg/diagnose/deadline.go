@@ -46,11 +46,7 @@ func checkDeadlineDue(c *Context, r *rules.Rule) []rules.Finding {
 		since.Round(time.Second), int(d.Seconds()), in.New.Name, moves, when)
 	f := r.NewFinding(msg)
 	if clock.Abort {
-		stable := "the stable"
-		if in.Stable != nil {
-			stable = "the stable " + in.Stable.Name
-		}
-		f.Message += fmt.Sprintf(" and, as progressDeadlineAbort is set, the controller aborts it: traffic back on %s, %s scaled down", stable, in.New.Name)
+		f.Message += " and, as progressDeadlineAbort is set, the controller aborts it: " + model.DeadlineAbortEffect(in)
 		f.Severity = rules.Warning
 	} else {
 		f.Message += ": the Rollout turns Degraded, and nothing else changes (progressDeadlineAbort is not set)"

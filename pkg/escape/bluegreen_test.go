@@ -199,3 +199,32 @@ func TestBlueGreenScaledToZero(t *testing.T) {
 		}
 	}
 }
+
+// A blue-green update waiting for its preview pods, with
+// progressDeadlineAbort: "if nothing is done" says when the controller
+// aborts it, and that production stays on the stable (its active Service
+// switches only at promotion). Seen so in the lab on v1.10.2.
+func TestBlueGreenDeadlineAbort(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		v := bgView(t, func(u *unstructured.Unstructured) {
+			switch {
+			case u.GetKind() == "Rollout":
+				setf(u, true, "spec", "progressDeadlineAbort")
+				unstructured.RemoveNestedField(u.Object, "status", "pauseConditions")
+				setf(u, false, "status", "controllerPause")
+				_ = unstructured.SetNestedSlice(u.Object, []interface{}{map[string]interface{}{"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated",
+					"lastTransitionTime": "2026-11-20T14:22:05Z", "lastUpdateTime": "2026-11-20T14:31:00Z"}}, "status", "conditions")
+			case u.GetKind() == "ReplicaSet" && u.GetName() == "checkout-web-5c6d7e8f9":
+				setf(u, int64(0), "status", "availableReplicas")
+				setf(u, int64(0), "status", "readyReplicas")
+			}
+		})
+		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Deadline == nil || !strings.Contains(p.Deadline.Text, "by 2026-11-20T14:41:00Z (in 9m40s; progressDeadlineSeconds 600 without progress)") || !strings.Contains(p.Deadline.Text, "the controller aborts it (progressDeadlineAbort): production stays on the stable checkout-web-7d9f8c6b5, checkout-web-5c6d7e8f9 is scaled down") {
+			t.Errorf("%s: deadline %+v", ver, p.Deadline)
+		}
+	}
+}

@@ -248,6 +248,7 @@ func Build(in Input) (*Plan, error) {
 		p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,
 			ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
 		buildBlueGreen(in, base, p)
+		p.Deadline = deadlineNote(ro, base, v)
 		p.GitOps = detectGitOps(v, ver)
 		p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)
 		return p, nil
@@ -858,13 +859,9 @@ func deadlineNote(ro *v1alpha1.Rollout, in model.Inputs, v *snapshot.View) *Dead
 	if !clock.Due.After(v.Now) {
 		when = fmt.Sprintf("by %s (%s ago; the controller's pass for it is due)", clock.Due.UTC().Format(time.RFC3339), v.Now.Sub(clock.Due).Round(time.Second))
 	}
-	stable := "the stable"
-	if in.Stable != nil {
-		stable = "the stable " + in.Stable.Name
-	}
 	return &DeadlineNote{Due: clock.Due,
-		Text: fmt.Sprintf("if %s's %s not turn ready %s, the update is ProgressDeadlineExceeded and the controller aborts it (progressDeadlineAbort): traffic back on %s, %s scaled down",
-			in.New.Name, pods, when, stable, in.New.Name),
+		Text: fmt.Sprintf("if %s's %s not turn ready %s, the update is ProgressDeadlineExceeded and the controller aborts it (progressDeadlineAbort): %s",
+			in.New.Name, pods, when, model.DeadlineAbortEffect(in)),
 		Cites: []upstream.Cite{upstream.At("co.timed-out-from-update", in.Version), upstream.At("sy.requeue-at-deadline", in.Version), upstream.At("sy.deadline-abort", in.Version)}}
 }
 

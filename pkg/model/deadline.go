@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -69,4 +70,19 @@ func (in Inputs) AtIndefiniteStep() bool {
 	}
 	s := in.Steps[idx]
 	return s.Pause != nil || s.Analysis != nil || s.Experiment != nil
+}
+
+// DeadlineAbortEffect says in a few words what the deadline's abort does
+// to in's traffic and ReplicaSets: a canary's weight goes back to the
+// stable; a blue-green Rollout's production was on the stable all along
+// (its active Service switches only at promotion).
+func DeadlineAbortEffect(in Inputs) string {
+	stable := "the stable"
+	if in.Stable != nil {
+		stable = "the stable " + in.Stable.Name
+	}
+	if in.BG != nil {
+		return fmt.Sprintf("production stays on %s, %s is scaled down", stable, in.New.Name)
+	}
+	return fmt.Sprintf("traffic back on %s, %s scaled down", stable, in.New.Name)
 }
