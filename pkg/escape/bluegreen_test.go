@@ -186,10 +186,7 @@ func TestBlueGreenScaledToZero(t *testing.T) {
 				setf(u, int64(0), "status", "replicas")
 			}
 		})
-		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := planAt(t, v, ver)
 		o, _ := p.Option(Wait)
 		if o.Verdict != Safe || !strings.HasPrefix(o.Why, "nothing is served while the Rollout is scaled to 0 (spec.replicas 0)") {
 			t.Errorf("%s: wait is %s: %s", ver, o.Verdict, o.Why)
@@ -219,10 +216,7 @@ func TestBlueGreenDeadlineAbort(t *testing.T) {
 				setf(u, int64(0), "status", "readyReplicas")
 			}
 		})
-		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := planAt(t, v, ver)
 		if p.Deadline == nil || !strings.Contains(p.Deadline.Text, "by 2026-11-20T14:41:00Z (in 9m40s; progressDeadlineSeconds 600 without progress)") || !strings.Contains(p.Deadline.Text, "the controller aborts it (progressDeadlineAbort): production stays on the stable checkout-web-7d9f8c6b5, checkout-web-5c6d7e8f9 is scaled down") {
 			t.Errorf("%s: deadline %+v", ver, p.Deadline)
 		}
