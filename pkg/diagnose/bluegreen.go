@@ -60,9 +60,7 @@ func checkActiveBlackout(c *Context, r *rules.Rule) []rules.Finding {
 			f = r.NewFinding(fmt.Sprintf("the active Service %s selects rollouts-pod-template-hash %s, which no ReplicaSet of the Rollout has: it has no endpoint of this Rollout", sv.Name, sv.Hash))
 			f.Evidence = []rules.Evidence{ev(c.svcObj(sv.Name), "spec.selector[rollouts-pod-template-hash]", sv.Hash)}
 		case sv.SlicesRead && sv.Ready == 0 && in.Replicas == 0:
-			// Scaled to zero on purpose (KEDA, an idle environment), or by
-			// mistake: the cause is plain, and it is no rollout's doing.
-			f = r.NewFinding(fmt.Sprintf("the active Service %s selects %s, which has no ready endpoint: the Rollout is scaled to 0 (spec.replicas 0), so every request fails until it is scaled up; expected only if that is on purpose", sv.Name, rs.Name))
+			f = r.NewFinding(fmt.Sprintf("the active Service %s selects %s, which has no ready endpoint: %s", sv.Name, rs.Name, scaledToZero))
 			f.Severity = rules.Warning
 			f.Remediation = "Scale the Rollout up (`kubectl scale rollout NAME --replicas N`, or the autoscaler that owns spec.replicas) if traffic should be served."
 			f.Evidence = []rules.Evidence{ev(c.obj(), "spec.replicas", 0), ev("EndpointSlices of "+sv.Name, "ready endpoints", 0)}
@@ -253,3 +251,9 @@ func checkScaleDownDelayShort(c *Context, r *rules.Rule) []rules.Finding {
 	f.Cites = c.cites("bg.scale-down-delay-default")
 	return []rules.Finding{f}
 }
+
+// scaledToZero ends a finding about a Service without ready endpoints when
+// the Rollout is scaled to 0: on purpose (KEDA, an idle environment) or by
+// mistake, the cause is plain and it is no rollout's doing, so such
+// findings are warnings.
+const scaledToZero = "the Rollout is scaled to 0 (spec.replicas 0), so every request fails until it is scaled up; expected only if that is on purpose"

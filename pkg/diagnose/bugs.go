@@ -396,25 +396,18 @@ func matchCrashLoopDeadline(c *Context) *BugMatch {
 
 // matchStaleScaleDownDeadline: a ReplicaSet other than the stable and the
 // current one still carries a scale-down-deadline annotation whose time has
-// passed (an aborted revision's, scaled to 0: nothing removes it), while an
+// passed (an aborted revision's, scaled to 0, kept it in the lab), while an
 // update waits on pods. The controller takes any such annotation for a
 // scale-down still to come, so it never times the update out.
 func matchStaleScaleDownDeadline(c *Context) *BugMatch {
 	in := c.Analysis.Inputs
-	cond := condition(c.ro, v1alpha1.RolloutProgressing)
-	if in.New == nil || in.Abort || in.Paused || in.StableHash == in.CurrentPodHash || len(c.ro.Status.PauseConditions) > 0 ||
-		cond == nil || cond.Status != corev1.ConditionTrue {
+	clock, runs := model.ProgressClock(c.ro, in)
+	if runs {
 		return nil
-	}
-	if in.AtIndefiniteStep() {
-		return nil // the deadline does not apply there anyway
 	}
 	var stale *model.RS
 	var at time.Time
-	for _, rs := range in.All {
-		if rs == in.New || rs == in.Stable || rs.ScaleDownDeadline == "" {
-			continue
-		}
+	for _, rs := range clock.HeldBy {
 		t, err := time.Parse(time.RFC3339, rs.ScaleDownDeadline)
 		if err == nil && t.Before(c.View.Now) {
 			stale, at = rs, t
@@ -422,14 +415,14 @@ func matchStaleScaleDownDeadline(c *Context) *BugMatch {
 		}
 	}
 	if stale == nil {
-		return nil
+		return nil // no clock, or a scale-down still to come
 	}
-	d := progressDeadline(c.ro)
-	since := snapshot.Since(c.View.Now, cond.LastUpdateTime.Time)
+	d := time.Duration(clock.Seconds) * time.Second
+	since := snapshot.Since(c.View.Now, clock.From)
 	state := fmt.Sprintf("ReplicaSet %s (%d pods) still carries scale-down-deadline %s, %s past, while the update waits on %s (%d/%d available, no progress for %s against progressDeadlineSeconds %d)",
 		stale.Name, stale.Spec, stale.ScaleDownDeadline, c.View.Now.Sub(at).Round(time.Second), in.New.Name, in.New.Available, in.New.Spec, since.Round(time.Second), int(d.Seconds()))
 	effect := "the controller takes the annotation for a scale-down still to come and never times the update out: it is never ProgressDeadlineExceeded"
-	if c.ro.Spec.ProgressDeadlineAbort {
+	if clock.Abort {
 		effect += ", progressDeadlineAbort never aborts it"
 	}
 	if since > d {
@@ -442,7 +435,7 @@ func matchStaleScaleDownDeadline(c *Context) *BugMatch {
 		Evidence: []rules.Evidence{
 			ev("ReplicaSet "+stale.Name, "metadata.annotations[scale-down-deadline]", stale.ScaleDownDeadline),
 			ev("ReplicaSet "+stale.Name, "spec.replicas", stale.Spec),
-			ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", cond.LastUpdateTime.UTC().Format(time.RFC3339)),
+			ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", clock.From.UTC().Format(time.RFC3339)),
 			rsEvidence(in.New),
 		},
 	}

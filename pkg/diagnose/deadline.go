@@ -57,7 +57,7 @@ func checkDeadlineDue(c *Context, r *rules.Rule) []rules.Finding {
 		ev(c.obj(), "spec.progressDeadlineAbort", clock.Abort),
 		rsEvidence(in.New),
 	}
-	f.Cites = c.cites("co.timed-out-from-update", "co.readiness-is-progress", "sy.requeue-at-deadline", "sy.indefinite-step-no-deadline")
+	f.Cites = c.cites("co.timed-out-from-update", "co.readiness-is-progress", "sy.requeue-at-deadline", "sy.indefinite-step-no-deadline", "sy.paused-progressing-unknown", "sy.waiting-scale-down", "co.timed-out-not-after-abort")
 	if clock.Abort {
 		f.Cites = append(f.Cites, c.cites("sy.deadline-abort")...)
 	}

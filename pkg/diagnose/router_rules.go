@@ -247,11 +247,9 @@ func checkRouterBackendNoEndpoints(c *Context, r *rules.Rule) []rules.Finding {
 					msg += "; and ingress-nginx fails the canary's share too while the stable Service has none"
 				}
 			}
-			zero := c.ro.Spec.Replicas != nil && *c.ro.Spec.Replicas == 0
+			zero := c.Analysis.Inputs.Replicas == 0
 			if zero {
-				// Scaled to zero on purpose (KEDA, an idle environment), or
-				// by mistake: either way not the rollout's doing.
-				msg += " — the Rollout is scaled to 0 (spec.replicas 0), so every request fails until it is scaled up; expected only if that is on purpose"
+				msg += " — " + scaledToZero
 			}
 			f := r.NewFinding(msg)
 			f.Evidence = []rules.Evidence{ev(o.Ref(), o.Field, backends(o)), ev("Service "+w.Namespace+"/"+b.Name, "EndpointSlices ready endpoints", 0)}

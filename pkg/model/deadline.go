@@ -18,16 +18,23 @@ type Deadline struct {
 	Seconds int32
 	// Abort: spec.progressDeadlineAbort, so the controller aborts it then.
 	Abort bool
+	// HeldBy, when the clock does not run only because other ReplicaSets
+	// carry a scale-down-deadline annotation (sy.waiting-scale-down), are
+	// those ReplicaSets; From, Due and Seconds are still filled in.
+	HeldBy []*RS
 }
 
 // ProgressClock is the progress deadline's clock on ro's update, and false
-// where the controller does not run it: no update under way, aborted,
-// promoted, paused (a pause condition or spec.paused), at a pause, analysis
-// or experiment step, a rollback within the rollback window (not modeled
-// here: it clears aborts), or while another ReplicaSet carries a scale-down
-// deadline (whose time may be long past: known bug #4971). It does not know
-// the bugs that keep a running clock from firing (the subset-only gate,
-// crash-looping pods): callers that speak of the deadline check those.
+// where the controller does not run it: no update under way, aborted
+// (co.timed-out-not-after-abort), promoted, paused (a pause condition or
+// spec.paused: sy.paused-progressing-unknown), at a pause, analysis or
+// experiment step (sy.indefinite-step-no-deadline), a rollback within the
+// rollback window (not modeled here: it clears aborts), or while another
+// ReplicaSet carries a scale-down deadline (sy.waiting-scale-down; its
+// time may be long past: known bug #4971, whose ReplicaSets HeldBy names).
+// It does not know the bugs that keep a running clock from firing (the
+// subset-only gate, crash-looping pods): callers that speak of the
+// deadline check those.
 func ProgressClock(ro *v1alpha1.Rollout, in Inputs) (Deadline, bool) {
 	var cond *v1alpha1.RolloutCondition
 	for i := range ro.Status.Conditions {
@@ -39,25 +46,29 @@ func ProgressClock(ro *v1alpha1.Rollout, in Inputs) (Deadline, bool) {
 		len(ro.Status.PauseConditions) > 0 || in.fullyPromoted() || len(in.Invalid) > 0 {
 		return Deadline{}, false
 	}
-	if RollbackWindow(in).WithinWindow {
-		// Such a rollback clears an abort on every pass: what a timed-out
-		// one then does is not modeled, so nothing is said of it.
-		return Deadline{}, false
-	}
 	if in.AtIndefiniteStep() {
 		return Deadline{}, false
-	}
-	for _, rs := range in.All {
-		if rs != in.New && rs != in.Stable && rs.ScaleDownDeadline != "" {
-			return Deadline{}, false
-		}
 	}
 	secs := int32(600)
 	if ro.Spec.ProgressDeadlineSeconds != nil {
 		secs = *ro.Spec.ProgressDeadlineSeconds
 	}
 	from := cond.LastUpdateTime.Time
-	return Deadline{From: from, Due: from.Add(time.Duration(secs) * time.Second), Seconds: secs, Abort: ro.Spec.ProgressDeadlineAbort}, true
+	d := Deadline{From: from, Due: from.Add(time.Duration(secs) * time.Second), Seconds: secs, Abort: ro.Spec.ProgressDeadlineAbort}
+	for _, rs := range in.All {
+		if rs != in.New && rs != in.Stable && rs.ScaleDownDeadline != "" {
+			d.HeldBy = append(d.HeldBy, rs)
+		}
+	}
+	if len(d.HeldBy) > 0 {
+		return d, false
+	}
+	if RollbackWindow(in).WithinWindow {
+		// Such a rollback clears an abort on every pass: what a timed-out
+		// one then does is not modeled, so nothing is said of it.
+		return Deadline{}, false
+	}
+	return d, true
 }
 
 // AtIndefiniteStep: the current step is a pause, an analysis or an

@@ -506,6 +506,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 354, "v1.8.2": 365, "v1.8.3": 365, "v1.9.3": 365, "v1.10.2": 365},
 	},
 	{
+		Key:      "sy.paused-progressing-unknown",
+		Claim:    `A paused Rollout (a pause condition or spec.paused) gets its Progressing condition set to Unknown, reason RolloutPaused: no progress deadline runs while it is paused.`,
+		File:     srcSY,
+		Contains: `conditions.NewRolloutCondition(v1alpha1.RolloutProgressing, corev1.ConditionUnknown, conditions.RolloutPausedReason`,
+		Lines:    Lines{"v1.7.2": 499, "v1.8.2": 497, "v1.8.3": 497, "v1.9.3": 497, "v1.10.2": 497},
+	},
+	{
+		Key:      "co.timed-out-not-after-abort",
+		Claim:    `An aborted Rollout (its Progressing condition's reason RolloutAborted) is not timed out again.`,
+		File:     srcCO,
+		Contains: `if condition == nil || condition.Reason == RolloutAbortedReason`,
+		Lines:    Lines{"v1.7.2": 338, "v1.8.2": 349, "v1.8.3": 349, "v1.9.3": 349, "v1.10.2": 349},
+	},
+	{
 		Key:      "sy.requeue-at-deadline",
 		Claim:    `A Rollout without progress is put back in the controller's queue for the moment its deadline passes, so the timeout is acted on then, without any other change.`,
 		File:     srcSY,
