@@ -499,8 +499,8 @@ func matchDSSAbortDeadlock(c *Context) *BugMatch {
 
 func matchStableUnderweight(c *Context) *BugMatch {
 	in := c.Analysis.Inputs
-	if c.bg() != nil || !in.TrafficRouted || in.Weights == nil || in.Stable == nil {
-		return nil
+	if c.bg() != nil || !in.TrafficRouted || in.Weights == nil || in.Stable == nil || in.New == nil || in.New.Hash == in.Stable.Hash {
+		return nil // promoted: all traffic is the stable's, short of pods or not
 	}
 	sw := in.Weights.Stable.Weight
 	if in.RouterWeight != nil {

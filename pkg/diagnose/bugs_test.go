@@ -153,6 +153,10 @@ var bugCases = []bugCase{
 		edit: both(noWindow, statusWeights(0, 100)),
 		objs: both2(rsStatus("checkout-api-6d8f7c9b5d", 20, 10), routerWeights(100, 0)), fires: []upstream.Version{"v1.7.2"}, says: "that weight needs 20"},
 	{name: "stable at 100 weight, full", id: "RD156", edit: both(noWindow, statusWeights(0, 100)), objs: routerWeights(100, 0)},
+	// Promoted: all traffic is the stable's whatever its pods (a pod down,
+	// a restart under way); that is not the bug.
+	{name: "promoted, stable at 100 weight with 10 of 20 pods", id: "RD156", edit: both(noWindow, statusWeights(0, 100), set([]string{"status", "stableRS"}, "5f6c8d7b9a")),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 20, 10), routerWeights(100, 0))},
 	// The router written, the status not yet (a read inside one pass):
 	// traffic follows the router.
 	{name: "status canary 75, router canary 0, stable 10 of 20", id: "RD156",

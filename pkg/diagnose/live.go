@@ -291,8 +291,11 @@ func checkGates(c *Context, r *rules.Rule) []rules.Finding {
 		f := r.NewFinding(g.Why)
 		f.Evidence = []rules.Evidence{ev(c.obj(), "predicted weight", fmt.Sprintf("%d (held at %d)", c.Analysis.Next.Decision.Weight, c.Analysis.Next.Weight))}
 		f.Cites = g.Cites
-		if g.Effect == model.EffectReconcileError {
+		switch {
+		case g.Effect == model.EffectReconcileError:
 			f.Severity = rules.Critical
+		case g.Idle:
+			f.Severity = rules.Info
 		}
 		out = append(out, f)
 	}

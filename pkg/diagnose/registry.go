@@ -64,6 +64,8 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD168": checkWorkloadRefPods,
 	"RD169": checkStableMissing,
 	"RD170": checkDeadlineDue,
+	"RD172": checkRestart,
+	"RD173": checkRestartStalled,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

@@ -61,6 +61,9 @@ type Gate struct {
 	Effect GateEffect      `json:"effect,omitempty"`
 	Why    string          `json:"why"`
 	Cites  []upstream.Cite `json:"cites"`
+	// Idle is set on a gate that holds while the weight is already the one
+	// decided: the pass skips the router, but no weight is kept from it.
+	Idle bool `json:"idle,omitempty"`
 }
 
 // Gate names.
@@ -576,6 +579,10 @@ func stableGate(in Inputs, weight int32) Gate {
 	if in.Stable.Available < need && !rptMet(in, in.Stable, need) {
 		g.Holds, g.Effect = true, EffectWeightSkipped
 		g.Why = fmt.Sprintf("stable %s has %d available, fewer than the %d that %d%% of traffic needs: the weight change is skipped silently", in.Stable.Name, in.Stable.Available, need, in.MaxWeight-weight)
+		if currentWeight(in) == weight && in.Traffic() == weight {
+			g.Idle = true
+			g.Why = fmt.Sprintf("stable %s has %d available, fewer than the %d that %d%% of traffic needs, so each pass skips the traffic router: the weight is already %d, so nothing is held back now, but a router object that drifts is not put back until the stable has %d available", in.Stable.Name, in.Stable.Available, need, in.MaxWeight-weight, weight, need)
+		}
 		return g
 	}
 	g.Why = fmt.Sprintf("stable %s has %d available, enough for %d%% of traffic (needs %d); the canary side is never checked", in.Stable.Name, in.Stable.Available, in.MaxWeight-weight, need)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,33 @@ func TestRouterWeightFollowsWrites(t *testing.T) {
 		plain := routed(ver, 2, 5)
 		if p := Evaluate(plain); p.Traffic != p.Weight {
 			t.Errorf("%s: no router: traffic %d, weight %d", ver, p.Traffic, p.Weight)
+		}
+	}
+}
+
+// A stable short of pods holds the gate whatever the weight; when the
+// weight is already the decided one (a promoted Rollout: 0 on the canary)
+// nothing is held back, and the gate says so.
+func TestStableGateIdleWhenTheWeightStands(t *testing.T) {
+	twenty := int32(20)
+	base := Inputs{Version: "v1.10.2", Replicas: 5, MaxWeight: 100, TrafficRouted: true, Stable: &RS{Name: "app-1", Spec: 5, Available: 4}}
+	for _, c := range []struct {
+		name        string
+		status      int32
+		router      *int32
+		holds, idle bool
+		whySays     string
+	}{
+		{name: "promoted, status and router at 0", status: 0, holds: true, idle: true, whySays: "the weight is already 0, so nothing is held back now"},
+		{name: "status 0, router still at 20", status: 0, router: &twenty, holds: true, whySays: "the weight change is skipped silently"},
+		{name: "status 20, deciding 0", status: 20, holds: true, whySays: "the weight change is skipped silently"},
+	} {
+		in := base
+		in.Weights = &v1alpha1.TrafficWeights{Canary: v1alpha1.WeightDestination{Weight: c.status}, Stable: v1alpha1.WeightDestination{Weight: 100 - c.status}}
+		in.RouterWeight = c.router
+		g := stableGate(in, 0)
+		if g.Holds != c.holds || g.Idle != c.idle || !strings.Contains(g.Why, c.whySays) {
+			t.Errorf("%s: holds %v idle %v %q; want holds %v idle %v and %q", c.name, g.Holds, g.Idle, g.Why, c.holds, c.idle, c.whySays)
 		}
 	}
 }

@@ -55,6 +55,8 @@ const (
 	srcRX      = `rollout/experiment.go`
 	srcUX      = `utils/experiment/experiment.go`
 	srcXC      = `experiments/experiment.go`
+	srcRT      = `rollout/restart.go`
+	srcRU      = `utils/rollout/rolloututil.go`
 )
 
 var facts = []Fact{
@@ -553,6 +555,118 @@ var facts = []Fact{
 		File:     srcSY,
 		Contains: `if after < time.Second {`,
 		Lines:    Lines{"v1.7.2": 841, "v1.8.2": 842, "v1.8.3": 842, "v1.9.3": 842, "v1.10.2": 872},
+	},
+	{
+		Key:      "ur.restart-due",
+		Claim:    `A restart is due once spec.restartAt has passed and status.restartedAt does not equal it; a restartAt still ahead waits.`,
+		File:     srcUR,
+		Contains: `return now.After(rollout.Spec.RestartAt.Time)`,
+		Lines:    Lines{"v1.7.2": 230, "v1.8.2": 231, "v1.8.3": 231, "v1.9.3": 231, "v1.10.2": 231},
+	},
+	{
+		Key:      "rt.restart-scheduled",
+		Claim:    `A restartAt ahead within the resync period puts the Rollout back in the queue for that moment.`,
+		File:     srcRT,
+		Contains: `p.enqueueAfter(roCtx.rollout, timeRemaining)`,
+		Lines:    Lines{"v1.7.2": 54, "v1.8.2": 54, "v1.8.3": 54, "v1.9.3": 54, "v1.10.2": 54},
+	},
+	{
+		Key:      "rt.total-replicas",
+		Claim:    `The restart counts the pods every ReplicaSet of the Rollout asks for (spec.replicas summed), which is more than spec.replicas during an update.`,
+		File:     srcRT,
+		Contains: `totalReplicas := replicasetutil.GetReplicaCountForReplicaSets(s.allRSs)`,
+		Lines:    Lines{"v1.7.2": 77, "v1.8.2": 77, "v1.8.3": 79, "v1.9.3": 79, "v1.10.2": 79},
+	},
+	{
+		Key:      "rt.available-pods",
+		Claim:    `The restart counts as available only pods that are Ready for minReadySeconds and not being deleted.`,
+		File:     srcRT,
+		Contains: `if podutil.IsPodAvailable(pod, minReadySeconds, now) && pod.DeletionTimestamp == nil {`,
+		Lines:    Lines{"v1.7.2": 180, "v1.8.2": 180, "v1.8.3": 181, "v1.9.3": 181, "v1.10.2": 181},
+	},
+	{
+		Key:      "rt.concurrent",
+		Claim:    `The restart evicts up to maxUnavailable pods at a time, or one when maxUnavailable is 0.`,
+		File:     srcRT,
+		Contains: `concurrentRestart := maxInt(maxUnavailable, int32(1))`,
+		Lines:    Lines{"v1.7.2": 82, "v1.8.2": 82, "v1.8.3": 84, "v1.9.3": 84, "v1.10.2": 84},
+	},
+	{
+		Key:      "rt.min-available",
+		Claim:    `The restart keeps available at least the larger of spec.replicas and the ReplicaSets' total, less the pods it may evict at a time.`,
+		File:     srcRT,
+		Contains: `effMinAvailable := maxInt(replicas, totalReplicas) - concurrentRestart`,
+		Lines:    Lines{"v1.7.2": 86, "v1.8.2": 86, "v1.8.3": 88, "v1.9.3": 88, "v1.10.2": 88},
+	},
+	{
+		Key:      "rt.can-restart",
+		Claim:    `The restart evicts as many pods as are available above that minimum: none while unavailable pods use up the allowance, whichever pods they are.`,
+		File:     srcRT,
+		Contains: `canRestart := available - effMinAvailable`,
+		Lines:    Lines{"v1.7.2": 88, "v1.8.2": 88, "v1.8.3": 90, "v1.9.3": 90, "v1.10.2": 90},
+	},
+	{
+		Key:      "rt.older-only",
+		Claim:    `Only pods created before spec.restartAt are restarted; a pod created at or after it counts as restarted.`,
+		File:     srcRT,
+		Contains: `if pod.CreationTimestamp.After(restartedAt.Time) || pod.CreationTimestamp.Equal(restartedAt) {`,
+		Lines:    Lines{"v1.7.2": 96, "v1.8.2": 96, "v1.8.3": 97, "v1.9.3": 97, "v1.10.2": 97},
+	},
+	{
+		Key:      "rt.no-allowance-skips",
+		Claim:    `With no allowance left the restart evicts nothing, the unavailable old pod included.`,
+		File:     srcRT,
+		Contains: `if canRestart <= 0 {`,
+		Lines:    Lines{"v1.7.2": 100, "v1.8.2": 100, "v1.8.3": 101, "v1.9.3": 101, "v1.10.2": 101},
+	},
+	{
+		Key:      "rt.pdb-refused",
+		Claim:    `An eviction a PodDisruptionBudget refuses (429 Too Many Requests) is logged as a warning and skipped; the restart tries again later.`,
+		File:     srcRT,
+		Contains: `if k8serrors.IsTooManyRequests(err) {`,
+		Lines:    Lines{"v1.7.2": 116, "v1.8.2": 116, "v1.8.3": 117, "v1.9.3": 117, "v1.10.2": 117},
+	},
+	{
+		Key:      "rt.recheck-30s",
+		Claim:    `While pods remain older than spec.restartAt, the Rollout is put back in the queue every 30 seconds.`,
+		File:     srcRT,
+		Contains: `restartPodCheckTime = 30 * time.Second`,
+		Lines:    Lines{"v1.7.2": 31, "v1.8.2": 31, "v1.8.3": 31, "v1.9.3": 31, "v1.10.2": 31},
+	},
+	{
+		Key:      "rt.done",
+		Claim:    `When no pod is older than spec.restartAt, status.restartedAt is set to it: the restart is done.`,
+		File:     srcRT,
+		Contains: `roCtx.SetRestartedAt()`,
+		Lines:    Lines{"v1.7.2": 134, "v1.8.2": 134, "v1.8.3": 135, "v1.9.3": 135, "v1.10.2": 135},
+	},
+	{
+		Key:      "ru.phase-restarting",
+		Claim:    `Until the restart is done, a Rollout that is not degraded or paused reads Progressing, "rollout is restarting".`,
+		File:     srcRU,
+		Contains: `return v1alpha1.RolloutPhaseProgressing, "rollout is restarting"`,
+		Lines:    Lines{"v1.7.2": 109, "v1.8.2": 109, "v1.8.3": 109, "v1.9.3": 154, "v1.10.2": 154},
+	},
+	{
+		Key:      "sy.update-ends-restart",
+		Claim:    `A new update (a changed pod template) marks a pending restart done: its new pods replace the old ones anyway.`,
+		File:     srcSY,
+		Contains: `c.SetRestartedAt()`,
+		Lines:    Lines{"v1.7.2": 891, "v1.8.2": 892, "v1.8.3": 892, "v1.9.3": 894, "v1.10.2": 924},
+	},
+	{
+		Key:      "rc.restart-ends-pass",
+		Claim:    `A canary pass that evicted a pod for a restart ends there, so the next pass scales with the eviction counted.`,
+		File:     srcRC,
+		Contains: `if restarted > 0 {`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": 39, "v1.9.3": 39, "v1.10.2": 39},
+	},
+	{
+		Key:      "rc.restart-then-scale",
+		Claim:    `A canary pass goes on after the restart's evictions and scales the ReplicaSets with the availability it read before them.`,
+		File:     srcRC,
+		Contains: `err = c.podRestarter.Reconcile(c)`,
+		Lines:    Lines{"v1.7.2": 35, "v1.8.2": 35, "v1.8.3": absent, "v1.9.3": absent, "v1.10.2": absent},
 	},
 	{
 		Key:      "rc.experiment-step-done",

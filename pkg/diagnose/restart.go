@@ -1,0 +1,315 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+)
+
+// restartSlow is how long a pod created for (or during) a restart may stay
+// unavailable before RD173 counts it as holding the restart rather than
+// being on its way: pods that start slowly (a JVM, a cache to warm) take a
+// minute or two, and the controller itself looks again every 30 s.
+const restartSlow = 2 * time.Minute
+
+// restart is where a restart requested through spec.restartAt
+// (`kubectl argo rollouts restart`) stands, worked out as the controller's
+// pod restarter does on its next pass: which pods predate restartAt, how
+// many it may evict at a time, and how many it can now.
+type restart struct {
+	at        time.Time
+	scheduled bool // restartAt is still ahead
+	pods      int  // the Rollout's pods
+	// old are the pods created before restartAt and not being deleted, in
+	// name order; evicting are those already being deleted.
+	old, evicting []*corev1.Pod
+	// oldDown and newDown are the pods, not being deleted, the controller
+	// does not count available: created before restartAt, and at or after.
+	oldDown, newDown []*corev1.Pod
+	available        int32
+	replicas, total  int32 // spec.replicas; the ReplicaSets' spec.replicas summed
+	maxUnavailable   int32
+	budget           int32 // pods evicted at a time: max(maxUnavailable, 1)
+	keep             int32 // max(replicas, total) - budget: evictions stop at this many available
+	can              int32 // available - keep: what the next pass may evict
+}
+
+// restartOf returns the restart the Rollout waits on, if any: spec.restartAt
+// set and not yet recorded in status.restartedAt. ok is false without one
+// or without the pods to count (a fleet scan reads none).
+func restartOf(c *Context) (restart, bool) {
+	ro := c.ro
+	at := ro.Spec.RestartAt
+	if at == nil || ro.Status.RestartedAt != nil && ro.Status.RestartedAt.Equal(at) {
+		return restart{}, false
+	}
+	w := c.View.Workload
+	if w == nil {
+		return restart{}, false
+	}
+	s := restart{at: at.Time, scheduled: !c.View.Now.After(at.Time), pods: len(w.Pods), replicas: c.Analysis.Inputs.Replicas}
+	for _, rs := range c.View.ReplicaSets {
+		if rs.Spec.Replicas != nil {
+			s.total += *rs.Spec.Replicas
+		}
+	}
+	if s.pods == 0 && s.total > 0 {
+		return restart{}, false // pods not read: nothing to count
+	}
+	s.maxUnavailable = restartMaxUnavailable(ro, s.replicas)
+	s.budget = max(s.maxUnavailable, 1)
+	s.keep = max(s.replicas, s.total) - s.budget
+	for _, p := range w.Pods {
+		old := p.CreationTimestamp.Time.Before(s.at)
+		switch {
+		case p.DeletionTimestamp != nil:
+			if old {
+				s.evicting = append(s.evicting, p)
+			}
+		case podAvailable(p, ro.Spec.MinReadySeconds, c.View.Now):
+			s.available++
+			if old {
+				s.old = append(s.old, p)
+			}
+		case old:
+			s.old = append(s.old, p)
+			s.oldDown = append(s.oldDown, p)
+		default:
+			s.newDown = append(s.newDown, p)
+		}
+	}
+	s.can = s.available - s.keep
+	return s, true
+}
+
+// restartMaxUnavailable resolves maxUnavailable as the restart does: a
+// canary's through the maxSurge/maxUnavailable fenceposts, a blue-green's
+// as a plain percentage rounded down (25% by default), at most replicas.
+func restartMaxUnavailable(ro *v1alpha1.Rollout, replicas int32) int32 {
+	if replicas == 0 {
+		return 0
+	}
+	st := ro.Spec.Strategy
+	if st.Canary != nil {
+		_, u := model.Fenceposts(st.Canary.MaxSurge, st.Canary.MaxUnavailable, replicas)
+		return u
+	}
+	v := intstr.FromString("25%")
+	if st.BlueGreen != nil && st.BlueGreen.MaxUnavailable != nil {
+		v = *st.BlueGreen.MaxUnavailable
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, int(replicas), false)
+	if err != nil {
+		return 0
+	}
+	return min(int32(n), replicas)
+}
+
+// podAvailable is the kubelet-side availability the restart counts: Ready,
+// for at least minReadySeconds.
+func podAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type != corev1.PodReady || c.Status != corev1.ConditionTrue {
+			continue
+		}
+		return minReady == 0 || !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Add(time.Duration(minReady)*time.Second).Before(now)
+	}
+	return false
+}
+
+// blockingPDB is a PodDisruptionBudget that allows no disruption now and
+// selects one of the pods: the eviction API refuses to evict a Ready pod it
+// covers (429).
+func blockingPDB(pdbs []*policyv1.PodDisruptionBudget, pods []*corev1.Pod) *policyv1.PodDisruptionBudget {
+	for _, b := range pdbs {
+		if b.Status.ObservedGeneration == 0 || b.Status.DisruptionsAllowed > 0 || b.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		for _, p := range pods {
+			if sel.Matches(labels.Set(p.Labels)) {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+func podNames(pods []*corev1.Pod, most int) string {
+	var names []string
+	for i, p := range pods {
+		if i == most {
+			names = append(names, fmt.Sprintf("%d more", len(pods)-most))
+			break
+		}
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// stall says why the restart cannot evict a pod now and will not by
+// itself, what to do, and the evidence; why is "" while it is on its way.
+func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
+	if s.scheduled || len(s.old) == 0 {
+		return "", "", nil
+	}
+	if s.can <= 0 {
+		// Pods on their way (an evicted pod's replacement, a new pod not
+		// yet ready for long) give the allowance back when they turn
+		// available; only what stays unavailable holds the restart.
+		var slow []*corev1.Pod
+		coming := s.can + int32(len(s.evicting))
+		for _, p := range s.newDown {
+			if snapshot.Since(c.View.Now, p.CreationTimestamp.Time) > restartSlow {
+				slow = append(slow, p)
+			} else {
+				coming++
+			}
+		}
+		if coming > 0 {
+			return "", "", nil
+		}
+		counts := fmt.Sprintf("%d of %d pods are available and the controller evicts only while more than %d are (the larger of spec.replicas %d and the %d its ReplicaSets ask for, less %d at a time)", s.available, s.pods, s.keep, s.replicas, s.total, s.budget)
+		switch {
+		case len(s.oldDown) > 0:
+			d := s.oldDown
+			verb := "is not available and predates"
+			if len(d) > 1 {
+				verb = "are not available and predate"
+			}
+			return fmt.Sprintf("%s %s spec.restartAt, so %s: it never evicts %s, the %s the restart was meant to replace, and waits for %s to turn available", podNames(d, 3), verb, counts, them(len(d)), plural("pod", len(d)), them(len(d))),
+				fmt.Sprintf("Delete it yourself (`kubectl delete pod -n %s %s`): its ReplicaSet replaces it, and the restart goes on with the others. Then find out why it hung (its events and logs).", d[0].Namespace, d[0].Name),
+				[]rules.Evidence{ev("Pod "+d[0].Namespace+"/"+d[0].Name, "status.conditions[Ready]", readyStatus(d[0]))}
+		case len(slow) > 0:
+			p := slow[0]
+			verb := "has not turned available since it was created"
+			if len(slow) > 1 {
+				verb = "have not turned available since they were created"
+			}
+			return fmt.Sprintf("%s %s (%s), so %s: the restart waits for %s", podNames(slow, 3), verb, c.ago(p.CreationTimestamp.Time), counts, them(len(slow))),
+				fmt.Sprintf("Find out why %s does not turn ready (`kubectl describe pod -n %s %s`): the restart goes on once it is available, or once its revision is aborted or replaced.", p.Name, p.Namespace, p.Name),
+				[]rules.Evidence{ev("Pod "+p.Namespace+"/"+p.Name, "status.conditions[Ready]", readyStatus(p))}
+		default:
+			return fmt.Sprintf("%s; %d pods exist for the %d its ReplicaSets ask for", counts, s.pods, s.total),
+				"Find out why the ReplicaSets cannot create their pods (`kubectl describe rs`: a ResourceQuota, an admission webhook); the restart goes on once they exist and are available.",
+				[]rules.Evidence{ev("ReplicaSets of "+c.obj(), "spec.replicas (sum)", s.total)}
+		}
+	}
+	if len(s.evicting) > 0 || len(s.oldDown)+len(s.newDown) > 0 {
+		return "", "", nil
+	}
+	if b := blockingPDB(c.View.Workload.PDBs, s.old); b != nil {
+		return fmt.Sprintf("PodDisruptionBudget %s allows no disruption (status.disruptionsAllowed 0, %d of %d pods healthy): the API refuses each eviction (429 Too Many Requests), and the controller logs \"Cannot evict pod as it would violate the pod's disruption budget.\" and tries again 30 s later, for as long as the budget allows none", b.Name, b.Status.CurrentHealthy, b.Status.ExpectedPods),
+			fmt.Sprintf("Let PodDisruptionBudget %s allow one disruption (maxUnavailable 1) while the restart runs; the controller's next try, within 30 s, goes on.", b.Name),
+			[]rules.Evidence{ev("PodDisruptionBudget "+b.Namespace+"/"+b.Name, "status.disruptionsAllowed", b.Status.DisruptionsAllowed)}
+	}
+	return "", "", nil
+}
+
+func readyStatus(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return string(c.Status)
+		}
+	}
+	return "absent"
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// restartEvidence is what both restart rules show.
+func (s restart) evidence(c *Context) []rules.Evidence {
+	out := []rules.Evidence{ev(c.obj(), "spec.restartAt", s.at.UTC().Format(time.RFC3339))}
+	if ra := c.ro.Status.RestartedAt; ra != nil {
+		out = append(out, ev(c.obj(), "status.restartedAt", ra.UTC().Format(time.RFC3339)))
+	} else {
+		out = append(out, ev(c.obj(), "status.restartedAt", "unset"))
+	}
+	return out
+}
+
+// checkRestart (RD172): a restart is scheduled or under way. The on-call
+// engineer who ran `kubectl argo rollouts restart` needs to know that it
+// evicts pods a few at a time, how many are left, and what it waits for;
+// the Rollout reads Progressing all along. RD173 speaks instead when it
+// cannot go on.
+func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
+	s, ok := restartOf(c)
+	if !ok {
+		return nil
+	}
+	var msg string
+	switch {
+	case s.scheduled:
+		msg = fmt.Sprintf("a restart is scheduled for %s (spec.restartAt, in %s): then the controller evicts every pod created before it, %d at a time", s.at.UTC().Format(time.RFC3339), s.at.Sub(c.View.Now).Round(time.Second), s.budget)
+	case len(s.old) == 0 && len(s.evicting) == 0:
+		return nil // every pod is newer: the next pass records the restart as done
+	default:
+		if why, _, _ := s.stall(c); why != "" {
+			return nil // RD173
+		}
+		msg = fmt.Sprintf("a restart is under way since %s (spec.restartAt): %d of %d pods predate it; the controller evicts %d at a time while more than %d pods are available, and looks again every 30 s", c.ago(s.at), len(s.old)+len(s.evicting), s.pods, s.budget, s.keep)
+		switch {
+		case len(s.evicting) > 0:
+			msg += fmt.Sprintf("; being evicted: %s", podNames(s.evicting, 3))
+		case s.can <= 0:
+			msg += fmt.Sprintf("; it waits for %s to turn available", podNames(append(append([]*corev1.Pod{}, s.newDown...), s.oldDown...), 3))
+		default:
+			msg += fmt.Sprintf("; its next pass may evict %d", min(int(s.can), len(s.old)))
+		}
+		msg += ". The Rollout reads Progressing (rollout is restarting) until status.restartedAt is set, when no pod is older"
+	}
+	f := r.NewFinding(msg)
+	f.Evidence = s.evidence(c)
+	f.Cites = c.cites("ur.restart-due", "rt.older-only", "rt.concurrent", "rt.min-available", "rt.can-restart", "rt.recheck-30s", "rt.done", "ru.phase-restarting")
+	if s.scheduled {
+		f.Cites = c.cites("ur.restart-due", "rt.restart-scheduled", "rt.older-only", "rt.concurrent")
+	}
+	return []rules.Finding{f}
+}
+
+// checkRestartStalled (RD173): the restart cannot evict a pod and nothing
+// it does will change that. The usual cause is the pod someone wanted
+// restarted: unready, it uses up the allowance of unavailable pods, and the
+// controller evicts only within that allowance — so a restart never touches
+// the one pod it was run for, and the Rollout reads Progressing until
+// someone acts. A PodDisruptionBudget that allows no disruption refuses
+// every eviction the same way.
+func checkRestartStalled(c *Context, r *rules.Rule) []rules.Finding {
+	s, ok := restartOf(c)
+	if !ok {
+		return nil
+	}
+	why, do, evidence := s.stall(c)
+	if why == "" {
+		return nil
+	}
+	f := r.NewFinding(fmt.Sprintf("the restart requested at %s cannot go on: %s; %d of %d pods still predate it, and the Rollout reads Progressing (rollout is restarting) until none does", c.ago(s.at), why, len(s.old), s.pods))
+	f.Remediation = do
+	f.Evidence = append(s.evidence(c), evidence...)
+	f.Evidence = append(f.Evidence, ev(c.obj(), "maxUnavailable (resolved)", s.maxUnavailable))
+	f.Cites = c.cites("rt.available-pods", "rt.total-replicas", "rt.concurrent", "rt.min-available", "rt.can-restart", "rt.no-allowance-skips", "rt.recheck-30s", "ru.phase-restarting")
+	if strings.HasPrefix(why, "PodDisruptionBudget") { // the allowance is not what holds it
+		f.Cites = c.cites("rt.pdb-refused", "rt.recheck-30s", "ru.phase-restarting")
+	}
+	return []rules.Finding{f}
+}

@@ -1,0 +1,189 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// The replaced canary (examples/basic-canary-replaced.yaml, read at
+// 00:34:08): 5 replicas, maxSurge 1 and maxUnavailable 0, so the restart
+// evicts 1 at a time while more than 5 of the 6 pods its ReplicaSets ask for
+// are available. The stable's 4 pods were created at 00:33:14, revision 2's
+// ready pod at 00:33:25, and revision 3's pod, not Ready, at 00:33:42.
+const (
+	restartNew    = "app-7977f4bd87-lml5f" // revision 3, not Ready
+	restartMiddle = "app-5998b8ffff-9wwfn" // revision 2, Ready
+	restartStable = "app-65bd9c766b-bwnff" // one of the stable's 4
+)
+
+func restartAt(at string) func(*unstructured.Unstructured) {
+	return onKind("Rollout", "", set([]string{"spec", "restartAt"}, at))
+}
+
+func podCreated(name, at string) func(*unstructured.Unstructured) {
+	return onKind("Pod", name, set([]string{"metadata", "creationTimestamp"}, at))
+}
+
+// podTurnsReady makes revision 3's pod Ready (at 00:33:50).
+var podTurnsReady = onKind("Pod", restartNew, func(u *unstructured.Unstructured) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m := c.(map[string]interface{}); m["type"] == "Ready" || m["type"] == "ContainersReady" {
+			m["status"], m["lastTransitionTime"] = "True", "2026-12-07T00:33:50Z"
+			delete(m, "reason")
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, conds, "status", "conditions")
+})
+
+// pdb selects the Rollout's pods; its status allows allowed disruptions.
+func pdb(allowed int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+		"metadata": map[string]interface{}{"name": "app", "namespace": "shop"},
+		"spec":     map[string]interface{}{"maxUnavailable": int64(0), "selector": map[string]interface{}{"matchLabels": map[string]interface{}{"app": "app"}}},
+		"status":   map[string]interface{}{"observedGeneration": int64(1), "disruptionsAllowed": allowed, "currentHealthy": int64(6), "desiredHealthy": int64(6), "expectedPods": int64(6)},
+	}}
+}
+
+func diagnoseRestart(t *testing.T, ver upstream.Version, edit func(*unstructured.Unstructured), extra ...*unstructured.Unstructured) *Report {
+	t.Helper()
+	objs, hdr := exampletest.Decode(t, exampletest.BasicReplaced)
+	for _, o := range objs {
+		if edit != nil {
+			edit(o)
+		}
+	}
+	objs = append(objs, extra...)
+	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
+	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
+}
+
+var restartCases = []struct {
+	name  string
+	id    string
+	edit  func(*unstructured.Unstructured)
+	extra []*unstructured.Unstructured
+	fires bool
+	sev   rules.Severity
+	says  []string
+	do    string // in the finding's remediation
+}{
+	{name: "no restartAt", id: "RD172"},
+	{name: "no restartAt", id: "RD173"},
+	{name: "restart recorded done", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), onKind("Rollout", "", set([]string{"status", "restartedAt"}, "2026-12-07T00:33:50Z")))},
+	{name: "restart recorded done", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), onKind("Rollout", "", set([]string{"status", "restartedAt"}, "2026-12-07T00:33:50Z")))},
+	{name: "scheduled", id: "RD172", edit: restartAt("2026-12-07T00:40:00Z"), fires: true, sev: rules.Info,
+		says: []string{"a restart is scheduled for 2026-12-07T00:40:00Z (spec.restartAt, in 5m52s)", "1 at a time"}},
+	{name: "scheduled", id: "RD173", edit: restartAt("2026-12-07T00:40:00Z")},
+	{name: "every pod newer: the next pass records it", id: "RD172", edit: restartAt("2026-12-07T00:33:00Z")},
+	// Revision 3's pod predates the restart and is not Ready: it alone
+	// fills the allowance, so nothing is ever evicted.
+	{name: "the unready pod predates the restart", id: "RD173", edit: restartAt("2026-12-07T00:33:50Z"), fires: true, sev: rules.Warning,
+		says: []string{restartNew + " is not available and predates spec.restartAt", "5 of 6 pods are available and the controller evicts only while more than 5 are (the larger of spec.replicas 5 and the 6 its ReplicaSets ask for, less 1 at a time)", "it never evicts it, the pod the restart was meant to replace", "6 of 6 pods still predate it"},
+		do: "`kubectl delete pod -n shop " + restartNew + "`"},
+	{name: "the unready pod predates the restart", id: "RD172", edit: restartAt("2026-12-07T00:33:50Z")},
+	// Revision 3's pod came after the restart 26 s ago: on its way.
+	{name: "a young pod not yet Ready", id: "RD172", edit: restartAt("2026-12-07T00:33:30Z"), fires: true, sev: rules.Info,
+		says: []string{"5 of 6 pods predate it", "evicts 1 at a time while more than 5 pods are available", "it waits for " + restartNew + " to turn available"}},
+	{name: "a young pod not yet Ready", id: "RD173", edit: restartAt("2026-12-07T00:33:30Z")},
+	{name: "a pod after the restart unready for 2m28s", id: "RD173", fires: true, sev: rules.Warning,
+		edit: both(restartAt("2026-12-07T00:31:30Z"), onKind("Pod", "", func(u *unstructured.Unstructured) {
+			if u.GetName() != restartNew {
+				set([]string{"metadata", "creationTimestamp"}, "2026-12-07T00:30:00Z")(u)
+			}
+		}), podCreated(restartNew, "2026-12-07T00:31:40Z")),
+		says: []string{restartNew + " has not turned available since it was created (2026-12-07T00:31:40Z (2m28s ago))", "the restart waits for it", "5 of 6 pods still predate it"}},
+	{name: "room for one: the next pass evicts", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady), fires: true, sev: rules.Info,
+		says: []string{"6 of 6 pods predate it", "its next pass may evict 1"}},
+	{name: "room for one: the next pass evicts", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady)},
+	{name: "a pod being evicted", id: "RD172", fires: true, sev: rules.Info,
+		edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady, onKind("Pod", restartStable, set([]string{"metadata", "deletionTimestamp"}, "2026-12-07T00:34:00Z"))),
+		says: []string{"being evicted: " + restartStable}},
+	{name: "a pod being evicted", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady, onKind("Pod", restartStable, set([]string{"metadata", "deletionTimestamp"}, "2026-12-07T00:34:00Z")))},
+	// The unready pod that predates the restart still holds it once the
+	// evicted pod's replacement turns available.
+	{name: "a pod being evicted beside an unready old one", id: "RD173", fires: true, sev: rules.Warning,
+		edit: both(restartAt("2026-12-07T00:33:50Z"), onKind("Pod", restartStable, set([]string{"metadata", "deletionTimestamp"}, "2026-12-07T00:34:00Z"))),
+		says: []string{restartNew + " is not available", "4 of 6 pods are available"}},
+	{name: "a PodDisruptionBudget that allows none", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady), extra: []*unstructured.Unstructured{pdb(0)}, fires: true, sev: rules.Warning,
+		says: []string{"PodDisruptionBudget app allows no disruption (status.disruptionsAllowed 0, 6 of 6 pods healthy)", "429 Too Many Requests"},
+		do: "Let PodDisruptionBudget app allow one disruption"},
+	{name: "a PodDisruptionBudget that allows none", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady), extra: []*unstructured.Unstructured{pdb(0)}},
+	{name: "a PodDisruptionBudget that allows one", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady), extra: []*unstructured.Unstructured{pdb(1)}},
+	{name: "a PodDisruptionBudget that allows one", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady), extra: []*unstructured.Unstructured{pdb(1)}, fires: true, sev: rules.Info,
+		says: []string{"its next pass may evict 1"}},
+}
+
+func TestRestartRules(t *testing.T) {
+	for _, ver := range upstream.Modeled {
+		for _, c := range restartCases {
+			r := diagnoseRestart(t, ver, c.edit, c.extra...)
+			f := findingOf(r, c.id)
+			if (f != nil) != c.fires {
+				t.Errorf("%s %s: %s fires=%v, want %v; findings %v", ver, c.name, c.id, f != nil, c.fires, findingIDs(r))
+				continue
+			}
+			if f == nil {
+				continue
+			}
+			if f.Severity != c.sev {
+				t.Errorf("%s %s: %s is %s, want %s", ver, c.name, c.id, f.Severity, c.sev)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(f.Message, s) {
+					t.Errorf("%s %s: %s\n  %s\ndoes not say\n  %s", ver, c.name, c.id, f.Message, s)
+				}
+			}
+			if len(f.Cites) == 0 {
+				t.Errorf("%s %s: %s cites nothing", ver, c.name, c.id)
+			}
+			if !strings.Contains(f.Remediation, c.do) {
+				t.Errorf("%s %s: %s remediation %q does not say %q", ver, c.name, c.id, f.Remediation, c.do)
+			}
+		}
+	}
+}
+
+// The restart's allowance is maxUnavailable resolved as the controller
+// does: a canary's through the fenceposts, a blue-green's rounded down.
+func TestRestartMaxUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		doc      string
+		replicas int32
+		want     int32
+	}{
+		{`{"canary":{}}`, 5, 1}, // 25% of 5, rounded down
+		{`{"canary":{}}`, 3, 0}, // 25% of 3 is 0; maxSurge 25% is 1, so not both 0
+		{`{"canary":{"maxSurge":0,"maxUnavailable":"10%"}}`, 5, 1}, // both resolve to 0: the controller takes 1
+		{`{"canary":{"maxUnavailable":2}}`, 0, 0},                  // scaled to 0
+		{`{"blueGreen":{"activeService":"a"}}`, 8, 2},              // 25% of 8
+		{`{"blueGreen":{"activeService":"a","maxUnavailable":"50%"}}`, 3, 1},
+		{`{"blueGreen":{"activeService":"a","maxUnavailable":9}}`, 3, 3}, // at most replicas
+	} {
+		ro := rolloutWithStrategy(t, c.doc)
+		if got := restartMaxUnavailable(ro, c.replicas); got != c.want {
+			t.Errorf("%s of %d: %d, want %d", c.doc, c.replicas, got, c.want)
+		}
+	}
+}
+
+func rolloutWithStrategy(t *testing.T, doc string) *v1alpha1.Rollout {
+	t.Helper()
+	ro := &v1alpha1.Rollout{}
+	if err := json.Unmarshal([]byte(doc), &ro.Spec.Strategy); err != nil {
+		t.Fatal(err)
+	}
+	return ro
+}
