@@ -222,6 +222,10 @@ func knownBugs() []Bug {
 			Buggy: []upstream.Key{"ur.scale-down-deadline-any", "sy.waiting-scale-down", "sy.requeue-now-past-deadline"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4972)",
 			Lab:   "reproduced (e2e bug-stale-scale-down-deadline): an Istio canary of 4, progressDeadlineSeconds 12 with progressDeadlineAbort, aborted by that deadline (its ReplicaSet scaled to 0 after abortScaleDownDelaySeconds 3, the annotation left on it), then updated again with pods that never turn ready: never ProgressDeadlineExceeded nor aborted 10 s past the deadline on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2; with the annotation removed, aborted 0–1 s later (whole seconds). By hand on v1.10.2 the controller re-queued such a Rollout about 440 times a second meanwhile. No fixed version to compare",
 			Match: matchStaleScaleDownDeadline},
+		{Rule: "RD174", Issue: 4221, Name: "a restart's eviction and the canary's scale-down in one pass",
+			Buggy: []upstream.Key{"rc.restart-then-scale"}, Fixed: []upstream.Key{"rc.restart-ends-pass"},
+			Lab:   "reproduced by hand on v1.7.2 and v1.8.2: a canary without trafficRouting of 2 (maxSurge 1, maxUnavailable 0) at setWeight 50, restarted while the canary's pod was not yet ready; when it turned ready, one pass evicted it for the restart and scaled the stable down from 2 to 1 (the controller's log, the same second), leaving 1 ready pod. v1.10.2 ended that pass after the eviction and scaled the stable down on a later pass, once the canary's replacement was ready; its restart then evicted a stable pod, as the restart's allowance of one allows (maxUnavailable 0 counts as 1 there), so 1 ready pod was the least on v1.10.2 too: at maxUnavailable 0 the count alone does not tell them apart, the eviction and the scale-down in the same pass do. Not run as an e2e scenario",
+			Match: matchRestartDuringUpdate},
 		{Rule: "RD153", Issue: 4461, Name: "promote --full clears an abort on every pass",
 			Buggy: []upstream.Key{"rc.every-pass-remove-abort"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4462)", Lab: "reproduced (e2e bug-promote-full-abort): a canary of 4 held unready, `promote --full` then `abort` twice with the official plugin (v1.10.2): on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2 the controller wrote each abort away within 0.2–0.8 s, never RolloutAborted, promoteFull kept; the one pass that saw an abort put a scale-down deadline on the canary, which still had its 4 pods 8 s later. Clearing status.promoteFull, then abort: RolloutAborted within 1.5 s on every version. No fixed version to compare", Match: matchAbortDuringPromoteFull},
 		{Rule: "RD154", Issue: 3756, Name: "abort of a paused Rollout does not scale anything",
@@ -438,6 +442,28 @@ func matchStaleScaleDownDeadline(c *Context) *BugMatch {
 			ev(c.obj(), "status.conditions[Progressing].lastUpdateTime", clock.From.UTC().Format(time.RFC3339)),
 			rsEvidence(in.New),
 		},
+	}
+}
+
+// matchRestartDuringUpdate: a restart is due while a canary update has
+// pods to scale down (its ReplicaSets ask for more than spec.replicas). A
+// pass that evicts a pod for the restart goes on, on these versions, to
+// scale with the availability it read before the eviction.
+func matchRestartDuringUpdate(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash {
+		return nil
+	}
+	s, ok := restartOf(c)
+	if !ok || s.scheduled || len(s.old) == 0 || s.total <= s.replicas {
+		return nil
+	}
+	return &BugMatch{
+		State: fmt.Sprintf("a restart (spec.restartAt %s) is due while the update's ReplicaSets ask for %d pods for spec.replicas %d, so old pods are still to be scaled down",
+			s.at.UTC().Format(time.RFC3339), s.total, s.replicas),
+		Effect:   fmt.Sprintf("a pass that evicts a pod for the restart goes on to scale the ReplicaSets with the availability it read before the eviction, so it can scale old pods down in the same pass, below the %d available pods (spec.replicas − maxUnavailable) the update keeps", s.replicas-s.maxUnavailable),
+		Do:       fmt.Sprintf("let the update finish (or abort it) before restarting: remove spec.restartAt until then (`kubectl patch rollout %s -n %s --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/restartAt\"}]'`), and upgrade", c.ro.Name, c.ro.Namespace),
+		Evidence: []rules.Evidence{ev(c.obj(), "spec.restartAt", s.at.UTC().Format(time.RFC3339)), ev("ReplicaSets of "+c.obj(), "spec.replicas (sum)", s.total), ev(c.obj(), "spec.replicas", s.replicas)},
 	}
 }
 

@@ -267,7 +267,7 @@ func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
 		if why, _, _ := s.stall(c); why != "" {
 			return nil // RD173
 		}
-		msg = fmt.Sprintf("a restart is under way since %s (spec.restartAt): %d of %d pods predate it; the controller evicts %d at a time while more than %d pods are available, and looks again every 30 s", c.ago(s.at), len(s.old)+len(s.evicting), s.pods, s.budget, s.keep)
+		msg = fmt.Sprintf("a restart (spec.restartAt) is under way since %s: %d of %d pods predate it; the controller evicts %d at a time while more than %d pods are available, and looks again every 30 s", c.ago(s.at), len(s.old)+len(s.evicting), s.pods, s.budget, s.keep)
 		switch {
 		case len(s.evicting) > 0:
 			msg += fmt.Sprintf("; being evicted: %s", podNames(s.evicting, 3))
