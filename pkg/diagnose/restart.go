@@ -17,10 +17,11 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
-// restartSlow is how long a pod created for (or during) a restart may stay
-// unavailable before RD173 counts it as holding the restart rather than
-// being on its way: pods that start slowly (a JVM, a cache to warm) take a
-// minute or two, and the controller itself looks again every 30 s.
+// restartSlow is how long a pod may stay unready before RD173 counts it as
+// holding the restart (hung) rather than on its way: pods that start slowly
+// (a JVM, a cache to warm) take a minute or two, a readiness probe that
+// flaps comes back within its failure threshold, and the controller itself
+// looks again every 30 s.
 const restartSlow = 2 * time.Minute
 
 // restart is where a restart requested through spec.restartAt
@@ -168,16 +169,18 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 		return "", "", nil
 	}
 	if s.can <= 0 {
-		// Pods on their way (an evicted pod's replacement, a new pod not
-		// yet ready for long) give the allowance back when they turn
+		// Pods on their way (an evicted pod's replacement, a pod starting
+		// or not ready for long) give the allowance back when they turn
 		// available; only what stays unavailable holds the restart.
-		var slow []*corev1.Pod
+		var hungOld, hungNew []*corev1.Pod
 		coming := s.can + int32(len(s.evicting))
-		for _, p := range s.newDown {
-			if snapshot.Since(c.View.Now, p.CreationTimestamp.Time) > restartSlow {
-				slow = append(slow, p)
-			} else {
+		for _, p := range append(append([]*corev1.Pod{}, s.oldDown...), s.newDown...) {
+			if snapshot.Since(c.View.Now, unreadySince(p)) <= restartSlow {
 				coming++
+			} else if p.CreationTimestamp.Time.Before(s.at) {
+				hungOld = append(hungOld, p)
+			} else {
+				hungNew = append(hungNew, p)
 			}
 		}
 		if coming > 0 {
@@ -185,22 +188,24 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 		}
 		counts := fmt.Sprintf("%d of %d pods are available and the controller evicts only while more than %d are (the larger of spec.replicas %d and the %d its ReplicaSets ask for, less %d at a time)", s.available, s.pods, s.keep, s.replicas, s.total, s.budget)
 		switch {
-		case len(s.oldDown) > 0:
-			d := s.oldDown
-			verb := "is not available and predates"
+		case len(hungOld) > 0:
+			d := hungOld
+			verb := "has not been available since %s and predates"
 			if len(d) > 1 {
-				verb = "are not available and predate"
+				verb = "have not been available since %s (the first) and predate"
 			}
+			verb = fmt.Sprintf(verb, c.ago(unreadySince(d[0])))
 			return fmt.Sprintf("%s %s spec.restartAt, so %s: it never evicts %s, the %s the restart was meant to replace, and waits for %s to turn available", podNames(d, 3), verb, counts, them(len(d)), plural("pod", len(d)), them(len(d))),
 				fmt.Sprintf("Delete it yourself (`kubectl delete pod -n %s %s`): its ReplicaSet replaces it, and the restart goes on with the others. Then find out why it hung (its events and logs).", d[0].Namespace, d[0].Name),
 				[]rules.Evidence{ev("Pod "+d[0].Namespace+"/"+d[0].Name, "status.conditions[Ready]", readyStatus(d[0]))}
-		case len(slow) > 0:
-			p := slow[0]
-			verb := "has not turned available since it was created"
-			if len(slow) > 1 {
-				verb = "have not turned available since they were created"
+		case len(hungNew) > 0:
+			p := hungNew[0]
+			verb := "has not been available since %s"
+			if len(hungNew) > 1 {
+				verb = "have not been available since %s (the first)"
 			}
-			return fmt.Sprintf("%s %s (%s), so %s: the restart waits for %s", podNames(slow, 3), verb, c.ago(p.CreationTimestamp.Time), counts, them(len(slow))),
+			verb = fmt.Sprintf(verb, c.ago(unreadySince(p)))
+			return fmt.Sprintf("%s %s, so %s: the restart waits for %s", podNames(hungNew, 3), verb, counts, them(len(hungNew))),
 				fmt.Sprintf("Find out why %s does not turn ready (`kubectl describe pod -n %s %s`): the restart goes on once it is available, or once its revision is aborted or replaced.", p.Name, p.Namespace, p.Name),
 				[]rules.Evidence{ev("Pod "+p.Namespace+"/"+p.Name, "status.conditions[Ready]", readyStatus(p))}
 		default:
@@ -218,6 +223,25 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 			[]rules.Evidence{ev("PodDisruptionBudget "+b.Namespace+"/"+b.Name, "status.disruptionsAllowed", b.Status.DisruptionsAllowed)}
 	}
 	return "", "", nil
+}
+
+// unreadySince is when the pod was last seen turning unready (its Ready
+// condition's last transition), its creation when it never was Ready,
+// and the far future for a Ready pod that only waits for minReadySeconds:
+// it turns available by itself.
+func unreadySince(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type != corev1.PodReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return time.Unix(1<<40, 0)
+		}
+		if !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return p.CreationTimestamp.Time
 }
 
 func readyStatus(p *corev1.Pod) string {

@@ -48,6 +48,24 @@ var podTurnsReady = onKind("Pod", restartNew, func(u *unstructured.Unstructured)
 	_ = unstructured.SetNestedSlice(u.Object, conds, "status", "conditions")
 })
 
+// unreadyAt moves the last transition of revision 3's pod's Ready
+// condition (False) to at.
+func unreadyAt(at string) func(*unstructured.Unstructured) {
+	return onKind("Pod", restartNew, func(u *unstructured.Unstructured) {
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m := c.(map[string]interface{}); m["type"] == "Ready" {
+				m["lastTransitionTime"] = at
+			}
+		}
+		_ = unstructured.SetNestedSlice(u.Object, conds, "status", "conditions")
+	})
+}
+
+// hung makes revision 3's pod older than the restart and unready since
+// 00:31:30, 2m38s before the snapshot.
+var hung = both(podCreated(restartNew, "2026-12-07T00:31:00Z"), unreadyAt("2026-12-07T00:31:30Z"))
+
 // pdb selects the Rollout's pods; its status allows allowed disruptions.
 func pdb(allowed int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]interface{}{
@@ -90,12 +108,22 @@ var restartCases = []struct {
 		says: []string{"a restart is scheduled for 2026-12-07T00:40:00Z (spec.restartAt, in 5m52s)", "1 at a time"}},
 	{name: "scheduled", id: "RD173", edit: restartAt("2026-12-07T00:40:00Z")},
 	{name: "every pod newer: the next pass records it", id: "RD172", edit: restartAt("2026-12-07T00:33:00Z")},
-	// Revision 3's pod predates the restart and is not Ready: it alone
-	// fills the allowance, so nothing is ever evicted.
-	{name: "the unready pod predates the restart", id: "RD173", edit: restartAt("2026-12-07T00:33:50Z"), fires: true, sev: rules.Warning,
-		says: []string{restartNew + " is not available and predates spec.restartAt", "5 of 6 pods are available and the controller evicts only while more than 5 are (the larger of spec.replicas 5 and the 6 its ReplicaSets ask for, less 1 at a time)", "it never evicts it, the pod the restart was meant to replace", "6 of 6 pods still predate it"},
+	// Revision 3's pod predates the restart and has been unready for
+	// 2m38s: it alone fills the allowance, so nothing is ever evicted.
+	{name: "a hung pod predates the restart", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), hung), fires: true, sev: rules.Warning,
+		says: []string{restartNew + " has not been available since 2026-12-07T00:31:30Z (2m38s ago) and predates spec.restartAt", "5 of 6 pods are available and the controller evicts only while more than 5 are (the larger of spec.replicas 5 and the 6 its ReplicaSets ask for, less 1 at a time)", "it never evicts it, the pod the restart was meant to replace", "6 of 6 pods still predate it"},
 		do:   "`kubectl delete pod -n shop " + restartNew + "`"},
-	{name: "the unready pod predates the restart", id: "RD172", edit: restartAt("2026-12-07T00:33:50Z")},
+	{name: "a hung pod predates the restart", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), hung)},
+	// Unready for 24 s only: it may be starting (revision 3's pod is).
+	{name: "an older pod still starting", id: "RD172", edit: restartAt("2026-12-07T00:33:50Z"), fires: true, sev: rules.Info,
+		says: []string{"6 of 6 pods predate it", "it waits for " + restartNew + " to turn available"}},
+	{name: "an older pod still starting", id: "RD173", edit: restartAt("2026-12-07T00:33:50Z")},
+	// Ready, waiting out minReadySeconds: it turns available by itself.
+	{name: "a Ready pod within minReadySeconds", id: "RD172", fires: true, sev: rules.Info,
+		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, podTurnsReady, onKind("Rollout", "", set([]string{"spec", "minReadySeconds"}, int64(300)))),
+		says: []string{"it waits for"}},
+	{name: "a Ready pod within minReadySeconds", id: "RD173",
+		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, podTurnsReady, onKind("Rollout", "", set([]string{"spec", "minReadySeconds"}, int64(300))))},
 	// Revision 3's pod came after the restart 26 s ago: on its way.
 	{name: "a young pod not yet Ready", id: "RD172", edit: restartAt("2026-12-07T00:33:30Z"), fires: true, sev: rules.Info,
 		says: []string{"5 of 6 pods predate it", "evicts 1 at a time while more than 5 pods are available", "it waits for " + restartNew + " to turn available"}},
@@ -105,8 +133,8 @@ var restartCases = []struct {
 			if u.GetName() != restartNew {
 				set([]string{"metadata", "creationTimestamp"}, "2026-12-07T00:30:00Z")(u)
 			}
-		}), podCreated(restartNew, "2026-12-07T00:31:40Z")),
-		says: []string{restartNew + " has not turned available since it was created (2026-12-07T00:31:40Z (2m28s ago))", "the restart waits for it", "5 of 6 pods still predate it"}},
+		}), podCreated(restartNew, "2026-12-07T00:31:40Z"), unreadyAt("2026-12-07T00:31:40Z")),
+		says: []string{restartNew + " has not been available since 2026-12-07T00:31:40Z (2m28s ago)", "the restart waits for it", "5 of 6 pods still predate it"}},
 	{name: "room for one: the next pass evicts", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady), fires: true, sev: rules.Info,
 		says: []string{"6 of 6 pods predate it", "its next pass may evict 1"}},
 	{name: "room for one: the next pass evicts", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady)},
@@ -116,9 +144,9 @@ var restartCases = []struct {
 	{name: "a pod being evicted", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady, onKind("Pod", restartStable, set([]string{"metadata", "deletionTimestamp"}, "2026-12-07T00:34:00Z")))},
 	// The unready pod that predates the restart still holds it once the
 	// evicted pod's replacement turns available.
-	{name: "a pod being evicted beside an unready old one", id: "RD173", fires: true, sev: rules.Warning,
-		edit: both(restartAt("2026-12-07T00:33:50Z"), onKind("Pod", restartStable, set([]string{"metadata", "deletionTimestamp"}, "2026-12-07T00:34:00Z"))),
-		says: []string{restartNew + " is not available", "4 of 6 pods are available"}},
+	{name: "a pod being evicted beside a hung old one", id: "RD173", fires: true, sev: rules.Warning,
+		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, onKind("Pod", restartStable, set([]string{"metadata", "deletionTimestamp"}, "2026-12-07T00:34:00Z"))),
+		says: []string{restartNew + " has not been available", "4 of 6 pods are available"}},
 	{name: "a PodDisruptionBudget that allows none", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady), extra: []*unstructured.Unstructured{pdb(0)}, fires: true, sev: rules.Warning,
 		says: []string{"PodDisruptionBudget app allows no disruption (status.disruptionsAllowed 0, 6 of 6 pods healthy)", "429 Too Many Requests"},
 		do:   "Let PodDisruptionBudget app allow one disruption"},

@@ -12,7 +12,9 @@ import (
 )
 
 func init() {
-	scenarios = append(scenarios, scenario{"restart-stalled", restartStalledScenario})
+	// First: it waits two minutes for a pod to count as hung, and then for
+	// two restarts, some five minutes in all.
+	scenarios = append([]scenario{{"restart-stalled", restartStalledScenario}}, scenarios...)
 }
 
 // restartPods is each pod's name and creationTimestamp, and whether it is
@@ -56,8 +58,9 @@ func (h *harness) restartAt() (spec, done string) {
 // restartStalledScenario: `kubectl argo rollouts restart` of a Healthy
 // Rollout of 5 (maxUnavailable 25%: 1) with one pod hung, unready — the
 // pod a restart is usually run for. That pod alone fills the allowance, so
-// the controller evicts nothing, it included (RD173 names it and says to
-// delete it). Deleting it, as RD173 says, lets the restart finish, RD172
+// the controller evicts nothing, it included: RD172 first says the restart
+// waits for it, and once it has been unready two minutes RD173 names it
+// and says to delete it. Deleting it, as RD173 says, lets the restart finish, RD172
 // (never RD173) describing it meanwhile. Then a PodDisruptionBudget with
 // maxUnavailable 0: every eviction refused (RD173 names the budget);
 // deleting the budget lets it finish.
@@ -82,25 +85,34 @@ func restartStalledScenario(t *testing.T, h *harness) {
 	h.officialPlugin("restart", "app")
 	at, _ := h.restartAt()
 	time.Sleep(2 * time.Second) // past restartAt's second, so the restart is due
+	// Unready for seconds, the pod may still come back: RD172 says the
+	// restart waits for it.
 	rep := h.diagnose("app")
+	if f := finding(rep, "RD172"); f == nil || !strings.Contains(f.Message, "it waits for "+hung) || finding(rep, "RD173") != nil {
+		t.Errorf("a pod unready for seconds: want RD172 waiting for %s, not RD173; findings %s", hung, findingIDs(rep))
+	}
+	// Unready for two minutes, it is hung: RD173.
+	unready, _ := time.Parse(time.RFC3339, h.kubectl("-n", h.ns, "get", "pod", hung, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].lastTransitionTime}`))
+	time.Sleep(time.Until(unready.Add(2*time.Minute + 3*time.Second)))
+	rep = h.diagnose("app")
 	f := finding(rep, "RD173")
 	pred := "RD173 absent"
 	if f != nil {
 		pred = fmt.Sprintf("RD173 %s: nothing evicted, the hung pod included", f.Severity)
-		if !strings.Contains(f.Message, hung+" is not available and predates spec.restartAt") || !strings.Contains(f.Remediation, "kubectl delete pod -n "+h.ns+" "+hung) {
+		if !strings.Contains(f.Message, hung+" has not been available since") || !strings.Contains(f.Message, "and predates spec.restartAt") || !strings.Contains(f.Remediation, "kubectl delete pod -n "+h.ns+" "+hung) {
 			pred += " (but RD173 does not name the hung pod and say to delete it)"
 		}
 	}
 	if finding(rep, "RD172") != nil {
 		t.Errorf("RD172 beside RD173: one answer per state\n%+v", rep.Findings)
 	}
-	// The controller looks again every 30 s: 35 s without an eviction is
-	// a pass that found nothing to do, and a re-check that found the same.
-	time.Sleep(35 * time.Second)
+	// The controller looks again every 30 s: two minutes without an
+	// eviction are passes that found nothing to do, and re-checks that
+	// found the same.
 	old, deleting := olderThan(h.restartPods(), at)
 	_, done := h.restartAt()
 	phase := h.rolloutMessage()
-	obs := fmt.Sprintf("after 35 s %d of 5 pods older than restartAt, %d being deleted, restartedAt %q, message %q", old, len(deleting), done, phase)
+	obs := fmt.Sprintf("after 2 min %d of 5 pods older than restartAt, %d being deleted, restartedAt %q, message %q", old, len(deleting), done, phase)
 	h.record("restart of 5 (maxUnavailable 1) with one pod hung unready", pred, obs)
 	if pred != "RD173 warning: nothing evicted, the hung pod included" || old != 5 || len(deleting) != 0 || done != "" || phase != "rollout is restarting" {
 		t.Errorf("hung pod: diagnose %s; the controller: %s\n%s", pred, obs, h.dump())
