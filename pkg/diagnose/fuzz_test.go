@@ -24,6 +24,7 @@ func FuzzDiagnoseFile(f *testing.F) {
 	f.Add([]byte("apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: a}\nspec: {strategy: {canary: {minPodsPerReplicaSet: 0, trafficRouting: {maxTrafficWeight: 0}}}}\nstatus: {currentStepIndex: -1}\n"))
 	f.Add([]byte("---\n---\nkind: List\nitems: [1, 2]\n"))
 	f.Add(exampletest.Read(f, exampletest.PodsWeb))
+	f.Add([]byte(restartNoHeader))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		located, hdr, err := snapshot.Decode("fuzz", bytes.NewReader(data))
 		if err != nil {

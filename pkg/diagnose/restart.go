@@ -283,6 +283,8 @@ func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	var msg string
 	switch {
+	case s.scheduled && c.View.NowInferred:
+		msg = fmt.Sprintf("a restart is requested for %s (spec.restartAt), later than any other time in the input, which does not say when it was taken: if that time has come, the controller is evicting every pod created before it, %d at a time", s.at.UTC().Format(time.RFC3339), s.budget)
 	case s.scheduled:
 		msg = fmt.Sprintf("a restart is scheduled for %s (spec.restartAt, in %s): then the controller evicts every pod created before it, %d at a time", s.at.UTC().Format(time.RFC3339), s.at.Sub(c.View.Now).Round(time.Second), s.budget)
 	case len(s.old) == 0 && len(s.evicting) == 0:

@@ -225,3 +225,54 @@ func rolloutWithStrategy(t *testing.T, doc string) *v1alpha1.Rollout {
 	}
 	return ro
 }
+
+// restartNoHeader is a blue-green Rollout with spec.restartAt read from a
+// file without a snapshot header (kubectl get output: "now" is inferred
+// from its newest timestamp), a pod, and a PodDisruptionBudget whose
+// selector does not parse; maxUnavailable above 100%. The fuzzer starts
+// from it too.
+const restartNoHeader = `kind: List
+items:
+- apiVersion: argoproj.io/v1alpha1
+  kind: Rollout
+  metadata: {name: a, namespace: b, uid: u1}
+  spec:
+    replicas: 2
+    restartAt: '2026-01-01T00:00:00Z'
+    selector: {matchLabels: {app: a}}
+    template: {metadata: {labels: {app: a}}, spec: {containers: [{name: a, image: x}]}}
+    strategy: {blueGreen: {activeService: s, maxUnavailable: '150%'}}
+  status: {stableRS: h1, currentPodHash: h1}
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata: {name: a-h1, namespace: b, uid: r1, labels: {rollouts-pod-template-hash: h1}, ownerReferences: [{kind: Rollout, name: a, uid: u1, controller: true}]}
+  spec: {replicas: 3}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: a-h1-x, namespace: b, creationTimestamp: '2025-01-01T00:00:00Z', labels: {app: a, rollouts-pod-template-hash: h1}, ownerReferences: [{kind: ReplicaSet, name: a-h1, uid: r1, controller: true}]}
+  status: {conditions: [{type: Ready, status: 'False'}]}
+- apiVersion: policy/v1
+  kind: PodDisruptionBudget
+  metadata: {name: p, namespace: b}
+  spec: {selector: {matchExpressions: [{key: app, operator: Bogus}]}}
+  status: {observedGeneration: 1, disruptionsAllowed: 0}
+`
+
+// Without a snapshot header, "now" is only the input's newest time, so a
+// restartAt after it may have come already: RD172 does not call it
+// scheduled.
+func TestRestartWhenTheInputHasNoTime(t *testing.T) {
+	located, hdr, err := snapshot.Decode("seed", strings.NewReader(restartNoHeader))
+	if err != nil || hdr != nil {
+		t.Fatalf("decode: %v, header %v", err, hdr)
+	}
+	objs := make([]*unstructured.Unstructured, 0, len(located))
+	for _, l := range located {
+		objs = append(objs, l.Object)
+	}
+	r := Run(exampletest.ViewOf(t, snapshot.New(snapshot.Header{}, objs)), model.ControllerVersion{Assumed: "v1.10.2", Source: model.SourceFlag, Exact: true}, Options{})
+	f := findingOf(r, "RD172")
+	if f == nil || !strings.Contains(f.Message, "which does not say when it was taken: if that time has come") || !strings.Contains(f.Message, "2 at a time") {
+		t.Fatalf("RD172: %+v; findings %v", f, findingIDs(r))
+	}
+}
