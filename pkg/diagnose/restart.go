@@ -260,7 +260,17 @@ func them(n int) string {
 	return "them"
 }
 
-// restartEvidence is what both restart rules show.
+// restartUntil says what the Rollout shows until the restart is done: the
+// phase the controller gives a restarting Rollout, when that is what it
+// reads (a paused or degraded Rollout reads that instead).
+func restartUntil(c *Context) string {
+	if c.ro.Status.Message == "rollout is restarting" {
+		return "the Rollout reads Progressing (rollout is restarting) until status.restartedAt is set, when no pod is older"
+	}
+	return "status.restartedAt is set when no pod is older"
+}
+
+// evidence is what both restart rules show.
 func (s restart) evidence(c *Context) []rules.Evidence {
 	out := []rules.Evidence{ev(c.obj(), "spec.restartAt", s.at.UTC().Format(time.RFC3339))}
 	if ra := c.ro.Status.RestartedAt; ra != nil {
@@ -302,7 +312,7 @@ func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
 		default:
 			msg += fmt.Sprintf("; its next pass may evict %d", min(int(s.can), len(s.old)))
 		}
-		msg += ". The Rollout reads Progressing (rollout is restarting) until status.restartedAt is set, when no pod is older"
+		msg += "; " + restartUntil(c)
 	}
 	f := r.NewFinding(msg)
 	f.Evidence = s.evidence(c)
@@ -329,7 +339,7 @@ func checkRestartStalled(c *Context, r *rules.Rule) []rules.Finding {
 	if why == "" {
 		return nil
 	}
-	f := r.NewFinding(fmt.Sprintf("the restart requested at %s cannot go on: %s; %d of %d pods still predate it, and the Rollout reads Progressing (rollout is restarting) until none does", c.ago(s.at), why, len(s.old), s.pods))
+	f := r.NewFinding(fmt.Sprintf("the restart requested at %s cannot go on: %s; %d of %d pods still predate it; %s", c.ago(s.at), why, len(s.old), s.pods, restartUntil(c)))
 	f.Remediation = do
 	f.Evidence = append(s.evidence(c), evidence...)
 	f.Evidence = append(f.Evidence, ev(c.obj(), "maxUnavailable (resolved)", s.maxUnavailable))

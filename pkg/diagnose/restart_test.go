@@ -76,19 +76,6 @@ func pdb(allowed int64) *unstructured.Unstructured {
 	}}
 }
 
-func diagnoseRestart(t *testing.T, ver upstream.Version, edit func(*unstructured.Unstructured), extra ...*unstructured.Unstructured) *Report {
-	t.Helper()
-	objs, hdr := exampletest.Decode(t, exampletest.BasicReplaced)
-	for _, o := range objs {
-		if edit != nil {
-			edit(o)
-		}
-	}
-	objs = append(objs, extra...)
-	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
-	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
-}
-
 var restartCases = []struct {
 	name  string
 	id    string
@@ -114,9 +101,12 @@ var restartCases = []struct {
 		says: []string{restartNew + " has not been available since 2026-12-07T00:31:30Z (2m38s ago) and predates spec.restartAt", "5 of 6 pods are available and the controller evicts only while more than 5 are (the larger of spec.replicas 5 and the 6 its ReplicaSets ask for, less 1 at a time)", "it never evicts it, the pod the restart was meant to replace", "6 of 6 pods still predate it"},
 		do:   "`kubectl delete pod -n shop " + restartNew + "`"},
 	{name: "a hung pod predates the restart", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), hung)},
+	{name: "a hung pod, the Rollout reads restarting", id: "RD173", fires: true, sev: rules.Warning,
+		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, onKind("Rollout", "", set([]string{"status", "message"}, "rollout is restarting"))),
+		says: []string{"; the Rollout reads Progressing (rollout is restarting) until status.restartedAt is set, when no pod is older"}},
 	// Unready for 24 s only: it may be starting (revision 3's pod is).
 	{name: "an older pod still starting", id: "RD172", edit: restartAt("2026-12-07T00:33:50Z"), fires: true, sev: rules.Info,
-		says: []string{"6 of 6 pods predate it", "it waits for " + restartNew + " to turn available"}},
+		says: []string{"6 of 6 pods predate it", "it waits for " + restartNew + " to turn available; status.restartedAt is set when no pod is older"}},
 	{name: "an older pod still starting", id: "RD173", edit: restartAt("2026-12-07T00:33:50Z")},
 	// Ready, waiting out minReadySeconds: it turns available by itself.
 	{name: "a Ready pod within minReadySeconds", id: "RD172", fires: true, sev: rules.Info,
@@ -166,7 +156,7 @@ var restartCases = []struct {
 func TestRestartRules(t *testing.T) {
 	for _, ver := range upstream.Modeled {
 		for _, c := range restartCases {
-			r := diagnoseRestart(t, ver, c.edit, c.extra...)
+			r := diagnoseReplaced(t, ver, c.edit, c.extra...)
 			f := findingOf(r, c.id)
 			fires := c.fires && (c.on == nil || slices.Contains(c.on, ver))
 			if (f != nil) != fires {

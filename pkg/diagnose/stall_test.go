@@ -22,8 +22,9 @@ const (
 )
 
 // diagnoseReplaced diagnoses the replaced basic canary (the lab's v1.10.2
-// state) after edit, on every object (each edit checks the kind it wants).
-func diagnoseReplaced(t *testing.T, ver upstream.Version, edit func(*unstructured.Unstructured)) *Report {
+// state) after edit, on every object (each edit checks the kind it wants),
+// with the extra objects added.
+func diagnoseReplaced(t *testing.T, ver upstream.Version, edit func(*unstructured.Unstructured), extra ...*unstructured.Unstructured) *Report {
 	t.Helper()
 	objs, hdr := exampletest.Decode(t, exampletest.BasicReplaced)
 	for _, o := range objs {
@@ -31,6 +32,7 @@ func diagnoseReplaced(t *testing.T, ver upstream.Version, edit func(*unstructure
 			edit(o)
 		}
 	}
+	objs = append(objs, extra...)
 	cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
 	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, objs)), cv, Options{})
 }
