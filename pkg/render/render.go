@@ -316,10 +316,20 @@ func humanTraffic(b *strings.Builder, rep *diagnose.Report, s Styles) {
 	next := fmt.Sprintf("  next pass: canary %d%% — %s", t.NextWeight, model.Branch(t.NextBranch).Words())
 	if len(t.HeldGates) > 0 {
 		var held []string
+		idle := true
 		for _, g := range t.HeldGates {
+			if g.Idle {
+				held = append(held, model.GateWords(g.Name)+": the router is not written, but the weight already stands")
+				continue
+			}
+			idle = false
 			held = append(held, model.GateWords(g.Name)+": "+g.Effect.Words())
 		}
-		next += s.Warn.Render("  held by " + strings.Join(held, "; "))
+		if idle {
+			next += "  held by " + strings.Join(held, "; ")
+		} else {
+			next += s.Warn.Render("  held by " + strings.Join(held, "; "))
+		}
 	}
 	b.WriteString(next + "\n")
 	if t.NextWhy != "" {

@@ -54,6 +54,24 @@ func TestHumanSaysTagsInWords(t *testing.T) {
 	}
 }
 
+// A gate that holds while the weight already stands (a promoted Rollout
+// short of stable pods) is said as such, not as a weight held back.
+func TestIdleGateInWords(t *testing.T) {
+	rep := &diagnose.Report{Namespace: "shop", Name: "checkout-api",
+		Controller: model.ControllerVersion{Assumed: "v1.10.2", Source: model.SourceFlag},
+		State:      diagnose.State{Strategy: "canary", Replicas: 5, StepIndex: 2, StepCount: 2},
+		Traffic: &diagnose.Traffic{Router: "istio (host)", MaxWeight: 100, StableWeight: 100, NextBranch: string(model.BranchFullyPromoted),
+			HeldGates: []model.Gate{{Name: model.GateStableAvailability, Holds: true, Effect: model.EffectWeightSkipped, Idle: true}}},
+	}
+	var b bytes.Buffer
+	if err := Human(&b, rep, NewStyles(&b, false), HumanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "held by the stable availability check: the router is not written, but the weight already stands\n") || strings.Contains(out, "the weight is not written") {
+		t.Errorf("human output:\n%s", out)
+	}
+}
+
 func TestControllerSourceInWords(t *testing.T) {
 	from := "argo-rollouts/argo-rollouts"
 	for _, tc := range []struct {
