@@ -179,7 +179,7 @@ func (h *harness) restartRuns(at, after string) {
 			seen173 = f.Message
 		}
 		// A read every few seconds: each is a whole plugin run, and five
-		// versions sampling at once slowed the whole suite by minutes.
+		// versions sample at once beside the rest of the suite.
 		time.Sleep(3 * time.Second)
 		return false
 	})
