@@ -192,22 +192,24 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 			d := hungOld
 			verb := "has not been available since %s and predates"
 			if len(d) > 1 {
-				verb = "have not been available since %s (the first) and predate"
+				verb = "have not been available, the first since %s, and predate"
 			}
 			verb = fmt.Sprintf(verb, c.ago(unreadySince(d[0])))
 			return fmt.Sprintf("%s %s spec.restartAt, so %s: it never evicts %s, the %s the restart was meant to replace, and waits for %s to turn available", podNames(d, 3), verb, counts, them(len(d)), plural("pod", len(d)), them(len(d))),
-				fmt.Sprintf("Delete it yourself (`kubectl delete pod -n %s %s`): its ReplicaSet replaces it, and the restart goes on with the others. Then find out why it hung (its events and logs).", d[0].Namespace, d[0].Name),
+				restartDelete(d),
 				[]rules.Evidence{ev("Pod "+d[0].Namespace+"/"+d[0].Name, "status.conditions[Ready]", readyStatus(d[0]))}
 		case len(hungNew) > 0:
 			p := hungNew[0]
 			verb := "has not been available since %s"
 			if len(hungNew) > 1 {
-				verb = "have not been available since %s (the first)"
+				verb = "have not been available, the first since %s"
 			}
 			verb = fmt.Sprintf(verb, c.ago(unreadySince(p)))
 			return fmt.Sprintf("%s %s, so %s: the restart waits for %s", podNames(hungNew, 3), verb, counts, them(len(hungNew))),
 				fmt.Sprintf("Find out why %s does not turn ready (`kubectl describe pod -n %s %s`): the restart goes on once it is available, or once its revision is aborted or replaced.", p.Name, p.Namespace, p.Name),
 				[]rules.Evidence{ev("Pod "+p.Namespace+"/"+p.Name, "status.conditions[Ready]", readyStatus(p))}
+		case s.replicas > s.total:
+			return "", "", nil // the ReplicaSets are yet to be scaled up to spec.replicas
 		default:
 			return fmt.Sprintf("%s; %d pods exist for the %d its ReplicaSets ask for", counts, s.pods, s.total),
 				"Find out why the ReplicaSets cannot create their pods (`kubectl describe rs`: a ResourceQuota, an admission webhook); the restart goes on once they exist and are available.",
@@ -223,6 +225,18 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 			[]rules.Evidence{ev("PodDisruptionBudget "+b.Namespace+"/"+b.Name, "status.disruptionsAllowed", b.Status.DisruptionsAllowed)}
 	}
 	return "", "", nil
+}
+
+// restartDelete is RD173's remedy for hung pods that predate the restart.
+func restartDelete(hung []*corev1.Pod) string {
+	names := make([]string, 0, len(hung))
+	for _, p := range hung {
+		names = append(names, p.Name)
+	}
+	if len(hung) == 1 {
+		return fmt.Sprintf("Delete it yourself (`kubectl delete pod -n %s %s`): its ReplicaSet replaces it, and the restart goes on with the others. Then find out why it hung (its events and logs).", hung[0].Namespace, hung[0].Name)
+	}
+	return fmt.Sprintf("Delete them yourself (`kubectl delete pod -n %s %s`): their ReplicaSets replace them, and the restart goes on with the others. Then find out why they hung (their events and logs).", hung[0].Namespace, strings.Join(names, " "))
 }
 
 // unreadySince is when the pod was last seen turning unready (its Ready
@@ -307,6 +321,8 @@ func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
 		switch {
 		case len(s.evicting) > 0:
 			msg += fmt.Sprintf("; being evicted: %s", podNames(s.evicting, 3))
+		case s.can <= 0 && len(s.newDown)+len(s.oldDown) == 0:
+			msg += fmt.Sprintf("; it waits until more than %d pods are available", s.keep)
 		case s.can <= 0:
 			msg += fmt.Sprintf("; it waits for %s to turn available", podNames(append(append([]*corev1.Pod{}, s.newDown...), s.oldDown...), 3))
 		default:

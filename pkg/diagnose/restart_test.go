@@ -101,6 +101,24 @@ var restartCases = []struct {
 		says: []string{restartNew + " has not been available since 2026-12-07T00:31:30Z (2m38s ago) and predates spec.restartAt", "5 of 6 pods are available and the controller evicts only while more than 5 are (the larger of spec.replicas 5 and the 6 its ReplicaSets ask for, less 1 at a time)", "it never evicts it, the pod the restart was meant to replace", "6 of 6 pods still predate it"},
 		do:   "`kubectl delete pod -n shop " + restartNew + "`"},
 	{name: "a hung pod predates the restart", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), hung)},
+	// Two hung pods: the remedy deletes both.
+	{name: "two hung pods predate the restart", id: "RD173", fires: true, sev: rules.Warning,
+		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, onKind("Pod", restartMiddle, func(u *unstructured.Unstructured) {
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				if m := c.(map[string]interface{}); m["type"] == "Ready" {
+					m["status"], m["lastTransitionTime"] = "False", "2026-12-07T00:31:00Z"
+				}
+			}
+			_ = unstructured.SetNestedSlice(u.Object, conds, "status", "conditions")
+		})),
+		says: []string{restartMiddle + ", " + restartNew + " have not been available, the first since 2026-12-07T00:31:00Z (3m8s ago), and predate spec.restartAt", "4 of 6 pods are available"},
+		do:   "`kubectl delete pod -n shop " + restartMiddle + " " + restartNew + "`"},
+	// spec.replicas raised, the ReplicaSets not yet scaled up: the restart
+	// waits for the pods that come.
+	{name: "spec.replicas above what the ReplicaSets ask for", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady, onKind("Rollout", "", set([]string{"spec", "replicas"}, int64(8))))},
+	{name: "spec.replicas above what the ReplicaSets ask for", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady, onKind("Rollout", "", set([]string{"spec", "replicas"}, int64(8)))), fires: true, sev: rules.Info,
+		says: []string{"it waits until more than 7 pods are available"}},
 	{name: "a hung pod, the Rollout reads restarting", id: "RD173", fires: true, sev: rules.Warning,
 		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, onKind("Rollout", "", set([]string{"status", "message"}, "rollout is restarting"))),
 		says: []string{"; the Rollout reads Progressing (rollout is restarting) until status.restartedAt is set, when no pod is older"}},
