@@ -572,7 +572,7 @@ var facts = []Fact{
 	},
 	{
 		Key:      "rt.total-replicas",
-		Claim:    `The restart counts the pods every ReplicaSet of the Rollout asks for (spec.replicas summed), which is more than spec.replicas during an update.`,
+		Claim:    `The restart counts the pods every ReplicaSet of the Rollout asks for (spec.replicas summed), which can be more than spec.replicas during an update.`,
 		File:     srcRT,
 		Contains: `totalReplicas := replicasetutil.GetReplicaCountForReplicaSets(s.allRSs)`,
 		Lines:    Lines{"v1.7.2": 77, "v1.8.2": 77, "v1.8.3": 79, "v1.9.3": 79, "v1.10.2": 79},
@@ -649,7 +649,7 @@ var facts = []Fact{
 	},
 	{
 		Key:      "sy.update-ends-restart",
-		Claim:    `A new update (a changed pod template) marks a pending restart done: its new pods replace the old ones anyway.`,
+		Claim:    `A new update marks a pending restart done: a changed pod template (its new pods replace the old ones anyway) or, for a canary, changed steps alone, which replace no pod.`,
 		File:     srcSY,
 		Contains: `c.SetRestartedAt()`,
 		Lines:    Lines{"v1.7.2": 891, "v1.8.2": 892, "v1.8.3": 892, "v1.9.3": 894, "v1.10.2": 924},
