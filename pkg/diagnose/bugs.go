@@ -455,7 +455,7 @@ func matchRestartDuringUpdate(c *Context) *BugMatch {
 		return nil
 	}
 	s, ok := restartOf(c)
-	if !ok || s.scheduled || len(s.old) == 0 || s.total <= s.replicas {
+	if !ok || s.scheduled || s.unread || len(s.old) == 0 || s.total <= s.replicas {
 		return nil
 	}
 	return &BugMatch{

@@ -24,6 +24,11 @@ import (
 // looks again every 30 s.
 const restartSlow = 2 * time.Minute
 
+// restartOverdue is how long a restart may be outstanding before scan,
+// which reads no pods, warns about it: a restart evicts a few pods a
+// minute even in large Rollouts.
+const restartOverdue = 10 * time.Minute
+
 // restart is where a restart requested through spec.restartAt
 // (`kubectl argo rollouts restart`) stands, worked out as the controller's
 // pod restarter does on its next pass: which pods predate restartAt, how
@@ -31,7 +36,10 @@ const restartSlow = 2 * time.Minute
 type restart struct {
 	at        time.Time
 	scheduled bool // restartAt is still ahead
-	pods      int  // the Rollout's pods
+	// unread: the pods were not read (a fleet scan lists none), so nothing
+	// below is known but the ReplicaSets' total.
+	unread bool
+	pods   int // the Rollout's pods
 	// old are the pods created before restartAt and not being deleted, in
 	// name order; evicting are those already being deleted.
 	old, evicting []*corev1.Pod
@@ -47,8 +55,8 @@ type restart struct {
 }
 
 // restartOf returns the restart the Rollout waits on, if any: spec.restartAt
-// set and not yet recorded in status.restartedAt. ok is false without one
-// or without the pods to count (a fleet scan reads none).
+// set and not yet recorded in status.restartedAt (ok is false without
+// one). Without the pods to count, only unread is set.
 func restartOf(c *Context) (restart, bool) {
 	ro := c.ro
 	at := ro.Spec.RestartAt
@@ -65,12 +73,13 @@ func restartOf(c *Context) (restart, bool) {
 			s.total += *rs.Spec.Replicas
 		}
 	}
-	if s.pods == 0 && s.total > 0 {
-		return restart{}, false // pods not read: nothing to count
-	}
 	s.maxUnavailable = restartMaxUnavailable(ro, s.replicas)
 	s.budget = max(s.maxUnavailable, 1)
 	s.keep = max(s.replicas, s.total) - s.budget
+	if s.pods == 0 && s.total > 0 && !c.View.Header.ListedWhole("pods", ro.Namespace) {
+		s.unread = true // a scan, a refused list, a file without pods
+		return s, true
+	}
 	for _, p := range w.Pods {
 		old := p.CreationTimestamp.Time.Before(s.at)
 		switch {
@@ -165,7 +174,7 @@ func podNames(pods []*corev1.Pod, most int) string {
 // stall says why the restart cannot evict a pod now and will not by
 // itself, what to do, and the evidence; why is "" while it is on its way.
 func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
-	if s.scheduled || len(s.old) == 0 {
+	if s.scheduled || s.unread || len(s.old) == 0 {
 		return "", "", nil
 	}
 	if s.can <= 0 {
@@ -311,6 +320,8 @@ func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
 		msg = fmt.Sprintf("a restart is requested for %s (spec.restartAt), later than any other time in the input, which does not say when it was taken: if that time has come, the controller is evicting every pod created before it, %d at a time", s.at.UTC().Format(time.RFC3339), s.budget)
 	case s.scheduled:
 		msg = fmt.Sprintf("a restart is scheduled for %s (spec.restartAt, in %s): then the controller evicts every pod created before it, %d at a time", s.at.UTC().Format(time.RFC3339), s.at.Sub(c.View.Now).Round(time.Second), s.budget)
+	case s.unread:
+		msg = fmt.Sprintf("a restart (spec.restartAt) requested %s is not done (status.restartedAt does not equal it); the pods were not read here, so what it waits for is not known: `kubectl rolloutdoctor diagnose %s -n %s` reads them", c.ago(s.at), c.ro.Name, c.ro.Namespace)
 	case len(s.old) == 0 && len(s.evicting) == 0:
 		return nil // every pod is newer: the next pass records the restart as done
 	default:
@@ -331,6 +342,11 @@ func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
 		msg += "; " + restartUntil(c)
 	}
 	f := r.NewFinding(msg)
+	if s.unread && !s.scheduled && snapshot.Since(c.View.Now, s.at) > restartOverdue {
+		// A fleet view cannot tell a slow restart from a stalled one; one
+		// outstanding this long is worth a look.
+		f.Severity = rules.Warning
+	}
 	f.Evidence = s.evidence(c)
 	f.Cites = c.cites("ur.restart-due", "rt.older-only", "rt.concurrent", "rt.min-available", "rt.can-restart", "rt.recheck-30s", "rt.done", "ru.phase-restarting")
 	if s.scheduled {
