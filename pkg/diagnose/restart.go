@@ -349,8 +349,11 @@ func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	f.Evidence = s.evidence(c)
 	f.Cites = c.cites("ur.restart-due", "rt.older-only", "rt.concurrent", "rt.min-available", "rt.can-restart", "rt.recheck-30s", "rt.done", "ru.phase-restarting")
-	if s.scheduled {
+	switch {
+	case s.scheduled:
 		f.Cites = c.cites("ur.restart-due", "rt.restart-scheduled", "rt.older-only", "rt.concurrent")
+	case s.unread:
+		f.Cites = c.cites("ur.restart-due", "rt.done", "ru.phase-restarting")
 	}
 	return []rules.Finding{f}
 }
