@@ -285,51 +285,43 @@ func TestRestartWhenTheInputHasNoTime(t *testing.T) {
 	}
 }
 
-// A scan lists no pods: RD172 says a restart is not done and where to look,
-// RD173 and RD174 stay quiet (they need the pods). A diagnose that listed
-// the pods and found none knows there is nothing to restart.
-func TestRestartPodsUnread(t *testing.T) {
-	for _, listed := range []bool{false, true} {
-		objs, hdr := exampletest.Decode(t, exampletest.BasicReplaced)
-		kept := objs[:0]
-		for _, o := range objs {
-			if o.GetKind() != "Pod" {
-				restartAt("2026-12-07T00:33:50Z")(o)
-				kept = append(kept, o)
-			}
-		}
-		if !listed {
-			hdr.Listed = []string{"replicasets.apps"}
-		}
-		r := Run(exampletest.ViewOf(t, snapshot.New(*hdr, kept)), model.ControllerVersion{Assumed: "v1.7.2", Source: model.SourceFlag, Exact: true}, Options{NoPods: true})
-		f172, f173 := findingOf(r, "RD172"), findingOf(r, "RD173")
-		if !listed {
-			if f172 == nil || f172.Severity != rules.Info || !strings.Contains(f172.Message, "the pods were not read here, so what it waits for is not known: `kubectl rolloutdoctor diagnose app -n shop` reads them") || f173 != nil || findingOf(r, "RD174") != nil {
-				t.Errorf("pods not listed: RD172 %+v; findings %v", f172, findingIDs(r))
-			}
-			continue
-		}
-		// No pod is older: the controller's next pass marks it done.
-		if f172 != nil || f173 != nil {
-			t.Errorf("pods listed, none: RD172 %+v RD173 %+v", f172, f173)
-		}
-	}
-}
-
-// In a scan, a restart outstanding more than ten minutes is a warning: a
-// fleet view cannot tell slow from stalled.
-func TestRestartOverdueInAScan(t *testing.T) {
+// diagnoseWithoutPods diagnoses the replaced canary with spec.restartAt at
+// and its pods left out: listed, as a diagnose that found none; or not, as
+// a scan that reads none.
+func diagnoseWithoutPods(t *testing.T, at string, listed bool) *Report {
+	t.Helper()
 	objs, hdr := exampletest.Decode(t, exampletest.BasicReplaced)
 	kept := objs[:0]
 	for _, o := range objs {
 		if o.GetKind() != "Pod" {
-			restartAt("2026-12-07T00:20:00Z")(o)
+			restartAt(at)(o)
 			kept = append(kept, o)
 		}
 	}
-	hdr.Listed = []string{"replicasets.apps"}
-	r := Run(exampletest.ViewOf(t, snapshot.New(*hdr, kept)), model.ControllerVersion{Assumed: "v1.10.2", Source: model.SourceFlag, Exact: true}, Options{NoPods: true, Source: "scan"})
+	if !listed {
+		hdr.Listed = []string{"replicasets.apps"}
+	}
+	return Run(exampletest.ViewOf(t, snapshot.New(*hdr, kept)), model.ControllerVersion{Assumed: "v1.7.2", Source: model.SourceFlag, Exact: true}, Options{NoPods: true})
+}
+
+// A scan lists no pods: RD172 says a restart is not done and where to look,
+// RD173 and RD174 (v1.7.2) stay quiet: they need the pods. A diagnose that
+// listed the pods and found none knows there is nothing to restart.
+func TestRestartPodsUnread(t *testing.T) {
+	r := diagnoseWithoutPods(t, "2026-12-07T00:33:50Z", false)
+	f172 := findingOf(r, "RD172")
+	if f172 == nil || f172.Severity != rules.Info || !strings.Contains(f172.Message, "the pods were not read here, so what it waits for is not known: `kubectl rolloutdoctor diagnose app -n shop` reads them") || findingOf(r, "RD173") != nil || findingOf(r, "RD174") != nil {
+		t.Errorf("pods not listed: RD172 %+v; findings %v", f172, findingIDs(r))
+	}
+	// No pod is older: the controller's next pass marks it done.
+	r = diagnoseWithoutPods(t, "2026-12-07T00:33:50Z", true)
+	if f172, f173 := findingOf(r, "RD172"), findingOf(r, "RD173"); f172 != nil || f173 != nil {
+		t.Errorf("pods listed, none: RD172 %+v RD173 %+v", f172, f173)
+	}
+	// Outstanding more than ten minutes, it is a warning: a fleet view
+	// cannot tell slow from stalled.
+	r = diagnoseWithoutPods(t, "2026-12-07T00:20:00Z", false)
 	if f := findingOf(r, "RD172"); f == nil || f.Severity != rules.Warning || !strings.Contains(f.Message, "requested 2026-12-07T00:20:00Z (14m8s ago) is not done") {
-		t.Errorf("RD172: %+v", f)
+		t.Errorf("RD172 14 minutes on: %+v", f)
 	}
 }
