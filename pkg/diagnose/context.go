@@ -33,6 +33,8 @@ type Context struct {
 	churn map[string]*Churn
 	// routed is routerObjects' list, made on first use.
 	routed []router.Object
+	// restart is restartOf's answer, made on first use.
+	restart *restartMemo
 }
 
 func (c *Context) obj() string { return "Rollout " + c.ro.Namespace + "/" + c.ro.Name }

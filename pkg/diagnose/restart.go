@@ -5,12 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
@@ -58,6 +54,20 @@ type restart struct {
 // set and not yet recorded in status.restartedAt (ok is false without
 // one). Without the pods to count, only unread is set.
 func restartOf(c *Context) (restart, bool) {
+	if c.restart == nil {
+		s, ok := readRestart(c)
+		c.restart = &restartMemo{s, ok}
+	}
+	return c.restart.s, c.restart.ok
+}
+
+// restartMemo is restartOf's answer, worked out once for RD172–RD174.
+type restartMemo struct {
+	s  restart
+	ok bool
+}
+
+func readRestart(c *Context) (restart, bool) {
 	ro := c.ro
 	at := ro.Spec.RestartAt
 	if at == nil || ro.Status.RestartedAt != nil && ro.Status.RestartedAt.Equal(at) {
@@ -73,7 +83,12 @@ func restartOf(c *Context) (restart, bool) {
 			s.total += *rs.Spec.Replicas
 		}
 	}
-	s.maxUnavailable = restartMaxUnavailable(ro, s.replicas)
+	// As the restart resolves it (ur.max-unavailable): the canary's
+	// fenceposts, which the model has; a blue-green percentage.
+	s.maxUnavailable = c.Analysis.Inputs.MaxUnavailable
+	if bg := ro.Spec.Strategy.BlueGreen; bg != nil {
+		s.maxUnavailable = model.BlueGreenMaxUnavailable(bg.MaxUnavailable, s.replicas)
+	}
 	s.budget = max(s.maxUnavailable, 1)
 	s.keep = max(s.replicas, s.total) - s.budget
 	if s.pods == 0 && s.total > 0 && !c.View.Header.ListedWhole("pods", ro.Namespace) {
@@ -103,29 +118,6 @@ func restartOf(c *Context) (restart, bool) {
 	return s, true
 }
 
-// restartMaxUnavailable resolves maxUnavailable as the restart does: a
-// canary's through the maxSurge/maxUnavailable fenceposts, a blue-green's
-// as a plain percentage rounded down (25% by default), at most replicas.
-func restartMaxUnavailable(ro *v1alpha1.Rollout, replicas int32) int32 {
-	if replicas == 0 {
-		return 0
-	}
-	st := ro.Spec.Strategy
-	if st.Canary != nil {
-		_, u := model.Fenceposts(st.Canary.MaxSurge, st.Canary.MaxUnavailable, replicas)
-		return u
-	}
-	v := intstr.FromString("25%")
-	if st.BlueGreen != nil && st.BlueGreen.MaxUnavailable != nil {
-		v = *st.BlueGreen.MaxUnavailable
-	}
-	n, err := intstr.GetScaledValueFromIntOrPercent(&v, int(replicas), false)
-	if err != nil {
-		return 0
-	}
-	return min(int32(n), replicas)
-}
-
 // podAvailable is the kubelet-side availability the restart counts: Ready,
 // for at least minReadySeconds.
 func podAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
@@ -138,22 +130,13 @@ func podAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
 	return false
 }
 
-// blockingPDB is a PodDisruptionBudget that allows no disruption now and
-// selects one of the pods: the eviction API refuses to evict a Ready pod it
-// covers (429).
-func blockingPDB(pdbs []*policyv1.PodDisruptionBudget, pods []*corev1.Pod) *policyv1.PodDisruptionBudget {
+// blockingPDB is a PodDisruptionBudget of the workload's (snapshot.Workload
+// keeps those that select its pods) that allows no disruption now: the
+// eviction API refuses to evict a Ready pod it covers (429).
+func blockingPDB(pdbs []*policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
 	for _, b := range pdbs {
-		if b.Status.ObservedGeneration == 0 || b.Status.DisruptionsAllowed > 0 || b.Spec.Selector == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
-		if err != nil || sel.Empty() {
-			continue
-		}
-		for _, p := range pods {
-			if sel.Matches(labels.Set(p.Labels)) {
-				return b
-			}
+		if b.Status.ObservedGeneration > 0 && b.Status.DisruptionsAllowed == 0 {
+			return b
 		}
 	}
 	return nil
@@ -184,7 +167,7 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 		var hungOld, hungNew []*corev1.Pod
 		coming := s.can + int32(len(s.evicting))
 		for _, p := range append(append([]*corev1.Pod{}, s.oldDown...), s.newDown...) {
-			if snapshot.Since(c.View.Now, unreadySince(p)) <= restartSlow {
+			if since, down := unreadySince(p); !down || snapshot.Since(c.View.Now, since) <= restartSlow {
 				coming++
 			} else if p.CreationTimestamp.Time.Before(s.at) {
 				hungOld = append(hungOld, p)
@@ -203,7 +186,7 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 			if len(d) > 1 {
 				verb = "have not been available, the first since %s, and predate"
 			}
-			verb = fmt.Sprintf(verb, c.ago(unreadySince(d[0])))
+			verb = fmt.Sprintf(verb, c.ago(hungSince(d[0])))
 			return fmt.Sprintf("%s %s spec.restartAt, so %s: it never evicts %s, the %s the restart was meant to replace, and waits for %s to turn available", podNames(d, 3), verb, counts, them(len(d)), plural("pod", len(d)), them(len(d))),
 				restartDelete(d),
 				[]rules.Evidence{ev("Pod "+d[0].Namespace+"/"+d[0].Name, "status.conditions[Ready]", readyStatus(d[0]))}
@@ -213,7 +196,7 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 			if len(hungNew) > 1 {
 				verb = "have not been available, the first since %s"
 			}
-			verb = fmt.Sprintf(verb, c.ago(unreadySince(p)))
+			verb = fmt.Sprintf(verb, c.ago(hungSince(p)))
 			return fmt.Sprintf("%s %s, so %s: the restart waits for %s", podNames(hungNew, 3), verb, counts, them(len(hungNew))),
 				fmt.Sprintf("Find out why %s does not turn ready (`kubectl describe pod -n %s %s`): the restart goes on once it is available, or once its revision is aborted or replaced.", p.Name, p.Namespace, p.Name),
 				[]rules.Evidence{ev("Pod "+p.Namespace+"/"+p.Name, "status.conditions[Ready]", readyStatus(p))}
@@ -228,7 +211,7 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 	if len(s.evicting) > 0 || len(s.oldDown)+len(s.newDown) > 0 {
 		return "", "", nil
 	}
-	if b := blockingPDB(c.View.Workload.PDBs, s.old); b != nil {
+	if b := blockingPDB(c.View.Workload.PDBs); b != nil {
 		return fmt.Sprintf("PodDisruptionBudget %s allows no disruption (status.disruptionsAllowed 0, %d of %d pods healthy): the API refuses each eviction (429 Too Many Requests), and the controller logs \"Cannot evict pod as it would violate the pod's disruption budget.\" and tries again 30 s later, for as long as the budget allows none", b.Name, b.Status.CurrentHealthy, b.Status.ExpectedPods),
 			fmt.Sprintf("Let PodDisruptionBudget %s allow one disruption (maxUnavailable 1) while the restart runs; the controller's next try, within 30 s, goes on.", b.Name),
 			[]rules.Evidence{ev("PodDisruptionBudget "+b.Namespace+"/"+b.Name, "status.disruptionsAllowed", b.Status.DisruptionsAllowed)}
@@ -249,22 +232,28 @@ func restartDelete(hung []*corev1.Pod) string {
 }
 
 // unreadySince is when the pod was last seen turning unready (its Ready
-// condition's last transition), its creation when it never was Ready,
-// and the far future for a Ready pod that only waits for minReadySeconds:
-// it turns available by itself.
-func unreadySince(p *corev1.Pod) time.Time {
+// condition's last transition), or its creation when it never was Ready.
+// down is false for a Ready pod that only waits out minReadySeconds: it
+// turns available by itself.
+func unreadySince(p *corev1.Pod) (since time.Time, down bool) {
 	for _, c := range p.Status.Conditions {
 		if c.Type != corev1.PodReady {
 			continue
 		}
 		if c.Status == corev1.ConditionTrue {
-			return time.Unix(1<<40, 0)
+			return time.Time{}, false
 		}
 		if !c.LastTransitionTime.IsZero() {
-			return c.LastTransitionTime.Time
+			return c.LastTransitionTime.Time, true
 		}
 	}
-	return p.CreationTimestamp.Time
+	return p.CreationTimestamp.Time, true
+}
+
+// hungSince is when a hung pod (down, by unreadySince) went unready.
+func hungSince(p *corev1.Pod) time.Time {
+	since, _ := unreadySince(p)
+	return since
 }
 
 func readyStatus(p *corev1.Pod) string {
@@ -348,7 +337,7 @@ func checkRestart(c *Context, r *rules.Rule) []rules.Finding {
 		f.Severity = rules.Warning
 	}
 	f.Evidence = s.evidence(c)
-	f.Cites = c.cites("ur.restart-due", "rt.older-only", "rt.concurrent", "rt.min-available", "rt.can-restart", "rt.recheck-30s", "rt.done", "ru.phase-restarting")
+	f.Cites = c.cites("ur.restart-due", "rt.older-only", "ur.max-unavailable", "rt.concurrent", "rt.min-available", "rt.can-restart", "rt.recheck-30s", "rt.done", "ru.phase-restarting")
 	switch {
 	case s.scheduled:
 		f.Cites = c.cites("ur.restart-due", "rt.restart-scheduled", "rt.older-only", "rt.concurrent")
@@ -378,7 +367,7 @@ func checkRestartStalled(c *Context, r *rules.Rule) []rules.Finding {
 	f.Remediation = do
 	f.Evidence = append(s.evidence(c), evidence...)
 	f.Evidence = append(f.Evidence, ev(c.obj(), "maxUnavailable (resolved)", s.maxUnavailable))
-	f.Cites = c.cites("rt.available-pods", "rt.total-replicas", "rt.concurrent", "rt.min-available", "rt.can-restart", "rt.no-allowance-skips", "rt.recheck-30s", "ru.phase-restarting")
+	f.Cites = c.cites("rt.available-pods", "rt.total-replicas", "ur.max-unavailable", "rt.concurrent", "rt.min-available", "rt.can-restart", "rt.no-allowance-skips", "rt.recheck-30s", "ru.phase-restarting")
 	if strings.HasPrefix(why, "PodDisruptionBudget") { // the allowance is not what holds it
 		f.Cites = c.cites("rt.pdb-refused", "rt.recheck-30s", "ru.phase-restarting")
 	}

@@ -1,12 +1,9 @@
 package diagnose
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -200,38 +197,6 @@ func TestRestartRules(t *testing.T) {
 			}
 		}
 	}
-}
-
-// The restart's allowance is maxUnavailable resolved as the controller
-// does: a canary's through the fenceposts, a blue-green's rounded down.
-func TestRestartMaxUnavailable(t *testing.T) {
-	for _, c := range []struct {
-		doc      string
-		replicas int32
-		want     int32
-	}{
-		{`{"canary":{}}`, 5, 1}, // 25% of 5, rounded down
-		{`{"canary":{}}`, 3, 0}, // 25% of 3 is 0; maxSurge 25% is 1, so not both 0
-		{`{"canary":{"maxSurge":0,"maxUnavailable":"10%"}}`, 5, 1}, // both resolve to 0: the controller takes 1
-		{`{"canary":{"maxUnavailable":2}}`, 0, 0},                  // scaled to 0
-		{`{"blueGreen":{"activeService":"a"}}`, 8, 2},              // 25% of 8
-		{`{"blueGreen":{"activeService":"a","maxUnavailable":"50%"}}`, 3, 1},
-		{`{"blueGreen":{"activeService":"a","maxUnavailable":9}}`, 3, 3}, // at most replicas
-	} {
-		ro := rolloutWithStrategy(t, c.doc)
-		if got := restartMaxUnavailable(ro, c.replicas); got != c.want {
-			t.Errorf("%s of %d: %d, want %d", c.doc, c.replicas, got, c.want)
-		}
-	}
-}
-
-func rolloutWithStrategy(t *testing.T, doc string) *v1alpha1.Rollout {
-	t.Helper()
-	ro := &v1alpha1.Rollout{}
-	if err := json.Unmarshal([]byte(doc), &ro.Spec.Strategy); err != nil {
-		t.Fatal(err)
-	}
-	return ro
 }
 
 // restartNoHeader is a blue-green Rollout with spec.restartAt read from a

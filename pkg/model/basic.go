@@ -46,6 +46,22 @@ func Fenceposts(surge, unavailable *intstr.IntOrString, replicas int32) (int32, 
 	return s, min32(u, replicas)
 }
 
+// BlueGreenMaxUnavailable resolves a blue-green Rollout's maxUnavailable
+// as the controller does (fact ur.max-unavailable): a percentage of
+// replicas ("%" optional) rounded down, 25% when unset, at most replicas; a
+// value that does not parse is 0.
+func BlueGreenMaxUnavailable(v *intstr.IntOrString, replicas int32) int32 {
+	if replicas == 0 {
+		return 0
+	}
+	if v == nil {
+		d := intstr.FromString("25%")
+		v = &d
+	}
+	u, _ := resolveFencepost(*v, replicas, false)
+	return min32(u, replicas)
+}
+
 func resolveFencepost(v intstr.IntOrString, total int32, up bool) (int32, bool) {
 	if v.Type == intstr.Int {
 		return v.IntVal, true

@@ -194,3 +194,32 @@ func TestSpecPausedHoldsTheStep(t *testing.T) {
 		}
 	}
 }
+
+// maxUnavailable as the controller resolves it for a restart
+// (replicasetutil.MaxUnavailable): a canary's through the fenceposts, a
+// blue-green's as a percentage rounded down, "%" optional.
+func TestMaxUnavailableForARestart(t *testing.T) {
+	for _, c := range []struct {
+		canary         bool
+		surge, unav    *intstr.IntOrString
+		replicas, want int32
+	}{
+		{canary: true, replicas: 5, want: 1},                                  // 25% of 5, rounded down
+		{canary: true, replicas: 3, want: 0},                                  // 25% of 3 is 0; maxSurge 25% is 1, so not both 0
+		{canary: true, surge: ioi(0), unav: ios("10%"), replicas: 5, want: 1}, // both resolve to 0: the controller takes 1
+		{canary: true, unav: ioi(2), replicas: 0, want: 0},                    // scaled to 0
+		{replicas: 8, want: 2},                                                // 25% of 8
+		{unav: ios("50%"), replicas: 3, want: 1},
+		{unav: ios("50"), replicas: 3, want: 1}, // the controller's parser takes a percentage without "%"
+		{unav: ioi(9), replicas: 3, want: 3},    // at most replicas
+		{unav: ios("x"), replicas: 3, want: 0},
+	} {
+		got := BlueGreenMaxUnavailable(c.unav, c.replicas)
+		if c.canary {
+			_, got = Fenceposts(c.surge, c.unav, c.replicas)
+		}
+		if got != c.want {
+			t.Errorf("%+v: %d, want %d", c, got, c.want)
+		}
+	}
+}

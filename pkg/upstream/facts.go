@@ -585,6 +585,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 180, "v1.8.2": 180, "v1.8.3": 181, "v1.9.3": 181, "v1.10.2": 181},
 	},
 	{
+		Key:      "ur.max-unavailable",
+		Claim:    `maxUnavailable as the restart reads it: a canary's through the maxSurge/maxUnavailable fenceposts, a blue-green's as a percentage of replicas (with or without "%") rounded down, 25% by default, at most replicas, 0 at 0 replicas.`,
+		File:     srcUR,
+		Contains: `unavailable, _ := intstrutil.GetValueFromIntOrPercent(intstrutil.ValueOrDefault(defaults.GetMaxUnavailableOrDefault(rollout), intstrutil.FromInt(0)), int(rolloutReplicas), false)`,
+		Lines:    Lines{"v1.7.2": 439, "v1.8.2": 440, "v1.8.3": 440, "v1.9.3": 440, "v1.10.2": 440},
+	},
+	{
 		Key:      "rt.concurrent",
 		Claim:    `The restart evicts up to maxUnavailable pods at a time, or one when maxUnavailable is 0.`,
 		File:     srcRT,
