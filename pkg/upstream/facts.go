@@ -655,11 +655,18 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 109, "v1.8.2": 109, "v1.8.3": 109, "v1.9.3": 154, "v1.10.2": 154},
 	},
 	{
-		Key:      "sy.update-ends-restart",
-		Claim:    `A new update marks a pending restart done: a changed pod template (its new pods replace the old ones anyway) or, for a canary, changed steps alone, which replace no pod.`,
+		Key:      "sy.update-keeps-restart",
+		Claim:    `A new update (a changed pod template, an undo, a canary's changed steps) resets the status and calls SetRestartedAt, but on the context's status, which the pass copied before: the status it writes keeps status.restartedAt, so the update does not end a pending restart.`,
 		File:     srcSY,
 		Contains: `c.SetRestartedAt()`,
 		Lines:    Lines{"v1.7.2": 891, "v1.8.2": 892, "v1.8.3": 892, "v1.9.3": 894, "v1.10.2": 924},
+	},
+	{
+		Key:      "sy.status-restartedat-copied",
+		Claim:    `The status a pass writes takes status.restartedAt from the context when it is first computed, before an update's reset runs.`,
+		File:     srcSY,
+		Contains: `newStatus.RestartedAt = c.newStatus.RestartedAt`,
+		Lines:    Lines{"v1.7.2": 423, "v1.8.2": 421, "v1.8.3": 421, "v1.9.3": 421, "v1.10.2": 421},
 	},
 	{
 		Key:      "rc.restart-ends-pass",
