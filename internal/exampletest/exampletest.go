@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,11 +42,29 @@ const IncidentRecord = "incident-record.rec"
 // PodsWeb is a Deployment behind an ALB Ingress with pod-check findings.
 const PodsWeb = "pods-web.yaml"
 
-// Path is the path of examples/name, relative to the test's directory when
-// it can be (reports print it, and goldens must not depend on the checkout).
+// Lab snapshots: states of the lab's real controllers, written by
+// `kubectl rolloutdoctor snapshot` (Events, managedFields and the other
+// versions' controller Deployments dropped). A canary without
+// trafficRouting of 5 (maxSurge 1, maxUnavailable 0) paused at setWeight
+// 30 (canary/stable 2/4) with one stable pod made unready for good by the
+// lab's crash-loop stage, 15 s after it turned unready: on v1.10.2 and on
+// v1.7.2; and, on v1.10.2, the same after an undo, minutes later (stable
+// 4 with that pod, the update's ReplicaSet 2: nothing moves).
+const (
+	LabPausedStableHung   = "lab/paused-stable-hung-v1.10.json"
+	LabPausedStableHung17 = "lab/paused-stable-hung-v1.7.json"
+	LabUndoStableHung     = "lab/undo-stable-hung-v1.10.json"
+)
+
+// Path is the path of examples/name, or of a lab snapshot (a name under
+// "lab/"), relative to the test's directory when it can be (reports print
+// it, and goldens must not depend on the checkout).
 func Path(name string) string {
 	_, file, _, _ := runtime.Caller(0)
 	abs := filepath.Join(filepath.Dir(file), "..", "..", "examples", name)
+	if strings.HasPrefix(name, "lab/") {
+		abs = filepath.Join(filepath.Dir(file), "testdata", name)
+	}
 	if wd, err := os.Getwd(); err == nil {
 		if rel, err := filepath.Rel(wd, abs); err == nil {
 			return rel

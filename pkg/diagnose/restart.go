@@ -2,9 +2,11 @@ package diagnose
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
@@ -372,4 +374,28 @@ func checkRestartStalled(c *Context, r *rules.Rule) []rules.Finding {
 		f.Cites = c.cites("rt.pdb-refused", "rt.recheck-30s", "ru.phase-restarting")
 	}
 	return []rules.Finding{f}
+}
+
+// HungPods are the pods of the ReplicaSet with the given pod-template-hash
+// that are not being deleted and have not been Ready for longer than a pod
+// takes to start (restartSlow), oldest first by that time: nothing the
+// controller does makes them Ready, and while they count as unavailable
+// they hold whatever waits on availability (a restart, a canary's scaling
+// within maxSurge and maxUnavailable). A Ready pod that waits out
+// minReadySeconds is not hung.
+func HungPods(v *snapshot.View, hash string) []*corev1.Pod {
+	if v.Workload == nil || hash == "" {
+		return nil
+	}
+	var out []*corev1.Pod
+	for _, p := range v.Workload.Pods {
+		if p.DeletionTimestamp != nil || p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash {
+			continue
+		}
+		if since, down := unreadySince(p); down && snapshot.Since(v.Now, since) > restartSlow {
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return hungSince(out[i]).Before(hungSince(out[j])) })
+	return out
 }

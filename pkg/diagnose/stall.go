@@ -4,23 +4,51 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 )
 
 // checkBasicStall (RD167): a canary without trafficRouting that the
-// controller cannot scale while the canary has pods that are not
-// available. Critical once aborted: the abort cannot finish, and the
-// pods the abort meant to drain keep taking requests.
+// controller cannot scale while a ReplicaSet has pods that are not
+// available. Critical once aborted: the abort cannot finish, and the pods
+// the abort meant to drain keep taking requests. Which ReplicaSet is short
+// decides the way out: a short canary is left behind by an undo to the
+// stable; a short stable holds an abort and an undo too, but a promotion
+// scales it down, its unavailable pods first.
 func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 	in := c.Analysis.Inputs
 	st, ok := model.BasicStall(in, c.Analysis.Next)
-	if !ok || in.New.Available >= in.New.Spec {
+	if !ok {
 		return nil
 	}
-	// The canary's pods that are not available: a pod of them becoming
-	// available is what frees room.
-	wait := fmt.Sprintf("a pod of the canary %s turns Ready (%d of %d available)", in.New.Name, in.New.Available, in.New.Spec)
+	promoted := in.New.Name == in.Stable.Name
+	var short []string
+	var shortRS []*model.RS
+	for _, x := range in.All {
+		if x.Spec == 0 || x.Available >= x.Spec {
+			continue
+		}
+		role := "the older revision"
+		switch x.Name {
+		case in.Stable.Name:
+			role = "the stable"
+		case in.New.Name:
+			role = "the canary"
+		}
+		short = append(short, fmt.Sprintf("%s %s (%d of %d available)", role, x.Name, x.Available, x.Spec))
+		shortRS = append(shortRS, x)
+	}
+	if len(short) == 0 {
+		return nil // pods missing beyond what the ReplicaSets report: nothing to name
+	}
+	// A pod of a short ReplicaSet becoming available is what frees room.
+	wait := "a pod of " + strings.Join(short, " or ") + " turns Ready"
+	if x := shortRS[0]; len(short) == 1 {
+		wait = fmt.Sprintf("a pod of %s turns Ready (%d of %d available)", strings.TrimSuffix(short[0], fmt.Sprintf(" (%d of %d available)", x.Available, x.Spec)), x.Available, x.Spec)
+	}
 	var older []string
 	var olderReady, allReady int32
 	for _, x := range in.All {
@@ -34,11 +62,18 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 	room := fmt.Sprintf("%d pods exist (replicas %d + maxSurge %d) and %d are available (replicas %d − maxUnavailable %d)",
 		st.Pods, in.Replicas, in.MaxSurge, st.Available, in.Replicas, in.MaxUnavailable)
 	msg := fmt.Sprintf("nothing scales until %s: %s", wait, room)
-	if in.Abort {
+	switch {
+	case in.Abort:
 		msg = fmt.Sprintf("the abort cannot finish until %s: %s, so the stable cannot grow back to %d nor the canary go to 0", wait, room, in.Replicas)
+	case promoted:
+		msg = fmt.Sprintf("the stable %s cannot grow to %d nor the other ReplicaSets go to 0 until %s: %s", in.Stable.Name, in.Replicas, wait, room)
 	}
 	if len(older) > 0 {
-		msg += fmt.Sprintf("; the older revision %s keeps taking requests", strings.Join(older, ", "))
+		what := "the older revision"
+		if promoted {
+			what = "the other ReplicaSet"
+		}
+		msg += fmt.Sprintf("; %s %s keeps taking requests", what, strings.Join(older, ", "))
 		if allReady > 0 {
 			msg += fmt.Sprintf(" (%d%% of the ready pods)", int64(olderReady)*100/int64(allReady))
 		}
@@ -47,7 +82,45 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 	if in.Abort {
 		f.Severity = rules.Critical
 	}
-	f.Evidence = []rules.Evidence{ev("ReplicaSet "+c.ro.Namespace+"/"+in.New.Name, "status.availableReplicas", fmt.Sprintf("%d (spec.replicas %d)", in.New.Available, in.New.Spec))}
+	for _, x := range shortRS {
+		f.Evidence = append(f.Evidence, ev("ReplicaSet "+c.ro.Namespace+"/"+x.Name, "status.availableReplicas", fmt.Sprintf("%d (spec.replicas %d)", x.Available, x.Spec)))
+	}
+	if shortRS[0].Name == in.Stable.Name || shortRS[0].Name != in.New.Name {
+		f.Remediation = stallFix(c, shortRS, promoted)
+	}
 	f.Cites = c.cites("bc.older-first", "bc.others-min-available", "bc.others-down")
 	return []rules.Finding{f}
+}
+
+// stallFix is RD167's remedy when the pods that hold the scaling are not
+// (only) the canary's: the rule's own remedy, an undo to the stable, waits
+// on a short stable. Deleting an unavailable pod frees maxSurge's room at
+// once (its ReplicaSet's replacement counts only once it exists), and a
+// promotion scales the stable down, its unavailable pods first.
+func stallFix(c *Context, short []*model.RS, promoted bool) string {
+	var down []*corev1.Pod
+	for _, x := range short {
+		for _, p := range c.View.Workload.Pods {
+			if p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == x.Hash && p.DeletionTimestamp == nil && !podAvailable(p, c.ro.Spec.MinReadySeconds, c.View.Now) {
+				down = append(down, p)
+			}
+		}
+	}
+	del := "Delete the unavailable pods (`kubectl rolloutdoctor pods` names them)"
+	if len(down) > 0 {
+		names := make([]string, 0, len(down))
+		for _, p := range down {
+			names = append(names, p.Name)
+		}
+		del = fmt.Sprintf("Delete the unavailable %s (`kubectl delete pod -n %s %s`)", plural("pod", len(down)), down[0].Namespace, strings.Join(names, " "))
+	}
+	why := "it was"
+	if len(down) > 1 {
+		why = "they were"
+	}
+	del += fmt.Sprintf(": that frees the room maxSurge holds, and the controller scales on its next pass; then find out why %s not Ready (kubectl rolloutdoctor pods).", why)
+	if promoted {
+		return del + " Abort and undo do not help: each waits on the same pods."
+	}
+	return del + " Or promote (kubectl rolloutdoctor escape): a promotion scales the stable down, its unavailable pods first. Abort and an undo to the stable wait on them."
 }

@@ -133,3 +133,34 @@ func TestAbortedBasicCanaryWords(t *testing.T) {
 		t.Errorf("RD104 %q, want it to start %q", f.Message, want)
 	}
 }
+
+// The lab's hung stable pod (see exampletest.LabPausedStableHung): paused,
+// nothing is due to scale; aborted, the abort cannot finish (v1.7.2 scaled
+// nothing in a minute); after an undo (v1.10.2), the stable cannot grow.
+// RD167 names the stable and the pod to delete, not an undo.
+func TestBasicStallOnTheStable(t *testing.T) {
+	run := func(name string, ver upstream.Version, edit func(*snapshot.View)) *Report {
+		v := exampletest.View(t, name)
+		if edit != nil {
+			edit(v)
+		}
+		return Run(v, model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}, Options{})
+	}
+	if f := findingOf(run(exampletest.LabPausedStableHung, "v1.10.2", nil), "RD167"); f != nil {
+		t.Errorf("paused: RD167 %s", f.Message)
+	}
+	abort := func(v *snapshot.View) { v.Rollout.Status.Abort = true; v.Rollout.Status.PauseConditions = nil }
+	for name, ver := range map[string]upstream.Version{exampletest.LabPausedStableHung: "v1.10.2", exampletest.LabPausedStableHung17: "v1.7.2"} {
+		f := findingOf(run(name, ver, abort), "RD167")
+		if f == nil || f.Severity != rules.Critical || !strings.Contains(f.Message, "the abort cannot finish until a pod of the stable app-65") ||
+			!strings.Contains(f.Message, "turns Ready (3 of 4 available): 6 pods exist (replicas 5 + maxSurge 1) and 5 are available (replicas 5 − maxUnavailable 0)") ||
+			!strings.HasPrefix(f.Remediation, "Delete the unavailable pod (`kubectl delete pod -n c1") || !strings.Contains(f.Remediation, "Or promote") {
+			t.Errorf("%s aborted: RD167 %+v", name, f)
+		}
+	}
+	f := findingOf(run(exampletest.LabUndoStableHung, "v1.10.2", nil), "RD167")
+	if f == nil || !strings.HasPrefix(f.Message, "the stable app-65bd9c766b cannot grow to 5 nor the other ReplicaSets go to 0 until a pod of the stable app-65bd9c766b turns Ready (3 of 4 available)") ||
+		!strings.HasPrefix(f.Remediation, "Delete the unavailable pod (`kubectl delete pod -n c10 app-65bd9c766b-f5blw`)") || !strings.Contains(f.Remediation, "Abort and undo do not help") {
+		t.Errorf("after the undo: RD167 %+v", f)
+	}
+}

@@ -63,7 +63,7 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 		withAnalysis(&o, noteAnalysis(a, an, base, &o, ver), wait, ver)
 		p.Options = append(p.Options, o)
 	}
-	p.Recommended, p.Reason = recommend(p.Options, base)
+	p.Recommended, p.Reason = recommend(p.Options, base, false)
 	if w, _ := p.Option(Wait); p.Recommended == Wait && w.Verdict == Harmful {
 		p.AllHarmful = true
 		p.Recommended, p.Reason = leastHarmful(p.Options, base, v)

@@ -90,6 +90,22 @@ type Plan struct {
 	// aborts it if they do not turn ready: "if nothing is done" assumes
 	// they do.
 	Deadline *DeadlineNote `json:"progressDeadline,omitempty"`
+	// Hung names pods, missing from a ReplicaSet the ways out wait on,
+	// that have not been Ready for minutes: the "if … never turn Ready"
+	// stops are then what to expect, and deleting them comes first.
+	Hung *HungNote `json:"hungPods,omitempty"`
+}
+
+// HungNote is the pods a basic canary's scaling waits on that have hung,
+// which ways out stop on them, and the command that frees the room.
+type HungNote struct {
+	Pods []string `json:"pods"`
+	// Since is when the first of them stopped being Ready.
+	Since time.Time `json:"since"`
+	Text  string    `json:"text"`
+	// Fix is the delete that frees the room maxSurge holds: the
+	// ReplicaSet replaces the pod, and scaling goes on.
+	Fix string `json:"fix"`
 }
 
 // DeadlineNote is the progress deadline's part of "if nothing is done".
@@ -162,7 +178,7 @@ type Effect struct {
 	// IfNeverReady, without trafficRouting, is where the controller stops
 	// instead when the canary's missing pods never turn Ready (the reason
 	// to abort, often), when that differs: the sizes above assume they do.
-	IfNeverReady string `json:"ifCanaryNeverReady,omitempty"`
+	IfNeverReady string `json:"ifNeverReady,omitempty"`
 	// Exposure is the worst moment the canary carries more traffic than its
 	// available pods can take, if any.
 	Exposure *Exposure `json:"exposure,omitempty"`
@@ -338,7 +354,13 @@ func Build(in Input) (*Plan, error) {
 		withAnalysis(&o, noteAnalysis(a, an, base, &o, ver), wait, ver)
 		p.Options = append(p.Options, o)
 	}
-	p.Recommended, p.Reason = recommend(p.Options, base)
+	p.Hung = hungNote(v, base, p.Options)
+	p.Recommended, p.Reason = recommend(p.Options, base, p.Hung != nil)
+	if h := p.Hung; h != nil {
+		// Every way out that scales waits on them too: the delete comes
+		// first, whichever way out is then taken.
+		p.Reason = fmt.Sprintf("first %s; then %s", h.Fix, p.Reason)
+	}
 	if w, _ := p.Option(Wait); p.Recommended == Wait && w.Verdict == Harmful {
 		p.AllHarmful = true
 		p.Recommended, p.Reason = leastHarmful(p.Options, base, v)
@@ -799,19 +821,45 @@ func basicPods(in model.Inputs, steps []model.Step) []PodCounts {
 
 // neverReady is the what-if for a canary without trafficRouting whose
 // pods are not all available: the simulation lets pods become available,
-// but a canary's that never turn Ready hold the controller where maxSurge
-// and maxUnavailable leave it (an older revision's pods then keep their
-// share of the requests, since the controller scales those down only as
-// other pods become available). "" when that ends where e does.
+// but missing pods that never turn Ready hold the controller where
+// maxSurge and maxUnavailable leave it (an older revision's pods then keep
+// their share of the requests, since the controller scales those down
+// only as other pods become available). The missing pods may be any
+// ReplicaSet's: the canary's, or the stable's, which hold an abort and an
+// undo to the stable where a promotion, scaling the stable down, does not
+// wait on them. "" when that ends where e does.
 func neverReady(after, base model.Inputs, names map[string]string, e Effect) string {
-	if base.TrafficRouted || base.New == nil || base.Stable == nil || base.New.Name == base.Stable.Name ||
-		base.New.Available >= base.New.Spec || len(e.Pods) == 0 {
+	if base.TrafficRouted || base.New == nil || base.Stable == nil || len(e.Pods) == 0 {
+		return ""
+	}
+	short := map[string]int32{}
+	var parts []string
+	var missing int32
+	for _, r := range base.All {
+		if r.Spec > r.Available {
+			n := r.Spec - r.Available
+			short[r.Name] = n
+			missing += n
+			pods := "pods"
+			if n == 1 {
+				pods = "pod"
+			}
+			parts = append(parts, fmt.Sprintf("%s's %d missing %s", r.Name, n, pods))
+		}
+	}
+	if len(parts) == 0 {
 		return ""
 	}
 	stuck := after.Clone()
 	for _, r := range stuck.All {
-		if r.Name == base.New.Name {
-			r.Stuck = true
+		if n, ok := short[r.Name]; ok {
+			// The update's revision may not start at all (every pod it
+			// creates stays unready); the stable's, which ran, has
+			// hung pods, and new ones of it turn Ready.
+			r.Stuck, r.Hung = true, n
+			if r.Name == base.New.Name && base.New.Name != base.Stable.Name {
+				r.Hung = 0
+			}
 		}
 	}
 	x := effectOf(stuck, names)
@@ -821,11 +869,11 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 	// The sizes where it stops, in the summary's own words.
 	who, sizes := PodSizes(x.Pods[len(x.Pods)-1:])
 	at := who + " " + sizes
-	missing, pods := base.New.Spec-base.New.Available, "pods never turn"
+	verb := "never turn"
 	if missing == 1 {
-		pods = "pod never turns"
+		verb = "never turns"
 	}
-	msg := fmt.Sprintf("if %s's %d missing %s Ready, scaling stops at %s: maxSurge %d and maxUnavailable %d leave no room", base.New.Name, missing, pods, at, base.MaxSurge, base.MaxUnavailable)
+	msg := fmt.Sprintf("if %s %s Ready, scaling stops at %s: maxSurge %d and maxUnavailable %d leave no room", strings.Join(parts, " and "), verb, at, base.MaxSurge, base.MaxUnavailable)
 	switch last := x.Pods[len(x.Pods)-1]; {
 	case last.Older > 0 && last.Promoted:
 		msg += ", and the other ReplicaSets' ready pods keep taking requests"
@@ -833,6 +881,89 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 		msg += ", and the older revisions' ready pods keep taking requests"
 	}
 	return msg
+}
+
+// hungNote is the plan's word on hung pods (diagnose.HungPods) of the
+// ReplicaSets whose missing pods an "if … never turn Ready" stop waits
+// on, or nil when none has hung or no way out stops on them.
+func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
+	var stops, goes []string
+	for _, o := range opts {
+		if o.Verdict == NotApplicable || o.Verdict == NoEffect {
+			continue
+		}
+		name := string(o.Action)
+		if o.Action == Wait {
+			name = "doing nothing"
+		}
+		if o.Effect.IfNeverReady != "" && o.Action == Wait {
+			stops = append([]string{name}, stops...)
+		} else if o.Effect.IfNeverReady != "" {
+			stops = append(stops, name)
+		} else if o.Action != Wait {
+			goes = append(goes, name)
+		}
+	}
+	if len(stops) == 0 {
+		return nil
+	}
+	var hung []*corev1.Pod
+	for _, r := range base.All {
+		if r.Spec > r.Available {
+			hung = append(hung, diagnose.HungPods(v, r.Hash)...)
+		}
+	}
+	if len(hung) == 0 {
+		return nil
+	}
+	h := &HungNote{}
+	for _, p := range hung {
+		h.Pods = append(h.Pods, p.Name)
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && (h.Since.IsZero() || c.LastTransitionTime.Time.Before(h.Since)) {
+				h.Since = c.LastTransitionTime.Time
+			}
+		}
+	}
+	if h.Since.IsZero() {
+		h.Since = hung[0].CreationTimestamp.Time
+	}
+	has, them, its, pods := "has", "it", "its", "pod"
+	if len(hung) > 1 {
+		has, them, its, pods = "have", "them", "their", "pods"
+	}
+	h.Text = fmt.Sprintf("%s %s not been Ready since %s (%s ago): every \"if … never turns Ready\" stop in this plan is what to expect, not a what-if: %s %s on %s",
+		strings.Join(h.Pods, ", "), has, h.Since.UTC().Format(time.RFC3339), snapshot.Since(v.Now, h.Since).Round(time.Second), andList(stops), verbN("stops", "stop", len(stops)), them)
+	if len(goes) > 0 {
+		h.Text += fmt.Sprintf("; %s %s not", andList(goes), verbN("does", "do", len(goes)))
+	}
+	h.Fix = fmt.Sprintf("delete the hung %s (`kubectl delete pod -n %s %s`): %s ReplicaSet replaces %s, and scaling goes on", pods, hung[0].Namespace, strings.Join(h.Pods, " "), its, them)
+	return h
+}
+
+// missingWho names the missing pods an "if … never turn Ready" stop
+// waits on: the canary's, when only the canary is short.
+func missingWho(base model.Inputs) string {
+	for _, r := range base.All {
+		if r.Spec > r.Available && (r.Name != base.New.Name || base.New.Name == base.Stable.Name) {
+			return "the missing pods"
+		}
+	}
+	return "the canary's missing pods"
+}
+
+func andList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+func verbN(one, many string, n int) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // deadlineNote is the progress deadline's abort on an update that waits
@@ -1050,7 +1181,7 @@ func sameOutcome(a, b Effect) bool {
 // revision first, then stop the rollout, then finish it, then the rest.
 var preference = []Action{Undo, Abort, PromoteFull, Retry, Skip, Promote, Wait}
 
-func recommend(opts []Option, base model.Inputs) (Action, string) {
+func recommend(opts []Option, base model.Inputs, hung bool) (Action, string) {
 	byAction := map[Action]Option{}
 	for _, o := range opts {
 		byAction[o.Action] = o
@@ -1058,10 +1189,10 @@ func recommend(opts []Option, base model.Inputs) (Action, string) {
 	wait := byAction[Wait]
 	if wait.Verdict == Safe && !base.Abort {
 		why := "nothing needs an escape: " + wait.Why
-		if u := byAction[Undo]; wait.Effect.IfNeverReady != "" && u.Effect.IfNeverReady == "" && u.Verdict.rank() <= SafeWithCost.rank() {
-			// Waiting rests on the canary's pods turning Ready; say
+		if u := byAction[Undo]; !hung && wait.Effect.IfNeverReady != "" && u.Effect.IfNeverReady == "" && u.Verdict.rank() <= SafeWithCost.rank() {
+			// Waiting rests on the missing pods turning Ready; say
 			// which way out does not.
-			why += "; if the canary's missing pods never turn Ready, undo is the way out that does not wait on them"
+			why += "; if " + missingWho(base) + " never turn Ready, undo is the way out that does not wait on them"
 		}
 		return Wait, why
 	}

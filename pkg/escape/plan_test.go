@@ -12,6 +12,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -646,4 +647,59 @@ func TestPlanDeadlineAbort(t *testing.T) {
 			}
 		}
 	}
+}
+
+// One stable pod that never turns Ready again (the lab's crash-loop stage)
+// while a canary without trafficRouting, at maxSurge 1 and maxUnavailable
+// 0, is paused at canary/stable 2/4: an abort stops at 2/4 and an undo at
+// stable/others 4/2, while a promotion scales the stable down, that pod
+// first. The lab showed each: v1.7.2's abort scaled nothing in a minute,
+// v1.10.2's undo nothing in minutes, v1.10.2's promote --full finished in
+// 15 s. Fifteen seconds after the pod turned unready that is a what-if;
+// minutes later it is what to expect, and deleting the pod comes first.
+func TestHungStablePod(t *testing.T) {
+	for name, ver := range map[string]upstream.Version{exampletest.LabPausedStableHung: "v1.10.2", exampletest.LabPausedStableHung17: "v1.7.2"} {
+		v := exampletest.View(t, name)
+		hung := ""
+		for _, p := range v.Workload.Pods {
+			if p.Labels["rollouts-pod-template-hash"] == v.Rollout.Status.StableRS && !podReady(p) {
+				hung = p.Name
+			}
+		}
+		p := plan(t, v, ver)
+		for a, stop := range map[Action]string{Abort: "scaling stops at canary/stable 2/4", Undo: "scaling stops at stable/other ReplicaSets 4/2", PromoteFull: "", Promote: "", Wait: ""} {
+			o, _ := p.Option(a)
+			if stop == "" && o.Effect.IfNeverReady != "" || stop != "" && !strings.Contains(o.Effect.IfNeverReady, "1 missing pod never turns Ready, "+stop) {
+				t.Errorf("%s %s: %s if never ready %q, want %q", name, ver, a, o.Effect.IfNeverReady, stop)
+			}
+		}
+		if p.Hung != nil || strings.Contains(p.Reason, "delete") {
+			t.Errorf("%s: 15 s unready is not hung: %+v, %s", name, p.Hung, p.Reason)
+		}
+		v.Now = v.Now.Add(3 * time.Minute)
+		p = plan(t, v, ver)
+		h := p.Hung
+		if h == nil || !reflect.DeepEqual(h.Pods, []string{hung}) || !strings.Contains(h.Text, "undo and abort stop on it; promote-full, promote and skip do not") {
+			t.Fatalf("%s: hung %s for 3 min: note %+v", name, hung, h)
+		}
+		if want := fmt.Sprintf("first delete the hung pod (`kubectl delete pod -n %s %s`)", v.Rollout.Namespace, hung); p.Recommended != Wait || !strings.HasPrefix(p.Reason, want) {
+			t.Errorf("%s: recommended %s: %s; want wait, starting %q", name, p.Recommended, p.Reason, want)
+		}
+	}
+	// After the undo: nothing moves, doing nothing included.
+	v := exampletest.View(t, exampletest.LabUndoStableHung)
+	p := plan(t, v, "v1.10.2")
+	if !strings.Contains(p.Now.IfNeverReady, "app-65bd9c766b's 1 missing pod never turns Ready, scaling stops at stable/other ReplicaSets 4/2") ||
+		p.Hung == nil || !strings.Contains(p.Hung.Text, "doing nothing and abort stop on it") || !strings.HasPrefix(p.Reason, "first delete the hung pod (`kubectl delete pod -n c10 app-65bd9c766b-f5blw`)") {
+		t.Errorf("after the undo: %s / %+v / %s", p.Now.IfNeverReady, p.Hung, p.Reason)
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

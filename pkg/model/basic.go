@@ -361,13 +361,22 @@ type Stall struct {
 // allows no more pods and maxUnavailable no fewer available ones: the
 // controller waits for a pod to become available. While an older
 // ReplicaSet has pods, only that frees room (bc.older-first), so when the
-// missing pods are the canary's and they never turn Ready, it waits for
-// ever.
+// missing pods never turn Ready, it waits for ever. The missing pods may
+// be the canary's, the stable's (an abort or an undo then cannot finish:
+// the lab showed both hold on one hung stable pod at maxUnavailable 0) or,
+// once the update is the stable (an undo to it), theirs while an older
+// ReplicaSet still has pods.
 func BasicStall(in Inputs, p Pass) (Stall, bool) {
-	if in.TrafficRouted || in.BG != nil || in.Paused || in.Inconclusive || in.New == nil || !in.stableApart() || in.fullyPromoted() {
+	if in.TrafficRouted || in.BG != nil || in.Paused || in.Inconclusive || in.New == nil || in.Stable == nil {
 		return Stall{}, false
 	}
-	if p.CanaryTarget != in.New.Spec || p.StableTarget != in.Stable.Spec || BasicSized(in) {
+	if !in.stableApart() || in.fullyPromoted() {
+		// Promoted: only the update's ReplicaSet is sized, against the
+		// older ones it still has to drain.
+		if specSum(in.others()...) == 0 || p.CanaryTarget != in.New.Spec {
+			return Stall{}, false
+		}
+	} else if p.CanaryTarget != in.New.Spec || p.StableTarget != in.Stable.Spec || BasicSized(in) {
 		return Stall{}, false
 	}
 	for _, r := range in.others() {

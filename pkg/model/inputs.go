@@ -34,6 +34,11 @@ type RS struct {
 	// Stuck: its missing pods do not become available (a what-if for
 	// revisions that crash); replays keep its availability where it is.
 	Stuck bool `json:"-"`
+	// Hung, with Stuck, counts only those of its pods that never turn
+	// Ready (a hung pod): pods it creates later do, and a scale-down
+	// removes the hung ones first, as the ReplicaSet controller deletes
+	// unready pods before ready ones. 0: every missing pod stays missing.
+	Hung int32 `json:"-"`
 }
 
 // Inputs is everything a reconcile decision depends on, flattened out of the

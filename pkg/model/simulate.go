@@ -106,6 +106,13 @@ func tickAll(in Inputs) Inputs {
 			stride = 1
 		}
 		switch {
+		case r.Stuck && r.Hung > 0:
+			if r.Replicas > r.Spec {
+				r.Hung = max(0, r.Hung-(r.Replicas-r.Spec)) // unready pods go first
+			}
+			r.Replicas = r.Spec
+			r.Available = min32(r.Spec-r.Hung, r.Available+stride)
+			r.Ready = r.Available
 		case r.Available < r.Spec && r.Stuck:
 			r.Replicas = r.Spec
 		case r.Available < r.Spec:

@@ -41,6 +41,9 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 	if p.Now.IfNeverReady != "" {
 		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(p.Now.IfNeverReady))
 	}
+	if h := p.Hung; h != nil {
+		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(h.Text))
+	}
 	if d := p.Deadline; d != nil {
 		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(d.Text))
 		if c := compactCites(d.Cites); c != "" {
