@@ -169,7 +169,7 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 		var hungOld, hungNew []*corev1.Pod
 		coming := s.can + int32(len(s.evicting))
 		for _, p := range append(append([]*corev1.Pod{}, s.oldDown...), s.newDown...) {
-			if since, down := unreadySince(p); !down || snapshot.Since(c.View.Now, since) <= restartSlow {
+			if !isHung(p, c.View.Now) {
 				coming++
 			} else if p.CreationTimestamp.Time.Before(s.at) {
 				hungOld = append(hungOld, p)
@@ -250,6 +250,13 @@ func unreadySince(p *corev1.Pod) (since time.Time, down bool) {
 		}
 	}
 	return p.CreationTimestamp.Time, true
+}
+
+// isHung: the pod has not been Ready for longer than a pod takes to start
+// (restartSlow). A Ready pod waiting out minReadySeconds is not.
+func isHung(p *corev1.Pod, now time.Time) bool {
+	since, down := unreadySince(p)
+	return down && snapshot.Since(now, since) > restartSlow
 }
 
 // hungSince is when a hung pod (down, by unreadySince) went unready.
@@ -392,7 +399,7 @@ func HungPods(v *snapshot.View, hash string) []*corev1.Pod {
 		if p.DeletionTimestamp != nil || p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash {
 			continue
 		}
-		if since, down := unreadySince(p); down && snapshot.Since(v.Now, since) > restartSlow {
+		if isHung(p, v.Now) {
 			out = append(out, p)
 		}
 	}

@@ -85,25 +85,24 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 	for _, x := range shortRS {
 		f.Evidence = append(f.Evidence, ev("ReplicaSet "+c.ro.Namespace+"/"+x.Name, "status.availableReplicas", fmt.Sprintf("%d (spec.replicas %d)", x.Available, x.Spec)))
 	}
-	if shortRS[0].Name == in.Stable.Name || shortRS[0].Name != in.New.Name {
-		f.Remediation = stallFix(c, shortRS, promoted)
+	for _, x := range shortRS {
+		if x.Name == in.Stable.Name {
+			f.Remediation = stallFix(c, x, promoted)
+		}
 	}
 	f.Cites = c.cites("bc.older-first", "bc.others-min-available", "bc.others-down")
 	return []rules.Finding{f}
 }
 
-// stallFix is RD167's remedy when the pods that hold the scaling are not
-// (only) the canary's: the rule's own remedy, an undo to the stable, waits
-// on a short stable. Deleting an unavailable pod frees maxSurge's room at
-// once (its ReplicaSet's replacement counts only once it exists), and a
+// stallFix is RD167's remedy when the stable is short of available pods:
+// the rule's own remedy, an undo to the stable, waits on them. A hung pod's replacement is a new pod, which turns
+// Ready and gives the availability the controller waits for, and a
 // promotion scales the stable down, its unavailable pods first.
-func stallFix(c *Context, short []*model.RS, promoted bool) string {
+func stallFix(c *Context, stable *model.RS, promoted bool) string {
 	var down []*corev1.Pod
-	for _, x := range short {
-		for _, p := range c.View.Workload.Pods {
-			if p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == x.Hash && p.DeletionTimestamp == nil && !podAvailable(p, c.ro.Spec.MinReadySeconds, c.View.Now) {
-				down = append(down, p)
-			}
+	for _, p := range c.View.Workload.Pods {
+		if p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == stable.Hash && p.DeletionTimestamp == nil && !podAvailable(p, c.ro.Spec.MinReadySeconds, c.View.Now) {
+			down = append(down, p)
 		}
 	}
 	del := "Delete the unavailable pods (`kubectl rolloutdoctor pods` names them)"
@@ -118,7 +117,7 @@ func stallFix(c *Context, short []*model.RS, promoted bool) string {
 	if len(down) > 1 {
 		why = "they were"
 	}
-	del += fmt.Sprintf(": that frees the room maxSurge holds, and the controller scales on its next pass; then find out why %s not Ready (kubectl rolloutdoctor pods).", why)
+	del += fmt.Sprintf(": the ReplicaSet replaces what you delete, and once the new pods are Ready the controller scales again; then find out why %s not Ready (kubectl rolloutdoctor pods).", why)
 	if promoted {
 		return del + " Abort and undo do not help: each waits on the same pods."
 	}

@@ -90,21 +90,21 @@ type Plan struct {
 	// aborts it if they do not turn ready: "if nothing is done" assumes
 	// they do.
 	Deadline *DeadlineNote `json:"progressDeadline,omitempty"`
-	// Hung names pods, missing from a ReplicaSet the ways out wait on,
-	// that have not been Ready for minutes: the "if … never turn Ready"
-	// stops are then what to expect, and deleting them comes first.
+	// Hung names the stable's pods that have not been Ready for minutes
+	// while ways out wait on them: the "if … never turn Ready" stops are
+	// then what to expect, and deleting them comes first.
 	Hung *HungNote `json:"hungPods,omitempty"`
 }
 
-// HungNote is the pods a basic canary's scaling waits on that have hung,
-// which ways out stop on them, and the command that frees the room.
+// HungNote is the stable's hung pods a canary's scaling waits on, which
+// ways out stop on them, and the delete that lets it go on.
 type HungNote struct {
 	Pods []string `json:"pods"`
 	// Since is when the first of them stopped being Ready.
 	Since time.Time `json:"since"`
 	Text  string    `json:"text"`
-	// Fix is the delete that frees the room maxSurge holds: the
-	// ReplicaSet replaces the pod, and scaling goes on.
+	// Fix is the delete: the ReplicaSet replaces the pod, and once the
+	// new one is Ready the availability the controller waits for is there.
 	Fix string `json:"fix"`
 }
 
@@ -884,8 +884,8 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 }
 
 // hungNote is the plan's word on hung pods (diagnose.HungPods) of the
-// ReplicaSets whose missing pods an "if … never turn Ready" stop waits
-// on, or nil when none has hung or no way out stops on them.
+// stable, whose missing pods an "if … never turn Ready" stop waits on, or
+// nil when none has hung or no way out stops on them.
 func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
 	var stops, goes []string
 	for _, o := range opts {
@@ -907,11 +907,12 @@ func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
 	if len(stops) == 0 {
 		return nil
 	}
+	// The stable's only: its revision ran, so a pod of it that hangs is
+	// that pod, and a new one turns Ready; a canary's may be its revision
+	// failing, where a new pod hangs too (undo is the way out there).
 	var hung []*corev1.Pod
-	for _, r := range base.All {
-		if r.Spec > r.Available {
-			hung = append(hung, diagnose.HungPods(v, r.Hash)...)
-		}
+	if r := base.Stable; r != nil && r.Spec > r.Available {
+		hung = diagnose.HungPods(v, r.Hash)
 	}
 	if len(hung) == 0 {
 		return nil
@@ -937,7 +938,7 @@ func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
 	if len(goes) > 0 {
 		h.Text += fmt.Sprintf("; %s %s not", andList(goes), verbN("does", "do", len(goes)))
 	}
-	h.Fix = fmt.Sprintf("delete the hung %s (`kubectl delete pod -n %s %s`): %s ReplicaSet replaces %s, and scaling goes on", pods, hung[0].Namespace, strings.Join(h.Pods, " "), its, them)
+	h.Fix = fmt.Sprintf("delete the hung %s (`kubectl delete pod -n %s %s`): %s ReplicaSet replaces %s, and scaling goes on once the new %s Ready", pods, hung[0].Namespace, strings.Join(h.Pods, " "), its, them, verbN("pod is", "pods are", len(hung)))
 	return h
 }
 
