@@ -50,7 +50,12 @@ const PodsWeb = "pods-web.yaml"
 // lab's crash-loop stage, 15 s after it turned unready: on v1.10.2 and on
 // v1.7.2; and, on v1.10.2, the same after an undo, minutes later (stable
 // 4 with that pod, the update's ReplicaSet 2: nothing moves).
+//
+// The Istio ones: a canary of 5 (host mode) paused at setWeight 20, one
+// stable pod held unready the same way, 15 s after, on v1.10.2 and v1.7.2.
 const (
+	LabIstioStableHung    = "lab/istio-paused-stable-hung-v1.10.json"
+	LabIstioStableHung17  = "lab/istio-paused-stable-hung-v1.7.json"
 	LabPausedStableHung   = "lab/paused-stable-hung-v1.10.json"
 	LabPausedStableHung17 = "lab/paused-stable-hung-v1.7.json"
 	LabUndoStableHung     = "lab/undo-stable-hung-v1.10.json"

@@ -146,6 +146,20 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		}
 		msg += "; the index is held at 0; it will not recover by itself"
 	}
+	var held *model.Gate
+	if in.TrafficRouted && in.Traffic() > 0 && c.bg() == nil {
+		// The abort writes 0% only through the gates: while one holds,
+		// the canary keeps its share (the lab, v1.10.2: one hung stable
+		// pod kept 20% on an aborted canary for minutes).
+		for _, g := range c.Analysis.Next.Gates {
+			if g.Holds && g.Effect == model.EffectWeightSkipped {
+				msg = fmt.Sprintf("aborted, but traffic is not back on stable: %d%% still goes to the canary, and the controller does not write 0%% while %s; the index is held at 0; it will not recover by itself", in.Traffic(), g.Why)
+				msg = strings.Replace(msg, ": the weight change is skipped silently", "", 1)
+				held = &g
+				break
+			}
+		}
+	}
 	if c.Analysis.Window.WithinWindow {
 		msg = "aborted during a rollback within rollbackWindow: the controller clears this abort on its next pass and the rollback resumes"
 	}
@@ -173,6 +187,8 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		f.Cites = c.cites("bg.active-abort-to-stable", "bg.preview-switch", "rs.abort-delay-needs-stable-full", "ct.fully-promoted-remove-abort")
 	} else if c.Analysis.Window.WithinWindow {
 		f.Cites = append(f.Cites, c.cites("rc.every-pass-remove-abort")...)
+	} else if held != nil {
+		f.Cites = append(f.Cites, held.Cites...)
 	} else if basic {
 		f.Cites = append(f.Cites, c.cites("bc.counts")...)
 	}

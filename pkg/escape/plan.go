@@ -344,7 +344,13 @@ func Build(in Input) (*Plan, error) {
 			// ReplicaSet a pass, the stable first.
 			o.Cites = append(o.Cites, cite("bc.counts", "bc.stable-first")...)
 		}
-		if o.Effect.IfNeverReady != "" {
+		switch {
+		case o.Effect.IfNeverReady != "" && base.TrafficRouted:
+			o.Cites = append(o.Cites, cite("tr.stable-check-call", "tr.stable-check-def")...)
+			if strings.Contains(o.Effect.IfNeverReady, "reads Healthy") {
+				o.Cites = append(o.Cites, cite("rc.status-available-all", "ru.phase-available")...)
+			}
+		case o.Effect.IfNeverReady != "":
 			o.Cites = append(o.Cites, cite("bc.others-down")...)
 		}
 		if o.Effect.NeverHealthy {
@@ -733,7 +739,12 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	switch {
 	case e.FinalAbort:
 		e.Phase = "Degraded"
-	case last.StableHash != "" && last.StableHash == last.CanaryHash && last.CanaryAvailable >= in.Replicas:
+	case last.StableHash != "" && last.StableHash == last.CanaryHash && last.CanarySpec >= in.Replicas && last.Available >= last.CanarySpec && (in.TrafficRouted || last.Others == 0):
+		// As the controller's phase (ru.phase-available,
+		// rc.status-available-all): the update's pods
+		// all there, every available pod counted against them — an older
+		// ReplicaSet's too, so one hung stable pod does not hold Healthy
+		// while the old canary still has a ready one.
 		e.Phase = "Healthy"
 	case e.FinalIndex >= 0 && int(e.FinalIndex) < len(in.Steps) && in.Steps[e.FinalIndex].Pause != nil:
 		e.Phase = "Paused"
@@ -829,14 +840,17 @@ func basicPods(in model.Inputs, steps []model.Step) []PodCounts {
 // undo to the stable where a promotion, scaling the stable down, does not
 // wait on them. "" when that ends where e does.
 func neverReady(after, base model.Inputs, names map[string]string, e Effect) string {
-	if base.TrafficRouted || base.New == nil || base.Stable == nil || len(e.Pods) == 0 {
+	if base.New == nil || base.Stable == nil || len(e.Pods) == 0 && (!base.TrafficRouted || len(e.Serving) == 0) {
 		return ""
 	}
 	short := map[string]int32{}
 	var parts []string
 	var missing int32
 	for _, r := range base.All {
-		if r.Spec > r.Available {
+		// With trafficRouting only the stable's: its available pods gate
+		// every weight; the canary's missing pods are the exposure the
+		// verdicts already weigh.
+		if r.Spec > r.Available && (!base.TrafficRouted || r.Name == base.Stable.Name && r.Name != base.New.Name) {
 			n := r.Spec - r.Available
 			short[r.Name] = n
 			missing += n
@@ -863,22 +877,60 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 		}
 	}
 	x := effectOf(stuck, names)
+	verb := "never turn"
+	if missing == 1 {
+		verb = "never turns"
+	}
+	if base.TrafficRouted {
+		return weightStops(x, e, base, strings.Join(parts, " and ")+" "+verb)
+	}
 	if len(x.Pods) == 0 || x.Pods[len(x.Pods)-1] == e.Pods[len(e.Pods)-1] {
 		return ""
 	}
 	// The sizes where it stops, in the summary's own words.
 	who, sizes := PodSizes(x.Pods[len(x.Pods)-1:])
 	at := who + " " + sizes
-	verb := "never turn"
-	if missing == 1 {
-		verb = "never turns"
-	}
 	msg := fmt.Sprintf("if %s %s Ready, scaling stops at %s: maxSurge %d and maxUnavailable %d leave no room", strings.Join(parts, " and "), verb, at, base.MaxSurge, base.MaxUnavailable)
 	switch last := x.Pods[len(x.Pods)-1]; {
 	case last.Older > 0 && last.Promoted:
 		msg += ", and the other ReplicaSets' ready pods keep taking requests"
 	case last.Older > 0:
 		msg += ", and the older revisions' ready pods keep taking requests"
+	}
+	return msg
+}
+
+// weightStops is neverReady's what-if with trafficRouting: where the
+// weight stays when the missing pods never turn Ready, if not where e
+// ends. A short stable holds every weight its available pods cannot
+// carry on versions with the stable availability check (the lab, v1.10.2:
+// one hung stable pod kept 20% on an aborted canary), and a short canary
+// holds the step that waits for it.
+func weightStops(x, e Effect, base model.Inputs, what string) string {
+	if len(x.Serving) == 0 {
+		return ""
+	}
+	xl, el := x.Serving[len(x.Serving)-1], e.Serving[len(e.Serving)-1]
+	if xl.Weight == el.Weight && xl.Canary == el.Canary && x.FinalStable == e.FinalStable && x.HeldAt == e.HeldAt {
+		return ""
+	}
+	where := fmt.Sprintf("%d%% on %s", xl.Weight, xl.Canary)
+	if xl.Weight == 0 {
+		where = "all traffic on stable " + xl.Stable
+	}
+	msg := fmt.Sprintf("if %s Ready, the weight stays at %s", what, where)
+	if x.Phase == "Healthy" && xl.Weight > 0 {
+		// Promoted (an undo to the stable): the controller points the
+		// canary Service at the stable's pods, which it does not gate,
+		// so requests reach them; only the router keeps the old weight
+		// (the lab, v1.10.2: Healthy, 80/20, both Services on the stable).
+		msg = fmt.Sprintf("if %s Ready, the router keeps %d%% on the canary Service, which by then selects the stable %s's pods too: every request reaches them, but the Rollout reads Healthy with the router not put back to 0%%", what, xl.Weight, x.FinalStable)
+	}
+	if x.HeldAt != "" && x.HeldAt != e.HeldAt {
+		msg += ", held at " + x.HeldAt
+	}
+	if base.Stable.Spec > base.Stable.Available && xl.Weight > el.Weight && x.Phase != "Healthy" {
+		msg += ": the controller writes no weight that leaves the stable more traffic than its available pods carry"
 	}
 	return msg
 }
@@ -938,7 +990,7 @@ func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
 	if len(goes) > 0 {
 		h.Text += fmt.Sprintf("; %s %s not", andList(goes), verbN("does", "do", len(goes)))
 	}
-	h.Fix = fmt.Sprintf("delete the hung %s (`kubectl delete pod -n %s %s`): %s ReplicaSet replaces %s, and scaling goes on once the new %s Ready", pods, hung[0].Namespace, strings.Join(h.Pods, " "), its, them, verbN("pod is", "pods are", len(hung)))
+	h.Fix = fmt.Sprintf("delete the hung %s (`kubectl delete pod -n %s %s`): %s ReplicaSet replaces %s, and the controller goes on once the new %s Ready", pods, hung[0].Namespace, strings.Join(h.Pods, " "), its, them, verbN("pod is", "pods are", len(hung)))
 	return h
 }
 

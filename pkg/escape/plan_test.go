@@ -703,3 +703,39 @@ func podReady(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// With trafficRouting the stable's available pods gate every weight on
+// versions with the stable availability check: one hung stable pod (the
+// lab, an Istio canary of 5 at 20%) kept v1.10.2's aborted canary at 20%
+// and, after an undo, left the router at 80/20 with the Rollout Healthy
+// (both Services on the stable's pods by then); v1.7.2's abort wrote 0%.
+// Promoting writes weights the stable's pods can carry, so it does not
+// wait on the pod.
+func TestHungStablePodTrafficRouted(t *testing.T) {
+	p := plan(t, exampletest.View(t, exampletest.LabIstioStableHung), "v1.10.2")
+	for a, want := range map[Action]string{
+		Abort:       "if app-65bd9c766b's 1 missing pod never turns Ready, the weight stays at 20% on app-5998b8ffff: the controller writes no weight that leaves the stable more traffic than its available pods carry",
+		Undo:        "if app-65bd9c766b's 1 missing pod never turns Ready, the router keeps 20% on the canary Service, which by then selects the stable app-65bd9c766b's pods too: every request reaches them, but the Rollout reads Healthy with the router not put back to 0%",
+		PromoteFull: "", Promote: "", Wait: "",
+	} {
+		o, _ := p.Option(a)
+		if o.Effect.IfNeverReady != want {
+			t.Errorf("v1.10.2 %s: if never ready %q, want %q", a, o.Effect.IfNeverReady, want)
+		}
+		if _, ok := citedKey(o.Cites, "tr.stable-check-call"); want != "" && !ok {
+			t.Errorf("v1.10.2 %s does not cite the stable availability check: %v", a, o.Cites)
+		}
+	}
+	v := exampletest.View(t, exampletest.LabIstioStableHung)
+	v.Now = v.Now.Add(3 * time.Minute)
+	if p = plan(t, v, "v1.10.2"); p.Hung == nil || !strings.Contains(p.Hung.Text, "undo and abort stop on it; promote-full") ||
+		!strings.HasPrefix(p.Reason, "first delete the hung pod (`kubectl delete pod -n i10 app-65bd9c766b-") {
+		t.Errorf("v1.10.2, the pod hung 3 min: %+v / %s", p.Hung, p.Reason)
+	}
+	p = plan(t, exampletest.View(t, exampletest.LabIstioStableHung17), "v1.7.2")
+	for _, o := range p.Options {
+		if o.Effect.IfNeverReady != "" {
+			t.Errorf("v1.7.2 %s: %q; this version writes the weight without the check", o.Action, o.Effect.IfNeverReady)
+		}
+	}
+}

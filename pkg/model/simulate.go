@@ -19,6 +19,13 @@ type Step struct {
 	// traffic switch — and its available pods when the pass ran.
 	CarrierName      string `json:"carrier,omitempty"`
 	CarrierAvailable int32  `json:"carrierAvailable"`
+	// Available is every ReplicaSet's available pods together, and Others
+	// the pods of the ReplicaSets that are neither canary nor stable, when
+	// the pass ran: the controller's phase counts the first against the
+	// updated pods (an old canary's ready pod makes up for a hung stable
+	// one), and without trafficRouting waits for the second to go.
+	Available int32 `json:"available"`
+	Others    int32 `json:"others"`
 	// Specs are every ReplicaSet's size after the pass, by name.
 	Specs map[string]int32 `json:"specs,omitempty"`
 	// PauseEnded: the pass ends a pause step with a duration (the time
@@ -51,6 +58,10 @@ func Simulate(in Inputs, max int) []Step {
 		}
 		if cur.Stable != nil {
 			s.StableName, s.StableAvailable = cur.Stable.Name, cur.Stable.Available
+		}
+		s.Available = availableSum(cur.All...)
+		for _, r := range cur.others() {
+			s.Others += r.Replicas
 		}
 		next := Apply(cur, p)
 		s.Abort, s.StableHash, s.Index = next.Abort, next.StableHash, next.index()

@@ -64,7 +64,12 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 			// The same stop as doing nothing says so in a few words.
 			what := o.Effect.IfNeverReady
 			if what == p.Now.IfNeverReady {
-				what = what[:strings.Index(what, ", scaling stops")] + ", it stops where doing nothing does (above)"
+				for _, stop := range []string{", scaling stops", ", the weight stays"} {
+					if i := strings.Index(what, stop); i >= 0 {
+						what = what[:i] + ", it stops where doing nothing does (above)"
+						break
+					}
+				}
 			}
 			fmt.Fprintf(&b, "       %s\n", s.Warn.Render(what))
 		}

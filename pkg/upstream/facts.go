@@ -648,6 +648,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 134, "v1.8.2": 134, "v1.8.3": 135, "v1.9.3": 135, "v1.10.2": 135},
 	},
 	{
+		Key:      "rc.status-available-all",
+		Claim:    `A canary's status.availableReplicas counts the available pods of every ReplicaSet of the Rollout, an older one's too.`,
+		File:     srcRC,
+		Contains: `newStatus.AvailableReplicas = replicasetutil.GetAvailableReplicaCountForReplicaSets(c.allRSs)`,
+		Lines:    Lines{"v1.7.2": 353, "v1.8.2": 360, "v1.8.3": 370, "v1.9.3": 348, "v1.10.2": 348},
+	},
+	{
+		Key:      "ru.phase-available",
+		Claim:    `Past the update's own pods, the phase waits only while status.availableReplicas is below status.updatedReplicas: an older ReplicaSet's available pods make up for the update's missing ones.`,
+		File:     srcRU,
+		Contains: `if ro.Status.AvailableReplicas < ro.Status.UpdatedReplicas {`,
+		Lines:    Lines{"v1.7.2": 114, "v1.8.2": 114, "v1.8.3": 114, "v1.9.3": 159, "v1.10.2": 159},
+	},
+	{
 		Key:      "ru.phase-restarting",
 		Claim:    `Until the restart is done, a Rollout that is not degraded or paused reads Progressing, "rollout is restarting".`,
 		File:     srcRU,
