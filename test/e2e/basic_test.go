@@ -14,7 +14,8 @@ import (
 
 func init() {
 	scenarios = append(scenarios, scenario{"basic-canary", basicCanary}, scenario{"basic-replaced", basicReplaced},
-		scenario{"basic-paused-promote", basicPausedPromote}, scenario{"basic-stable-hung", basicStableHung})
+		scenario{"basic-paused-promote", basicPausedPromote}, scenario{"basic-stable-hung", basicStableHung},
+		scenario{"istio-stable-hung", istioStableHung})
 }
 
 // plainCanaryYAML is a canary Rollout without trafficRouting: replicas
@@ -387,4 +388,55 @@ func basicStableHung(t *testing.T, h *harness) {
 	if got != pairsString(ab.Effect.Pods) {
 		t.Errorf("after the delete: escape predicted the abort %s; the controller went %s\n%s", pairsString(ab.Effect.Pods), got, h.dump())
 	}
+}
+
+// istioStableHung: an Istio canary of 5 paused at 20% with one stable pod
+// hung. Versions with the stable availability check (v1.8.2 on) write no
+// weight the stable's 4 available pods cannot carry: escape must say an
+// abort stays at 20%, and the abort must keep 20% on the canary for 20 s
+// with RD104 saying traffic is not back on stable. v1.7.2 writes 0% at
+// once, and escape must say nothing of a stop there. Deleting the pod, the
+// abort must reach 0% on every version.
+func istioStableHung(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 5, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.trafficObjects(spec.mode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stableHash := h.healthy(o, 5, 90*time.Second)
+	h.apply(h.rolloutYAML(spec, "b"))
+	h.waitFor("the pause at 20%", 90*time.Second, func() bool { return h.pausedAt(1)() && o.Now().CanaryWeight == 20 })
+	hung := strings.TrimSpace(h.kubectl("-n", h.ns, "get", "pods", "-l", "rollouts-pod-template-hash="+stableHash, "--sort-by", "{.metadata.name}", "-o", "jsonpath={.items[0].metadata.name}"))
+	h.kubectl("-n", h.ns, "annotate", "pod", hung, "crash-loop.stage.rolloutdoctor.dev/enabled=true",
+		"crash-loop.stage.rolloutdoctor.dev/ready-for=1s", "crash-loop.stage.rolloutdoctor.dev/back-off=3600s")
+	h.waitFor("the stable pod to hang", 60*time.Second, func() bool {
+		ready := h.kubectl("-n", h.ns, "get", "pod", hung, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		return ready == "False" && o.Now().RS[stableHash].Available == 4
+	})
+	ab, _ := h.plan().Option(escape.Abort)
+	pred := "0%"
+	if strings.Contains(ab.Effect.IfNeverReady, "the weight stays at 20%") {
+		pred = "20%"
+	}
+	h.run("escape", "app", "--do", "abort", "--yes", "--force", "--watch-timeout", "0")
+	h.waitFor("the abort", 30*time.Second, func() bool {
+		_, _, _, _, abort := h.status()
+		return abort
+	})
+	time.Sleep(20 * time.Second)
+	got := fmt.Sprintf("%d%%", o.Now().CanaryWeight)
+	rep := h.diagnose("app")
+	says := "back on stable"
+	if f := finding(rep, "RD104"); f == nil {
+		says = "no RD104"
+	} else if strings.HasPrefix(f.Message, "aborted, but traffic is not back on stable: 20% still goes to the canary") {
+		says = "not back on stable"
+	}
+	want := map[bool]string{true: "20%, not back on stable", false: "0%, back on stable"}[h.version != "v1.7.2"]
+	h.record("Istio canary at 20%, one stable pod hung: the canary weight 20 s after an abort, RD104", pred+", "+says, got+", "+says)
+	if pred+", "+says != want || got+", "+says != want {
+		t.Errorf("abort with a hung stable pod: escape %s, diagnose %s, the router %s; want %s\n%s", pred, says, got, want, h.dump())
+	}
+	// Deleting the pod: its replacement turns Ready, and the abort writes 0%.
+	h.kubectl("-n", h.ns, "delete", "pod", hung, "--wait=false")
+	h.waitFor("0% after the delete", 90*time.Second, func() bool { return o.Now().CanaryWeight == 0 })
 }
