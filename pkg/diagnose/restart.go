@@ -406,3 +406,27 @@ func HungPods(v *snapshot.View, hash string) []*corev1.Pod {
 	sort.SliceStable(out, func(i, j int) bool { return hungSince(out[i]).Before(hungSince(out[j])) })
 	return out
 }
+
+// RestartFinding is diagnose's word on a restart the Rollout waits on —
+// RD173 when it cannot go on, else RD172 — or nil without one: escape's
+// plan shows it beside the ways out, which neither end nor wait out a
+// restart (an update does not mark it done: sy.update-keeps-restart).
+func RestartFinding(v *snapshot.View, cv model.ControllerVersion) *rules.Finding {
+	if v == nil || v.Rollout == nil || v.Rollout.Spec.RestartAt == nil {
+		return nil
+	}
+	c := &Context{View: v, Version: cv, Analysis: model.Analyze(v, cv.Assumed), ro: v.Rollout}
+	for _, x := range []struct {
+		id    string
+		check func(*Context, *rules.Rule) []rules.Finding
+	}{{"RD173", checkRestartStalled}, {"RD172", checkRestart}} {
+		r, ok := rules.ByID(x.id)
+		if !ok {
+			continue
+		}
+		if fs := x.check(c, r); len(fs) > 0 {
+			return &fs[0]
+		}
+	}
+	return nil
+}

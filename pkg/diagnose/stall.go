@@ -99,27 +99,45 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 // Ready and gives the availability the controller waits for, and a
 // promotion scales the stable down, its unavailable pods first.
 func stallFix(c *Context, stable *model.RS, promoted bool) string {
-	var down []*corev1.Pod
+	// Only a pod unready past the time a pod takes to start is named for
+	// deletion: deleting one that is still starting starts it over.
+	var hung, starting []*corev1.Pod
 	for _, p := range c.View.Workload.Pods {
-		if p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == stable.Hash && p.DeletionTimestamp == nil && !podAvailable(p, c.ro.Spec.MinReadySeconds, c.View.Now) {
-			down = append(down, p)
+		if p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != stable.Hash || p.DeletionTimestamp != nil || podAvailable(p, c.ro.Spec.MinReadySeconds, c.View.Now) {
+			continue
+		}
+		if isHung(p, c.View.Now) {
+			hung = append(hung, p)
+		} else {
+			starting = append(starting, p)
 		}
 	}
-	del := "Delete the unavailable pods (`kubectl rolloutdoctor pods` names them)"
-	if len(down) > 0 {
-		names := make([]string, 0, len(down))
-		for _, p := range down {
-			names = append(names, p.Name)
+	var del string
+	switch {
+	case len(hung) > 0:
+		del = fmt.Sprintf("Delete the hung %s, not Ready for over two minutes (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready the controller scales again; then find out why %s hung (kubectl rolloutdoctor pods).",
+			plural("pod", len(hung)), hung[0].Namespace, names(hung), them(len(hung)), map[bool]string{true: "pod is", false: "pods are"}[len(hung) == 1], them(len(hung)))
+	case len(starting) > 0:
+		it, does, pods := "it", "does", "pod is"
+		if len(starting) > 1 {
+			it, does, pods = "they", "do", "pods are"
 		}
-		del = fmt.Sprintf("Delete the unavailable %s (`kubectl delete pod -n %s %s`)", plural("pod", len(down)), down[0].Namespace, strings.Join(names, " "))
+		obj := them(len(starting))
+		del = fmt.Sprintf("Wait for %s to turn Ready: unready for less than two minutes, %s may still be starting. If %s never %s (a hung process, a probe that never passes again), delete %s (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready the controller scales again.",
+			names(starting), it, it, does, obj, starting[0].Namespace, names(starting), obj, pods)
+	default:
+		del = "Find out why the stable's pods are not available (kubectl rolloutdoctor pods); a pod that has hung can be deleted, and its replacement, once Ready, lets the controller scale again."
 	}
-	why := "it was"
-	if len(down) > 1 {
-		why = "they were"
-	}
-	del += fmt.Sprintf(": the ReplicaSet replaces what you delete, and once the new pods are Ready the controller scales again; then find out why %s not Ready (kubectl rolloutdoctor pods).", why)
 	if promoted {
 		return del + " Abort and undo do not help: each waits on the same pods."
 	}
 	return del + " Or promote (kubectl rolloutdoctor escape): a promotion scales the stable down, its unavailable pods first. Abort and an undo to the stable wait on them."
+}
+
+func names(pods []*corev1.Pod) string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return strings.Join(out, " ")
 }

@@ -154,13 +154,13 @@ func TestBasicStallOnTheStable(t *testing.T) {
 		f := findingOf(run(name, ver, abort), "RD167")
 		if f == nil || f.Severity != rules.Critical || !strings.Contains(f.Message, "the abort cannot finish until a pod of the stable app-65") ||
 			!strings.Contains(f.Message, "turns Ready (3 of 4 available): 6 pods exist (replicas 5 + maxSurge 1) and 5 are available (replicas 5 − maxUnavailable 0)") ||
-			!strings.HasPrefix(f.Remediation, "Delete the unavailable pod (`kubectl delete pod -n c1") || !strings.Contains(f.Remediation, "Or promote") {
+			!strings.HasPrefix(f.Remediation, "Wait for app-65") || !strings.Contains(f.Remediation, "may still be starting. If it never does (a hung process, a probe that never passes again), delete it (`kubectl delete pod -n c1") || !strings.Contains(f.Remediation, "Or promote") {
 			t.Errorf("%s aborted: RD167 %+v", name, f)
 		}
 	}
 	f := findingOf(run(exampletest.LabUndoStableHung, "v1.10.2", nil), "RD167")
 	if f == nil || !strings.HasPrefix(f.Message, "the stable app-65bd9c766b cannot grow to 5 nor the other ReplicaSets go to 0 until a pod of the stable app-65bd9c766b turns Ready (3 of 4 available)") ||
-		!strings.HasPrefix(f.Remediation, "Delete the unavailable pod (`kubectl delete pod -n c10 app-65bd9c766b-f5blw`)") || !strings.Contains(f.Remediation, "Abort and undo do not help") {
+		!strings.HasPrefix(f.Remediation, "Delete the hung pod, not Ready for over two minutes (`kubectl delete pod -n c10 app-65bd9c766b-f5blw`)") || !strings.Contains(f.Remediation, "Abort and undo do not help") {
 		t.Errorf("after the undo: RD167 %+v", f)
 	}
 }

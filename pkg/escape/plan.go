@@ -94,6 +94,37 @@ type Plan struct {
 	// while ways out wait on them: the "if … never turn Ready" stops are
 	// then what to expect, and deleting them comes first.
 	Hung *HungNote `json:"hungPods,omitempty"`
+	// Restart is a restart (spec.restartAt) not yet done, as diagnose
+	// reports it: no way out ends it (an update does not mark it done),
+	// and while it cannot go on (RD173) only its own fix moves it.
+	Restart *RestartNote `json:"restart,omitempty"`
+}
+
+// RestartNote is diagnose's RD172 or RD173 on the pending restart.
+type RestartNote struct {
+	Rule    string          `json:"rule"`
+	Stalled bool            `json:"stalled"`
+	Text    string          `json:"text"`
+	Fix     string          `json:"fix,omitempty"`
+	Cites   []upstream.Cite `json:"cites,omitempty"`
+}
+
+// restartNote reads the restart as diagnose does and, when it cannot go
+// on, adds its fix to the reason — unless the hung-pod note already puts
+// the same delete first.
+func restartNote(p *Plan, v *snapshot.View, cv model.ControllerVersion) {
+	f := diagnose.RestartFinding(v, cv)
+	if f == nil {
+		return
+	}
+	n := &RestartNote{Rule: f.ID, Stalled: f.ID == "RD173", Text: f.Message, Cites: append(f.Cites, upstream.At("sy.update-keeps-restart", cv.Assumed))}
+	if n.Stalled {
+		n.Fix = f.Remediation
+		if h := p.Hung; h == nil || !strings.Contains(f.Remediation, h.Pods[0]) {
+			p.Reason += "; apart from that, the restart (spec.restartAt) cannot go on (RD173): " + f.Remediation
+		}
+	}
+	p.Restart = n
 }
 
 // HungNote is the stable's hung pods a canary's scaling waits on, which
@@ -267,6 +298,7 @@ func Build(in Input) (*Plan, error) {
 		p.Deadline = deadlineNote(ro, base, v)
 		p.GitOps = detectGitOps(v, ver)
 		p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)
+		restartNote(p, v, in.Controller)
 		return p, nil
 	}
 	if ro.Spec.Strategy.Canary == nil {
@@ -378,6 +410,7 @@ func Build(in Input) (*Plan, error) {
 	}
 	p.GitOps = detectGitOps(v, ver)
 	p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)
+	restartNote(p, v, in.Controller)
 	return p, nil
 }
 

@@ -739,3 +739,30 @@ func TestHungStablePodTrafficRouted(t *testing.T) {
 		}
 	}
 }
+
+// A restart requested on the lab's paused canary with the hung stable pod:
+// the plan carries diagnose's word on it — RD172 while the pod may still
+// come back, RD173 once it has hung — and says no way out ends it; the
+// delete the hung-pod note puts first is the restart's fix too, so the
+// reason does not repeat it.
+func TestPlanCarriesTheRestart(t *testing.T) {
+	v := exampletest.View(t, exampletest.LabPausedStableHung)
+	at := metav1.NewTime(v.Now.Add(-10 * time.Second))
+	v.Rollout.Spec.RestartAt = &at
+	p := plan(t, v, "v1.10.2")
+	if r := p.Restart; r == nil || r.Rule != "RD172" || r.Stalled || !strings.Contains(r.Text, "it waits for app-65bd9c766b-6f9km to turn available") {
+		t.Errorf("15 s unready: restart %+v", r)
+	}
+	v.Now = v.Now.Add(3 * time.Minute)
+	p = plan(t, v, "v1.10.2")
+	r := p.Restart
+	if r == nil || r.Rule != "RD173" || !r.Stalled || !strings.Contains(r.Fix, "kubectl delete pod -n c11 app-65bd9c766b-6f9km") {
+		t.Fatalf("3 min unready: restart %+v", r)
+	}
+	if _, ok := citedKey(r.Cites, "sy.update-keeps-restart"); !ok {
+		t.Errorf("the restart note does not cite why no way out ends it: %v", r.Cites)
+	}
+	if strings.Count(p.Reason, "kubectl delete pod") != 1 || !strings.HasPrefix(p.Reason, "first delete the hung pod") {
+		t.Errorf("reason: %s", p.Reason)
+	}
+}

@@ -190,7 +190,13 @@ func cardWayOut(b *strings.Builder, rep *diagnose.Report, p *escape.Plan, opt Ca
 	if p.AllHarmful {
 		label = "no safe way out; least harmful"
 	}
+	if h := p.Hung; h != nil {
+		fmt.Fprintf(b, "- first: %s — %s\n", h.Fix, h.Text)
+	}
 	fmt.Fprintf(b, "- %s: **%s** (%s) — %s\n", label, o.Action, o.Verdict, o.Why)
+	if r := p.Restart; r != nil && r.Stalled {
+		fmt.Fprintf(b, "- restart: %s — %s\n", r.Text, r.Fix)
+	}
 	if o.Command != "" {
 		fmt.Fprintf(b, "  ```\n  %s\n  ```\n", o.Command)
 		fmt.Fprintf(b, "  or `kubectl rolloutdoctor escape %s -n %s --do %s`, which re-checks the plan against the live Rollout before it writes\n", p.Name, p.Namespace, o.Action)

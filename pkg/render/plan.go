@@ -44,6 +44,17 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 	if h := p.Hung; h != nil {
 		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(h.Text))
 	}
+	if r := p.Restart; r != nil {
+		// No way out ends a restart: it goes on beside whichever is taken.
+		text := r.Rule + " " + r.Text + "; no way out below ends it"
+		if r.Stalled {
+			text = s.Warn.Render(text)
+		}
+		fmt.Fprintf(&b, "  restart: %s\n", text)
+		if c := compactCites(r.Cites); c != "" {
+			fmt.Fprintf(&b, "    %s\n", s.Dim.Render(c))
+		}
+	}
 	if d := p.Deadline; d != nil {
 		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(d.Text))
 		if c := compactCites(d.Cites); c != "" {

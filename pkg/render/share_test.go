@@ -123,3 +123,31 @@ func TestPlanIfNeverReady(t *testing.T) {
 		t.Errorf("plan:\n%s", out)
 	}
 }
+
+// The hung-pod note and a pending restart are shown under "if nothing is
+// done" — the restart as a warning once it cannot go on, saying no way out
+// ends it — and in the incident card, the delete first.
+func TestPlanHungPodAndRestart(t *testing.T) {
+	never := "if app-s's 1 missing pod never turns Ready, the weight stays at 20% on app-c"
+	p := &escape.Plan{Namespace: "shop", Name: "app", Now: escape.Effect{Summary: "now"},
+		Hung:    &escape.HungNote{Pods: []string{"app-s-1"}, Text: "app-s-1 has not been Ready since …", Fix: "delete the hung pod (`kubectl delete pod -n shop app-s-1`)"},
+		Restart: &escape.RestartNote{Rule: "RD173", Stalled: true, Text: "the restart requested at … cannot go on", Fix: "Delete it yourself"},
+		Options: []escape.Option{
+			{Action: escape.Abort, Verdict: escape.SafeWithCost, Why: "why", Effect: escape.Effect{Summary: "abort", IfNeverReady: never}},
+			{Action: escape.Wait, Verdict: escape.Safe, Why: "wait", Effect: escape.Effect{Summary: "now"}},
+		}, Recommended: escape.Wait, Reason: "first delete …"}
+	var b strings.Builder
+	if err := Plan(&b, p, NewStyles(&b, false)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "  app-s-1 has not been Ready since …\n") || !strings.Contains(out, "  restart: RD173 the restart requested at … cannot go on; no way out below ends it\n") ||
+		!strings.Contains(out, "       "+never+"\n") {
+		t.Errorf("plan:\n%s", out)
+	}
+	var c strings.Builder
+	cardWayOut(&c, &diagnose.Report{}, p, CardOptions{})
+	if card := c.String(); !strings.HasPrefix(card, "- first: delete the hung pod (`kubectl delete pod -n shop app-s-1`)") || !strings.Contains(card, "- restart: the restart requested at … cannot go on — Delete it yourself") {
+		t.Errorf("card:\n%s", card)
+	}
+}

@@ -106,6 +106,12 @@ func restartStalledScenario(t *testing.T, h *harness) {
 	if finding(rep, "RD172") != nil {
 		t.Errorf("RD172 beside RD173: one answer per state\n%+v", rep.Findings)
 	}
+	// escape's plan carries the same answer: no way out ends the restart,
+	// and its fix is in the reason.
+	if p := h.plan(); p.Restart == nil || !p.Restart.Stalled || !strings.Contains(p.Restart.Fix, "kubectl delete pod -n "+h.ns+" "+hung) ||
+		!strings.Contains(p.Reason, "kubectl delete pod -n "+h.ns+" "+hung) {
+		t.Errorf("escape's plan on the stalled restart: restart %+v, reason %q", p.Restart, p.Reason)
+	}
 	// The controller looks again every 30 s: two minutes without an
 	// eviction are passes that found nothing to do, and re-checks that
 	// found the same.
