@@ -53,12 +53,15 @@ const PodsWeb = "pods-web.yaml"
 //
 // The Istio ones: a canary of 5 (host mode) paused at setWeight 20, one
 // stable pod held unready the same way, 15 s after, on v1.10.2 and v1.7.2.
+// The blue-green one: 4 replicas paused before promotion (previewReplicaCount
+// 2), one pod of the active ReplicaSet held unready for 2m10s, on v1.10.2.
 const (
-	LabIstioStableHung    = "lab/istio-paused-stable-hung-v1.10.json"
-	LabIstioStableHung17  = "lab/istio-paused-stable-hung-v1.7.json"
-	LabPausedStableHung   = "lab/paused-stable-hung-v1.10.json"
-	LabPausedStableHung17 = "lab/paused-stable-hung-v1.7.json"
-	LabUndoStableHung     = "lab/undo-stable-hung-v1.10.json"
+	LabBlueGreenActiveHung = "lab/bluegreen-active-hung-v1.10.json"
+	LabIstioStableHung     = "lab/istio-paused-stable-hung-v1.10.json"
+	LabIstioStableHung17   = "lab/istio-paused-stable-hung-v1.7.json"
+	LabPausedStableHung    = "lab/paused-stable-hung-v1.10.json"
+	LabPausedStableHung17  = "lab/paused-stable-hung-v1.7.json"
+	LabUndoStableHung      = "lab/undo-stable-hung-v1.10.json"
 )
 
 // Path is the path of examples/name, or of a lab snapshot (a name under

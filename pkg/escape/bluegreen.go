@@ -6,6 +6,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
@@ -67,6 +68,15 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 	if w, _ := p.Option(Wait); p.Recommended == Wait && w.Verdict == Harmful {
 		p.AllHarmful = true
 		p.Recommended, p.Reason = leastHarmful(p.Options, base, v)
+	}
+	// A hung pod of the ReplicaSet the active Service selects keeps it
+	// short whichever way is taken, until the pod is replaced.
+	if r := activeOf(base); r != nil && r.Available < base.Replicas {
+		if hung := diagnose.HungPods(v, r.Hash); len(hung) > 0 {
+			p.Hung = newHungNote(v, hung)
+			p.Hung.Text += fmt.Sprintf(": the active Service has %d of %d pods of %s available until %s replaced or a promotion moves the Service to another ReplicaSet", r.Available, base.Replicas, r.Name, map[bool]string{true: "it is", false: "they are"}[len(hung) == 1])
+			p.Reason = fmt.Sprintf("first %s; then %s", p.Hung.Fix, p.Reason)
+		}
 	}
 }
 

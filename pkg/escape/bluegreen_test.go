@@ -1,8 +1,10 @@
 package escape
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -220,5 +222,26 @@ func TestBlueGreenDeadlineAbort(t *testing.T) {
 		if p.Deadline == nil || !strings.Contains(p.Deadline.Text, "by 2026-11-20T14:41:00Z (in 9m40s; progressDeadlineSeconds 600 without progress)") || !strings.Contains(p.Deadline.Text, "the controller aborts it (progressDeadlineAbort): production stays on the stable checkout-web-7d9f8c6b5, checkout-web-5c6d7e8f9 is scaled down") {
 			t.Errorf("%s: deadline %+v", ver, p.Deadline)
 		}
+	}
+}
+
+// The lab's blue-green Rollout paused before promotion with one pod of the
+// active ReplicaSet hung for 2m10s: the plan puts its delete first and
+// does not promise, from the observed start rate, that it comes back.
+func TestBlueGreenActivePodHung(t *testing.T) {
+	v := exampletest.View(t, exampletest.LabBlueGreenActiveHung)
+	p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: "v1.10.2", Exact: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := p.Hung; h == nil || !reflect.DeepEqual(h.Pods, []string{"app-7b4468f94c-gf2bf"}) || !strings.Contains(h.Text, "the active Service has 3 of 4 pods of app-7b4468f94c available until it is replaced") {
+		t.Fatalf("hung note %+v", h)
+	}
+	if !strings.HasPrefix(p.Reason, "first delete the hung pod (`kubectl delete pod -n b10 app-7b4468f94c-gf2bf`)") || strings.Contains(p.Reason, "pods/min") {
+		t.Errorf("reason: %s", p.Reason)
+	}
+	v.Now = v.Now.Add(-time.Minute) // unready for 70 s: it may still be starting
+	if p, _ = Build(Input{View: v, Controller: model.ControllerVersion{Assumed: "v1.10.2", Exact: true}}); p.Hung != nil || strings.Contains(p.Reason, "delete") {
+		t.Errorf("70 s unready is not hung: %+v / %s", p.Hung, p.Reason)
 	}
 }

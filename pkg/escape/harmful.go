@@ -41,7 +41,16 @@ func leastHarmful(opts []Option, base model.Inputs, v *snapshot.View) (Action, s
 	if x := best.Effect.Exposure; x != nil {
 		need := model.WeightToReplicas(x.Replicas, x.Weight, base.MaxWeight)
 		why += fmt.Sprintf(". It lasts until %d pods of %s are available", need, x.Canary)
-		if rate, ok := readyRate(v, x.Canary); ok && need > x.OnPods {
+		var hung []*corev1.Pod
+		for _, r := range base.All {
+			if r.Name == x.Canary {
+				hung = diagnose.HungPods(v, r.Hash)
+			}
+		}
+		if len(hung) > 0 {
+			// No rate says when a hung pod comes back: it does not.
+			why += fmt.Sprintf(", and %s has not been Ready for minutes: it does not come back by itself", hung[0].Name)
+		} else if rate, ok := readyRate(v, x.Canary); ok && need > x.OnPods {
 			eta := time.Duration(float64(need-x.OnPods) / rate * float64(time.Minute)).Round(time.Second)
 			why += fmt.Sprintf(" (about %s more at the %.1f pods/min observed)", eta, rate)
 		}

@@ -1002,6 +1002,19 @@ func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
 	if len(hung) == 0 {
 		return nil
 	}
+	h := newHungNote(v, hung)
+	h.Text += fmt.Sprintf(": every \"if … never turns Ready\" stop in this plan is what to expect, not a what-if: %s %s on %s",
+		andList(stops), verbN("stops", "stop", len(stops)), map[bool]string{true: "it", false: "them"}[len(hung) == 1])
+	if len(goes) > 0 {
+		h.Text += fmt.Sprintf("; %s %s not", andList(goes), verbN("does", "do", len(goes)))
+	}
+	return h
+}
+
+// newHungNote names hung pods, since when the first of them has not been
+// Ready, and the delete that replaces them; Text is that much, for the
+// caller to say what waits on them.
+func newHungNote(v *snapshot.View, hung []*corev1.Pod) *HungNote {
 	h := &HungNote{}
 	for _, p := range hung {
 		h.Pods = append(h.Pods, p.Name)
@@ -1018,11 +1031,7 @@ func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
 	if len(hung) > 1 {
 		has, them, its, pods = "have", "them", "their", "pods"
 	}
-	h.Text = fmt.Sprintf("%s %s not been Ready since %s (%s ago): every \"if … never turns Ready\" stop in this plan is what to expect, not a what-if: %s %s on %s",
-		strings.Join(h.Pods, ", "), has, h.Since.UTC().Format(time.RFC3339), snapshot.Since(v.Now, h.Since).Round(time.Second), andList(stops), verbN("stops", "stop", len(stops)), them)
-	if len(goes) > 0 {
-		h.Text += fmt.Sprintf("; %s %s not", andList(goes), verbN("does", "do", len(goes)))
-	}
+	h.Text = fmt.Sprintf("%s %s not been Ready since %s (%s ago)", strings.Join(h.Pods, ", "), has, h.Since.UTC().Format(time.RFC3339), snapshot.Since(v.Now, h.Since).Round(time.Second))
 	h.Fix = fmt.Sprintf("delete the hung %s (`kubectl delete pod -n %s %s`): %s ReplicaSet replaces %s, and the controller goes on once the new %s Ready", pods, hung[0].Namespace, strings.Join(h.Pods, " "), its, them, verbN("pod is", "pods are", len(hung)))
 	return h
 }
