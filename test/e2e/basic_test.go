@@ -228,12 +228,7 @@ func basicReplaced(t *testing.T, h *harness) {
 	}
 	// Abort: nothing scales while the canary's pod is not Ready.
 	from := time.Now()
-	h.run("escape", "app", "--do", "abort", "--yes", "--force", "--watch-timeout", "0")
-	h.waitFor("the abort", 30*time.Second, func() bool {
-		_, _, _, _, abort := h.status()
-		return abort
-	})
-	time.Sleep(20 * time.Second)
+	h.abortAndHold()
 	got := podPairs(o.Samples(), canaryHash, stableHash, from)
 	rep = h.diagnose("app")
 	h.record("basic canary replaced mid-rollout: abort while the canary's pod is never Ready (20 s)", "1/4/1, critical RD167", pairsString(got)+", "+stall(rep))
@@ -330,13 +325,7 @@ func basicStableHung(t *testing.T, h *harness) {
 	h.apply(h.basicRollout("b"))
 	h.atFirstPause(o)
 	_, _, canaryHash, _, _ := h.status()
-	hung := strings.TrimSpace(h.kubectl("-n", h.ns, "get", "pods", "-l", "rollouts-pod-template-hash="+stableHash, "--sort-by", "{.metadata.name}", "-o", "jsonpath={.items[0].metadata.name}"))
-	h.kubectl("-n", h.ns, "annotate", "pod", hung, "crash-loop.stage.rolloutdoctor.dev/enabled=true",
-		"crash-loop.stage.rolloutdoctor.dev/ready-for=1s", "crash-loop.stage.rolloutdoctor.dev/back-off=3600s")
-	h.waitFor("the stable pod to hang", 60*time.Second, func() bool {
-		ready := h.kubectl("-n", h.ns, "get", "pod", hung, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
-		return ready == "False" && o.Now().RS[stableHash].Available == 3
-	})
+	hung := h.hangFirstPod(o, stableHash, 3)
 	p := h.plan()
 	stops := map[escape.Action]string{}
 	for _, a := range []escape.Action{escape.Abort, escape.Undo, escape.PromoteFull} {
@@ -351,12 +340,7 @@ func basicStableHung(t *testing.T, h *harness) {
 	ab, _ := p.Option(escape.Abort)
 
 	from := time.Now()
-	h.run("escape", "app", "--do", "abort", "--yes", "--force", "--watch-timeout", "0")
-	h.waitFor("the abort", 30*time.Second, func() bool {
-		_, _, _, _, abort := h.status()
-		return abort
-	})
-	time.Sleep(20 * time.Second)
+	h.abortAndHold()
 	held := pairsString(podPairs(o.Samples(), canaryHash, stableHash, from))
 	rep := h.diagnose("app")
 	says := "no RD167"
@@ -405,24 +389,13 @@ func istioStableHung(t *testing.T, h *harness) {
 	stableHash := h.healthy(o, 5, 90*time.Second)
 	h.apply(h.rolloutYAML(spec, "b"))
 	h.waitFor("the pause at 20%", 90*time.Second, func() bool { return h.pausedAt(1)() && o.Now().CanaryWeight == 20 })
-	hung := strings.TrimSpace(h.kubectl("-n", h.ns, "get", "pods", "-l", "rollouts-pod-template-hash="+stableHash, "--sort-by", "{.metadata.name}", "-o", "jsonpath={.items[0].metadata.name}"))
-	h.kubectl("-n", h.ns, "annotate", "pod", hung, "crash-loop.stage.rolloutdoctor.dev/enabled=true",
-		"crash-loop.stage.rolloutdoctor.dev/ready-for=1s", "crash-loop.stage.rolloutdoctor.dev/back-off=3600s")
-	h.waitFor("the stable pod to hang", 60*time.Second, func() bool {
-		ready := h.kubectl("-n", h.ns, "get", "pod", hung, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
-		return ready == "False" && o.Now().RS[stableHash].Available == 4
-	})
+	hung := h.hangFirstPod(o, stableHash, 4)
 	ab, _ := h.plan().Option(escape.Abort)
 	pred := "0%"
 	if strings.Contains(ab.Effect.IfNeverReady, "the weight stays at 20%") {
 		pred = "20%"
 	}
-	h.run("escape", "app", "--do", "abort", "--yes", "--force", "--watch-timeout", "0")
-	h.waitFor("the abort", 30*time.Second, func() bool {
-		_, _, _, _, abort := h.status()
-		return abort
-	})
-	time.Sleep(20 * time.Second)
+	h.abortAndHold()
 	got := fmt.Sprintf("%d%%", o.Now().CanaryWeight)
 	rep := h.diagnose("app")
 	says := "back on stable"
@@ -439,4 +412,51 @@ func istioStableHung(t *testing.T, h *harness) {
 	// Deleting the pod: its replacement turns Ready, and the abort writes 0%.
 	h.kubectl("-n", h.ns, "delete", "pod", hung, "--wait=false")
 	h.waitFor("0% after the delete", 90*time.Second, func() bool { return o.Now().CanaryWeight == 0 })
+}
+
+// abortAndHold aborts with escape --do abort, waits for the abort to land,
+// and gives the controller 20 s to do whatever it does next.
+func (h *harness) abortAndHold() {
+	h.t.Helper()
+	h.run("escape", "app", "--do", "abort", "--yes", "--force", "--watch-timeout", "0")
+	h.waitFor("the abort", 30*time.Second, func() bool {
+		_, _, _, _, abort := h.status()
+		return abort
+	})
+	time.Sleep(20 * time.Second)
+}
+
+// hangFirstPod hangs the first pod (by name, not being deleted) of the ReplicaSet with the
+// given hash through the lab's crash-loop stage — Ready for 1 s, then an
+// hour in CrashLoopBackOff — and waits until it is unready and the
+// ReplicaSet counts available pods; it returns the pod's name.
+func (h *harness) hangFirstPod(o *observer, hash string, available int64) string {
+	h.t.Helper()
+	// Not one being deleted: a scale-down just before leaves terminating
+	// pods in the list (the lab's kwok keeps them a while).
+	pod := ""
+	out := h.kubectl("-n", h.ns, "get", "pods", "-l", "rollouts-pod-template-hash="+hash, "--sort-by", "{.metadata.name}",
+		"-o", `jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\n"}{end}`)
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(l); len(f) == 1 {
+			pod = f[0]
+			break
+		}
+	}
+	if pod == "" {
+		h.t.Fatalf("no pod of %s that is not being deleted:\n%s", hash, out)
+	}
+	h.hang(pod)
+	h.waitFor("the pod to hang", 60*time.Second, func() bool {
+		return h.kubectl("-n", h.ns, "get", "pod", pod, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`) == "False" && o.Now().RS[hash].Available == available
+	})
+	return pod
+}
+
+// hang puts the pod in the lab's crash-loop stage: Ready for 1 s, then an
+// hour in CrashLoopBackOff.
+func (h *harness) hang(pod string) {
+	h.t.Helper()
+	h.kubectl("-n", h.ns, "annotate", "pod", pod, "crash-loop.stage.rolloutdoctor.dev/enabled=true",
+		"crash-loop.stage.rolloutdoctor.dev/ready-for=1s", "crash-loop.stage.rolloutdoctor.dev/back-off=3600s")
 }

@@ -75,8 +75,7 @@ func restartStalledScenario(t *testing.T, h *harness) {
 	// in CrashLoopBackOff (the lab's kwok stages).
 	pods := h.restartPods()
 	hung := strings.Split(pods[0], "@")[0]
-	h.kubectl("-n", h.ns, "annotate", "pod", hung, "crash-loop.stage.rolloutdoctor.dev/enabled=true",
-		"crash-loop.stage.rolloutdoctor.dev/ready-for=1s", "crash-loop.stage.rolloutdoctor.dev/back-off=3600s")
+	h.hang(hung)
 	h.waitFor("the hung pod to turn unready and the Rollout to count 4 available", 60*time.Second, func() bool {
 		ready := h.kubectl("-n", h.ns, "get", "pod", hung, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 		return ready == "False" && o.Now().RS[stable].Available == 4
