@@ -25,7 +25,7 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 		return nil
 	}
 	promoted := in.New.Name == in.Stable.Name
-	var short []string
+	var short []string // "the stable app-x", with counts below
 	var shortRS []*model.RS
 	for _, x := range in.All {
 		if x.Spec == 0 || x.Available >= x.Spec {
@@ -38,16 +38,21 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 		case in.New.Name:
 			role = "the canary"
 		}
-		short = append(short, fmt.Sprintf("%s %s (%d of %d available)", role, x.Name, x.Available, x.Spec))
+		short = append(short, role+" "+x.Name)
 		shortRS = append(shortRS, x)
 	}
 	if len(short) == 0 {
 		return nil // pods missing beyond what the ReplicaSets report: nothing to name
 	}
 	// A pod of a short ReplicaSet becoming available is what frees room.
-	wait := "a pod of " + strings.Join(short, " or ") + " turns Ready"
+	var wait string
 	if x := shortRS[0]; len(short) == 1 {
-		wait = fmt.Sprintf("a pod of %s turns Ready (%d of %d available)", strings.TrimSuffix(short[0], fmt.Sprintf(" (%d of %d available)", x.Available, x.Spec)), x.Available, x.Spec)
+		wait = fmt.Sprintf("a pod of %s turns Ready (%d of %d available)", short[0], x.Available, x.Spec)
+	} else {
+		for i, x := range shortRS {
+			short[i] += fmt.Sprintf(" (%d of %d available)", x.Available, x.Spec)
+		}
+		wait = "a pod of " + strings.Join(short, " or ") + " turns Ready"
 	}
 	var older []string
 	var olderReady, allReady int32
@@ -65,8 +70,10 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 	switch {
 	case in.Abort:
 		msg = fmt.Sprintf("the abort cannot finish until %s: %s, so the stable cannot grow back to %d nor the canary go to 0", wait, room, in.Replicas)
-	case promoted:
+	case promoted && in.Stable.Spec < in.Replicas:
 		msg = fmt.Sprintf("the stable %s cannot grow to %d nor the other ReplicaSets go to 0 until %s: %s", in.Stable.Name, in.Replicas, wait, room)
+	case promoted:
+		msg = fmt.Sprintf("the other ReplicaSets cannot go to 0 until %s: %s", wait, room)
 	}
 	if len(older) > 0 {
 		what := "the older revision"
@@ -95,9 +102,10 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 }
 
 // stallFix is RD167's remedy when the stable is short of available pods:
-// the rule's own remedy, an undo to the stable, waits on them. A hung pod's replacement is a new pod, which turns
-// Ready and gives the availability the controller waits for, and a
-// promotion scales the stable down, its unavailable pods first.
+// the rule's own remedy, an undo to the stable, waits on them. A hung
+// pod's replacement is a new pod, which turns Ready and gives the
+// availability the controller waits for, and a promotion scales the
+// stable down, its unavailable pods first.
 func stallFix(c *Context, stable *model.RS, promoted bool) string {
 	// Only a pod unready past the time a pod takes to start is named for
 	// deletion: deleting one that is still starting starts it over.

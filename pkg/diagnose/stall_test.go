@@ -163,6 +163,19 @@ func TestBasicStallOnTheStable(t *testing.T) {
 		!strings.HasPrefix(f.Remediation, "Delete the hung pod, not Ready for over two minutes (`kubectl delete pod -n c10 app-65bd9c766b-f5blw`)") || !strings.Contains(f.Remediation, "Abort and undo do not help") {
 		t.Errorf("after the undo: RD167 %+v", f)
 	}
+	// The stable already at spec.replicas: only the other ReplicaSet is
+	// left to go, and it cannot.
+	f = findingOf(run(exampletest.LabUndoStableHung, "v1.10.2", func(v *snapshot.View) {
+		for _, rs := range v.ReplicaSets {
+			if rs.Name == "app-65bd9c766b" {
+				five := int32(5)
+				rs.Spec.Replicas = &five
+			}
+		}
+	}), "RD167")
+	if f == nil || !strings.HasPrefix(f.Message, "the other ReplicaSets cannot go to 0 until a pod of the stable app-65bd9c766b turns Ready (3 of 5 available)") {
+		t.Errorf("after the undo, the stable at 5: RD167 %+v", f)
+	}
 }
 
 // An aborted Istio canary whose stable has a hung pod (the lab, v1.10.2:

@@ -937,8 +937,8 @@ func neverReady(after, base model.Inputs, names map[string]string, e Effect) str
 // weight stays when the missing pods never turn Ready, if not where e
 // ends. A short stable holds every weight its available pods cannot
 // carry on versions with the stable availability check (the lab, v1.10.2:
-// one hung stable pod kept 20% on an aborted canary), and a short canary
-// holds the step that waits for it.
+// one hung stable pod kept 20% on an aborted canary); the caller passes
+// only the stable's missing pods.
 func weightStops(x, e Effect, base model.Inputs, what string) string {
 	if len(x.Serving) == 0 {
 		return ""
