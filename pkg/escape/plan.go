@@ -1288,6 +1288,9 @@ func recommend(opts []Option, base model.Inputs, hung bool) (Action, string) {
 			// Waiting rests on the missing pods turning Ready; say
 			// which way out does not.
 			why += "; if " + missingWho(base) + " never turn Ready, undo is the way out that does not wait on them"
+			if u.Verdict == SafeWithCost {
+				why += ", at a cost: " + u.Why
+			}
 		}
 		return Wait, why
 	}

@@ -693,6 +693,13 @@ func TestHungStablePod(t *testing.T) {
 		p.Hung == nil || !strings.Contains(p.Hung.Text, "doing nothing and abort stop on it") || !strings.HasPrefix(p.Reason, "first delete the hung pod (`kubectl delete pod -n c10 app-65bd9c766b-f5blw`)") {
 		t.Errorf("after the undo: %s / %+v / %s", p.Now.IfNeverReady, p.Hung, p.Reason)
 	}
+	// A minute into it, not hung yet: the what-if names the way out that
+	// does not wait on the pod, and its cost — undo now redeploys the
+	// revision the last undo left.
+	v.Now = v.Now.Add(-3 * time.Minute)
+	if p = plan(t, v, "v1.10.2"); p.Hung != nil || !strings.HasSuffix(p.Reason, "if the missing pods never turn Ready, undo is the way out that does not wait on them, at a cost: it deploys revision 2, which is not the stable revision") {
+		t.Errorf("after the undo, a minute in: %+v / %s", p.Hung, p.Reason)
+	}
 }
 
 func podReady(p *corev1.Pod) bool {
