@@ -252,11 +252,42 @@ func unreadySince(p *corev1.Pod) (since time.Time, down bool) {
 	return p.CreationTimestamp.Time, true
 }
 
+// startSlow is how long a pod with no sign that it ever ran Ready or
+// failed may stay unready before it counts as hung: as far as anything
+// shows it is still starting (an image pull, an init container, a JVM
+// warming a cache), and deleting it would start it over.
+const startSlow = 10 * time.Minute
+
 // isHung: the pod has not been Ready for longer than a pod takes to start
-// (restartSlow). A Ready pod waiting out minReadySeconds is not.
+// (restartSlow), or, while nothing shows it ever ran Ready or failed, for
+// longer than a slow start (startSlow). A Ready pod waiting out
+// minReadySeconds is not.
 func isHung(p *corev1.Pod, now time.Time) bool {
 	since, down := unreadySince(p)
-	return down && snapshot.Since(now, since) > restartSlow
+	if !down {
+		return false
+	}
+	limit := restartSlow
+	if stillStarting(p, since) {
+		limit = startSlow
+	}
+	return snapshot.Since(now, since) > limit
+}
+
+// stillStarting: no container of the pod has restarted, terminated or
+// waits in a crash back-off, and none started before the pod turned
+// unready (a pod that turned unready after its container started was
+// Ready before: it hung).
+func stillStarting(p *corev1.Pod, unreadySince time.Time) bool {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.RestartCount > 0 || cs.State.Terminated != nil || cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" {
+			return false
+		}
+		if r := cs.State.Running; r != nil && unreadySince.After(r.StartedAt.Time.Add(time.Second)) {
+			return false
+		}
+	}
+	return true
 }
 
 // hungSince is when a hung pod (down, by unreadySince) went unready.

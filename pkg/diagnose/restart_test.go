@@ -59,9 +59,25 @@ func unreadyAt(at string) func(*unstructured.Unstructured) {
 	})
 }
 
-// hung makes revision 3's pod older than the restart and unready since
-// 00:31:30, 2m38s before the snapshot.
-var hung = both(podCreated(restartNew, "2026-12-07T00:31:00Z"), unreadyAt("2026-12-07T00:31:30Z"))
+// crashedPod gives the pod a container that restarted and waits in
+// CrashLoopBackOff: it ran, and failed.
+func crashedPod(name string) func(*unstructured.Unstructured) {
+	return onKind("Pod", name, func(u *unstructured.Unstructured) {
+		cs, _, _ := unstructured.NestedSlice(u.Object, "status", "containerStatuses")
+		for _, c := range cs {
+			m := c.(map[string]interface{})
+			m["restartCount"] = int64(1)
+			m["state"] = map[string]interface{}{"waiting": map[string]interface{}{"reason": "CrashLoopBackOff"}}
+		}
+		_ = unstructured.SetNestedSlice(u.Object, cs, "status", "containerStatuses")
+	})
+}
+
+var crashed = crashedPod(restartNew)
+
+// hung makes revision 3's pod older than the restart, crashed, and
+// unready since 00:31:30, 2m38s before the snapshot.
+var hung = both(podCreated(restartNew, "2026-12-07T00:31:00Z"), unreadyAt("2026-12-07T00:31:30Z"), crashed)
 
 // pdb selects the Rollout's pods; its status allows allowed disruptions.
 func pdb(allowed int64) *unstructured.Unstructured {
@@ -100,7 +116,7 @@ var restartCases = []struct {
 	{name: "a hung pod predates the restart", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), hung)},
 	// Two hung pods: the remedy deletes both.
 	{name: "two hung pods predate the restart", id: "RD173", fires: true, sev: rules.Warning,
-		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, onKind("Pod", restartMiddle, func(u *unstructured.Unstructured) {
+		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, crashedPod(restartMiddle), onKind("Pod", restartMiddle, func(u *unstructured.Unstructured) {
 			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 			for _, c := range conds {
 				if m := c.(map[string]interface{}); m["type"] == "Ready" {
@@ -119,6 +135,11 @@ var restartCases = []struct {
 	{name: "a hung pod, the Rollout reads restarting", id: "RD173", fires: true, sev: rules.Warning,
 		edit: both(restartAt("2026-12-07T00:33:50Z"), hung, onKind("Rollout", "", set([]string{"status", "message"}, "rollout is restarting"))),
 		says: []string{"; the Rollout reads Progressing (rollout is restarting) until status.restartedAt is set, when no pod is older"}},
+	// 2m38s in ContainerCreating, never Ready, never restarted: as far as
+	// anything shows it is still starting (an image pull), not hung.
+	{name: "an older pod creating its container for minutes", id: "RD173", edit: both(restartAt("2026-12-07T00:33:50Z"), podCreated(restartNew, "2026-12-07T00:31:00Z"), unreadyAt("2026-12-07T00:31:30Z"))},
+	{name: "an older pod creating its container for minutes", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), podCreated(restartNew, "2026-12-07T00:31:00Z"), unreadyAt("2026-12-07T00:31:30Z")), fires: true, sev: rules.Info,
+		says: []string{"it waits for " + restartNew + " to turn available"}},
 	// Unready for 24 s only: it may be starting (revision 3's pod is).
 	{name: "an older pod still starting", id: "RD172", edit: restartAt("2026-12-07T00:33:50Z"), fires: true, sev: rules.Info,
 		says: []string{"6 of 6 pods predate it", "it waits for " + restartNew + " to turn available; status.restartedAt is set when no pod is older"}},
@@ -138,7 +159,7 @@ var restartCases = []struct {
 			if u.GetName() != restartNew {
 				set([]string{"metadata", "creationTimestamp"}, "2026-12-07T00:30:00Z")(u)
 			}
-		}), podCreated(restartNew, "2026-12-07T00:31:40Z"), unreadyAt("2026-12-07T00:31:40Z")),
+		}), podCreated(restartNew, "2026-12-07T00:31:40Z"), unreadyAt("2026-12-07T00:31:40Z"), crashed),
 		says: []string{restartNew + " has not been available since 2026-12-07T00:31:40Z (2m28s ago)", "the restart waits for it", "5 of 6 pods still predate it"}},
 	{name: "room for one: the next pass evicts", id: "RD172", edit: both(restartAt("2026-12-07T00:33:50Z"), podTurnsReady), fires: true, sev: rules.Info,
 		says: []string{"6 of 6 pods predate it", "its next pass may evict 1"}},
