@@ -223,14 +223,10 @@ func (s restart) stall(c *Context) (why, do string, evidence []rules.Evidence) {
 
 // restartDelete is RD173's remedy for hung pods that predate the restart.
 func restartDelete(hung []*corev1.Pod) string {
-	names := make([]string, 0, len(hung))
-	for _, p := range hung {
-		names = append(names, p.Name)
-	}
 	if len(hung) == 1 {
 		return fmt.Sprintf("Delete it yourself (`kubectl delete pod -n %s %s`): its ReplicaSet replaces it, and the restart goes on with the others. Then find out why it hung (its events and logs).", hung[0].Namespace, hung[0].Name)
 	}
-	return fmt.Sprintf("Delete them yourself (`kubectl delete pod -n %s %s`): their ReplicaSets replace them, and the restart goes on with the others. Then find out why they hung (their events and logs).", hung[0].Namespace, strings.Join(names, " "))
+	return fmt.Sprintf("Delete them yourself (`kubectl delete pod -n %s %s`): their ReplicaSets replace them, and the restart goes on with the others. Then find out why they hung (their events and logs).", hung[0].Namespace, names(hung))
 }
 
 // unreadySince is when the pod was last seen turning unready (its Ready

@@ -3,12 +3,14 @@ package diagnose
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 // checkBasicStall (RD167): a canary without trafficRouting that the
@@ -92,12 +94,15 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 	for _, x := range shortRS {
 		f.Evidence = append(f.Evidence, ev("ReplicaSet "+c.ro.Namespace+"/"+x.Name, "status.availableReplicas", fmt.Sprintf("%d (spec.replicas %d)", x.Available, x.Spec)))
 	}
+	f.Cites = c.cites("bc.older-first", "bc.others-min-available", "bc.others-down")
 	for _, x := range shortRS {
 		if x.Name == in.Stable.Name {
 			f.Remediation = stallFix(c, x, promoted)
+			if !promoted { // the remedy's promotion scales the stable first
+				f.Cites = append(f.Cites, c.cites("bc.stable-first")...)
+			}
 		}
 	}
-	f.Cites = c.cites("bc.older-first", "bc.others-min-available", "bc.others-down")
 	return []rules.Finding{f}
 }
 
@@ -131,8 +136,8 @@ func stallFix(c *Context, stable *model.RS, promoted bool) string {
 			it, does, pods = "they", "do", "pods are"
 		}
 		obj := them(len(starting))
-		del = fmt.Sprintf("Wait for %s to turn Ready: unready for less than two minutes, %s may still be starting. If %s never %s (a hung process, a probe that never passes again), delete %s (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready the controller scales again.",
-			names(starting), it, it, does, obj, starting[0].Namespace, names(starting), obj, pods)
+		del = fmt.Sprintf("Wait for %s to turn Ready: unready for %s, %s may still be starting. If %s never %s (a hung process, a probe that never passes again), delete %s (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready the controller scales again.",
+			names(starting), snapshot.Since(c.View.Now, hungSince(starting[0])).Round(time.Second), it, it, does, obj, starting[0].Namespace, names(starting), obj, pods)
 	default:
 		del = "Find out why the stable's pods are not available (kubectl rolloutdoctor pods); a pod that has hung can be deleted, and its replacement, once Ready, lets the controller scale again."
 	}

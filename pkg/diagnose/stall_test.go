@@ -156,6 +156,8 @@ func TestBasicStallOnTheStable(t *testing.T) {
 			!strings.Contains(f.Message, "turns Ready (3 of 4 available): 6 pods exist (replicas 5 + maxSurge 1) and 5 are available (replicas 5 − maxUnavailable 0)") ||
 			!strings.HasPrefix(f.Remediation, "Wait for app-65") || !strings.Contains(f.Remediation, "may still be starting. If it never does (a hung process, a probe that never passes again), delete it (`kubectl delete pod -n c1") || !strings.Contains(f.Remediation, "Or promote") {
 			t.Errorf("%s aborted: RD167 %+v", name, f)
+		} else if _, ok := cited(*f, "bc.stable-first"); !ok {
+			t.Errorf("%s aborted: RD167's remedy promotes, without citing that a pass scales the stable first", name)
 		}
 	}
 	f := findingOf(run(exampletest.LabUndoStableHung, "v1.10.2", nil), "RD167")

@@ -380,7 +380,9 @@ func Build(in Input) (*Plan, error) {
 		case o.Effect.IfNeverReady != "" && base.TrafficRouted:
 			o.Cites = append(o.Cites, cite("tr.stable-check-call", "tr.stable-check-def")...)
 			if strings.Contains(o.Effect.IfNeverReady, "reads Healthy") {
-				o.Cites = append(o.Cites, cite("rc.status-available-all", "ru.phase-available")...)
+				// The Services move first and are not gated: the
+				// canary Service selects the update's (the stable's) pods.
+				o.Cites = append(o.Cites, cite("rc.status-available-all", "ru.phase-available", "rc.service-before-traffic", "sv.canary-svc-target")...)
 			}
 		case o.Effect.IfNeverReady != "":
 			o.Cites = append(o.Cites, cite("bc.others-down")...)

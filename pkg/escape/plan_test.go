@@ -732,6 +732,9 @@ func TestHungStablePodTrafficRouted(t *testing.T) {
 		if _, ok := citedKey(o.Cites, "tr.stable-check-call"); want != "" && !ok {
 			t.Errorf("v1.10.2 %s does not cite the stable availability check: %v", a, o.Cites)
 		}
+		if _, ok := citedKey(o.Cites, "sv.canary-svc-target"); a == Undo && !ok {
+			t.Errorf("v1.10.2 undo says where the canary Service points without citing it: %v", o.Cites)
+		}
 	}
 	v := exampletest.View(t, exampletest.LabIstioStableHung)
 	v.Now = v.Now.Add(3 * time.Minute)
