@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
@@ -27,7 +29,22 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 		}
 		return out
 	}
+	// A hung pod of the ReplicaSet the active Service selects does not
+	// come back by itself (pods it starts later do): the model keeps it
+	// missing, so a way out that leaves the Service there keeps the
+	// shortage, and one that moves the Service ends it.
+	var hung []*corev1.Pod
+	if r := activeOf(base); r != nil && r.Available < base.Replicas {
+		if hung = diagnose.HungPods(v, r.Hash); len(hung) > 0 {
+			base = base.Clone()
+			r = activeOf(base)
+			r.Stuck, r.Hung = true, min(int32(len(hung)), r.Spec-r.Available)
+		}
+	}
 	wait := bgEffect(base)
+	if len(hung) == 0 {
+		wait.IfNeverReady = bgNeverReady(base, base)
+	}
 	p.Now = wait
 	stable := ""
 	if base.Stable != nil {
@@ -43,6 +60,9 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 			o.Requests = nil
 		default:
 			o.Effect = bgEffect(after)
+			if len(hung) == 0 {
+				o.Effect.IfNeverReady = bgNeverReady(after, base)
+			}
 			o.Verdict, o.Why = bgJudge(a, o.Effect, wait, base, after, stable, why, o.TargetRevision)
 		}
 		switch a {
@@ -69,15 +89,44 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 		p.AllHarmful = true
 		p.Recommended, p.Reason = leastHarmful(p.Options, base, v)
 	}
-	// A hung pod of the ReplicaSet the active Service selects keeps it
-	// short whichever way is taken, until the pod is replaced.
-	if r := activeOf(base); r != nil && r.Available < base.Replicas {
-		if hung := diagnose.HungPods(v, r.Hash); len(hung) > 0 {
-			p.Hung = newHungNote(v, hung)
-			p.Hung.Text += fmt.Sprintf(": the active Service has %d of %d pods of %s available until %s replaced or a promotion moves the Service to another ReplicaSet", r.Available, base.Replicas, r.Name, map[bool]string{true: "it is", false: "they are"}[len(hung) == 1])
-			p.Reason = fmt.Sprintf("first %s; then %s", p.Hung.Fix, p.Reason)
+	if len(hung) == 0 {
+		return
+	}
+	// The hung pod keeps the active Service short until it is replaced
+	// or a promotion moves the Service: the delete ends it without
+	// deciding the release, so it comes first.
+	r := activeOf(base)
+	p.Hung = newHungNote(v, hung)
+	p.Hung.Text += fmt.Sprintf(": the active Service has %d of %d pods of %s available until %s replaced or a promotion moves the Service to another ReplicaSet", r.Available, base.Replicas, r.Name, map[bool]string{true: "it is", false: "they are"}[len(hung) == 1])
+	if o, _ := p.Option(p.Recommended); o != nil && o.Effect.lasting == nil && p.Recommended != Wait {
+		// A promotion ends it too, but releases the new revision.
+		p.Reason = fmt.Sprintf("first %s; that alone ends the shortage — or, if %s is ready for release, %s", p.Hung.Fix, o.Effect.FinalStable, p.Reason)
+		return
+	}
+	p.Reason = fmt.Sprintf("first %s; then %s", p.Hung.Fix, p.Reason)
+}
+
+// bgNeverReady is where the active Service stays, after a way out that
+// leads to after, if the missing pods of the ReplicaSet it selects now
+// never turn Ready, when the model has them turning Ready ("" when none
+// is missing or the Service leaves it).
+func bgNeverReady(after, base model.Inputs) string {
+	r := activeOf(base)
+	if r == nil || r.Available >= base.Replicas || r.Stuck {
+		return ""
+	}
+	n := base.Replicas - r.Available
+	stuck := after.Clone()
+	for _, s := range stuck.All {
+		if s.Name == r.Name {
+			s.Stuck, s.Hung = true, min(n, max(0, s.Spec-s.Available))
 		}
 	}
+	x := bgEffect(stuck).lasting
+	if x == nil || x.Canary != r.Name {
+		return ""
+	}
+	return fmt.Sprintf("if %s's %d missing %s never %s Ready, the active Service stays on %d of %d of its pods", r.Name, n, verbN("pod", "pods", int(n)), verbN("turns", "turn", int(n)), x.OnPods, x.Replicas)
 }
 
 // bgApply changes the model inputs as the action's requests would, and
@@ -159,13 +208,22 @@ func bgEffect(in model.Inputs) Effect {
 			e.Exposure = x
 		}
 	}
-	// The settled world after the last pass.
+	// The settled world after the last pass: the ReplicaSet controller
+	// starts what is missing, but a stuck ReplicaSet's hung pods stay.
 	ex := model.TickAll(fin)
-	if r := activeOf(ex); r != nil && r.Available < in.Replicas && !fin.Abort {
+	for i := 0; i < 64; i++ {
+		nx := model.TickAll(ex)
+		if r, s := activeOf(ex), activeOf(nx); r == nil || s.Available == r.Available {
+			break
+		}
+		ex = nx
+	}
+	if r := activeOf(ex); r != nil && r.Available < in.Replicas {
 		x := &Exposure{Weight: 100, OnPods: r.Available, Replicas: in.Replicas, Canary: r.Name}
-		if e.Exposure == nil || worse(x, e.Exposure) {
+		if !fin.Abort && (e.Exposure == nil || worse(x, e.Exposure)) {
 			e.Exposure = x
 		}
+		e.lasting = x
 	}
 	switch {
 	case fin.Abort:
@@ -233,9 +291,17 @@ func bgJudge(a Action, e, wait Effect, base, after model.Inputs, stable, why, ta
 	if base.New != nil {
 		newName = base.New.Name
 	}
+	// A shortage the active Service has now is no action's doing: it
+	// counts against one that keeps it or adds to it, not one under
+	// which it ends (a promotion away from a hung pod, pods starting).
+	var now *Exposure
+	if r := activeOf(base); r != nil && r.Available < base.Replicas {
+		now = &Exposure{Weight: 100, OnPods: r.Available, Replicas: base.Replicas, Canary: r.Name}
+	}
+	harms := e.Exposure != nil && (e.lasting != nil || now == nil || e.Exposure.Canary != now.Canary || e.Exposure.OnPods < now.OnPods)
 	if a == Wait {
 		switch {
-		case e.Exposure != nil:
+		case harms:
 			return Harmful, "doing nothing leaves " + exposed(e.Exposure)
 		case base.Abort:
 			return Safe, "the Rollout stays aborted: production on " + e.Serving[len(e.Serving)-1].Canary + ", but spec.template still names the aborted revision"
@@ -246,14 +312,30 @@ func bgJudge(a Action, e, wait Effect, base, after model.Inputs, stable, why, ta
 		return Safe, "production stays served: " + e.Summary
 	}
 	if sameOutcome(e, wait) && e.Phase == wait.Phase {
-		if e.Exposure != nil {
+		if harms {
 			return NoEffect, "it changes nothing that matters: " + exposed(e.Exposure) + " stays"
 		}
 		return NoEffect, "the controller ends where it would without it: " + e.Summary
 	}
-	if e.Exposure != nil {
+	if harms {
 		return Harmful, "it puts or keeps " + exposed(e.Exposure)
 	}
+	v, why := bgRate(a, e, base, after, stable, newName, targetRev)
+	if e.Exposure != nil && wait.lasting != nil {
+		// Waiting keeps the shortage; this way out ends it.
+		last := e.Serving[len(e.Serving)-1]
+		ends := fmt.Sprintf("it ends the shortage: the active Service stays on %s with %d of %d pods available until %s takes over", e.Exposure.Canary, e.Exposure.OnPods, e.Exposure.Replicas, last.Canary)
+		if why == e.Summary { // the prediction shows the rest
+			return v, fmt.Sprintf("%s, and it ends %s with stable %s", ends, e.Phase, e.FinalStable)
+		}
+		why = ends + "; " + why
+	}
+	return v, why
+}
+
+// bgRate rates a way out that puts no shortage of its own on the active
+// Service: its cost, if any.
+func bgRate(a Action, e Effect, base, after model.Inputs, stable, newName, targetRev string) (Verdict, string) {
 	switch {
 	case a == Retry && after.BG != nil && e.FinalStable == newName && newName != stable && !upstream.At("bg.retry-deadline-fast-track", base.Version).Absent && base.New.ScaleDownDeadline != "":
 		return SafeWithCost, fmt.Sprintf("it re-releases the aborted %s and, on %s within its abort scale-down deadline, promotes it without pause or analysis", newName, base.Version)

@@ -240,8 +240,51 @@ func TestBlueGreenActivePodHung(t *testing.T) {
 	if !strings.HasPrefix(p.Reason, "first delete the hung pod (`kubectl delete pod -n b10 app-7b4468f94c-gf2bf`)") || strings.Contains(p.Reason, "pods/min") {
 		t.Errorf("reason: %s", p.Reason)
 	}
+	// The shortage is there now, whatever is done: it counts against the
+	// ways out that keep the active Service on the hung pod's ReplicaSet,
+	// not against a promotion, which moves the Service off it.
+	for a, harmful := range map[Action]bool{Wait: true, Abort: true, Undo: true, Promote: false, PromoteFull: false} {
+		o, _ := p.Option(a)
+		if (o.Verdict == Harmful) != harmful {
+			t.Errorf("hung: %s is %s (%s)", a, o.Verdict, o.Why)
+		}
+		if !harmful && !strings.HasPrefix(o.Why, "it ends the shortage: the active Service stays on app-7b4468f94c with 3 of 4 pods available until app-57d797f754 takes over, and it ends Healthy") {
+			t.Errorf("hung: %s why: %s", a, o.Why)
+		}
+	}
+	// The undo keeps the hung pod's ReplicaSet, which stays short: not
+	// Healthy.
+	u, _ := p.Option(Undo)
+	if u.Effect.Phase != "Progressing" {
+		t.Errorf("undo with the hung pod ends %s: %s", u.Effect.Phase, u.Effect.Summary)
+	}
+	// The watch after it ends there: the ReplicaSet short of the hung pod
+	// and nothing else (the lab: undo, then app-… 3/4, Progressing).
+	end := Observation{Phase: "Progressing", Stable: "app-7b4468f94c", ShortRS: "app-7b4468f94c", ShortBy: 1}
+	if !end.Reached(u.Effect) {
+		t.Errorf("the undo's end with the hung pod is not reached: %+v", end)
+	}
+	if end.ShortBy = 2; end.Reached(u.Effect) {
+		t.Errorf("two pods short reached the undo's end: %+v", end)
+	}
+	if p.Recommended != PromoteFull || !strings.Contains(p.Reason, "; that alone ends the shortage — or, if app-57d797f754 is ready for release, promote-full (safe): it ends the shortage") {
+		t.Errorf("hung: recommended %s: %s", p.Recommended, p.Reason)
+	}
+
 	v.Now = v.Now.Add(-time.Minute) // unready for 70 s: it may still be starting
 	if p, _ = Build(Input{View: v, Controller: model.ControllerVersion{Assumed: "v1.10.2", Exact: true}}); p.Hung != nil || strings.Contains(p.Reason, "delete") {
 		t.Errorf("70 s unready is not hung: %+v / %s", p.Hung, p.Reason)
+	}
+	// The pod is expected back: waiting is safe, and each way out says
+	// whether it rests on that.
+	const stays = "if app-7b4468f94c's 1 missing pod never turns Ready, the active Service stays on 3 of 4 of its pods"
+	for a, rests := range map[Action]bool{Wait: true, Abort: true, Undo: true, Promote: false, PromoteFull: false} {
+		o, _ := p.Option(a)
+		if (o.Effect.IfNeverReady == stays) != rests || o.Verdict == Harmful {
+			t.Errorf("starting: %s is %s (%s), if never Ready: %q", a, o.Verdict, o.Why, o.Effect.IfNeverReady)
+		}
+	}
+	if p.Recommended != Wait || !strings.HasSuffix(p.Reason, "; if the missing pods never turn Ready, promote-full is the way out that does not wait on them") {
+		t.Errorf("starting: recommended %s: %s", p.Recommended, p.Reason)
 	}
 }

@@ -241,6 +241,9 @@ type Effect struct {
 	Passes         int  `json:"passes"`
 	// heldFacts back HeldAt.
 	heldFacts []upstream.Key
+	// lasting, for blue-green, is the active Service's shortage once
+	// everything that can start has: pods that do not come back (hung).
+	lasting *Exposure
 }
 
 // Serving is one stretch of passes with the same canary weight.
@@ -1286,13 +1289,19 @@ func recommend(opts []Option, base model.Inputs, hung bool) (Action, string) {
 	wait := byAction[Wait]
 	if wait.Verdict == Safe && !base.Abort {
 		why := "nothing needs an escape: " + wait.Why
-		if u := byAction[Undo]; !hung && wait.Effect.IfNeverReady != "" && u.Effect.IfNeverReady == "" && u.Verdict.rank() <= SafeWithCost.rank() {
+		for _, a := range preference {
 			// Waiting rests on the missing pods turning Ready; say
-			// which way out does not.
-			why += "; if " + missingWho(base) + " never turn Ready, undo is the way out that does not wait on them"
+			// which way out does not (undo from a canary's, a
+			// promotion from a stable's or an active Service's).
+			u := byAction[a]
+			if a == Wait || hung || wait.Effect.IfNeverReady == "" || u.Effect.IfNeverReady != "" || u.Verdict.rank() > SafeWithCost.rank() {
+				continue
+			}
+			why += fmt.Sprintf("; if %s never turn Ready, %s is the way out that does not wait on them", missingWho(base), a)
 			if u.Verdict == SafeWithCost {
 				why += ", at a cost: " + u.Why
 			}
+			break
 		}
 		return Wait, why
 	}

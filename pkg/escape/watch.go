@@ -31,12 +31,16 @@ type Observation struct {
 	// Settled is true when every ReplicaSet has as many available pods as
 	// it wants.
 	Settled bool
+	// ShortRS names the ReplicaSet short of available pods, and ShortBy
+	// by how many, when it is the only one.
+	ShortRS string
+	ShortBy int32
 }
 
 // same compares what a person watching sees: a change of time, or of
 // Settled alone, is not news.
 func (o Observation) same(p Observation) bool {
-	o.At, o.Settled = p.At, p.Settled
+	o.At, o.Settled, o.ShortRS, o.ShortBy = p.At, p.Settled, p.ShortRS, p.ShortBy
 	return o == p
 }
 
@@ -47,6 +51,10 @@ func (o Observation) Reached(want Effect) bool {
 	}
 	if o.Routed && o.CanaryWeight != want.FinalWeight {
 		return false
+	}
+	// A prediction with a hung pod ends with its ReplicaSet short of it.
+	if x := want.lasting; x != nil && o.ShortRS == x.Canary && o.ShortBy == x.Replicas-x.OnPods {
+		return true
 	}
 	return o.Settled
 }
@@ -140,6 +148,11 @@ func observation(rep *diagnose.Report) Observation {
 			o.Stable = s.Name
 		}
 		if s.Spec != s.Available {
+			if o.Settled && s.Spec > s.Available {
+				o.ShortRS, o.ShortBy = s.Name, s.Spec-s.Available
+			} else {
+				o.ShortRS, o.ShortBy = "", 0
+			}
 			o.Settled = false
 		}
 	}

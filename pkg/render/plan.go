@@ -75,7 +75,7 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 			// The same stop as doing nothing says so in a few words.
 			what := o.Effect.IfNeverReady
 			if what == p.Now.IfNeverReady {
-				for _, stop := range []string{", scaling stops", ", the weight stays"} {
+				for _, stop := range []string{", scaling stops", ", the weight stays", ", the active Service stays"} {
 					if i := strings.Index(what, stop); i >= 0 {
 						what = what[:i] + ", it stops where doing nothing does (above)"
 						break

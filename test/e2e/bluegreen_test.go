@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -40,6 +41,12 @@ func init() {
 		scenario{"bg-abort", func(t *testing.T, h *harness) { bgFromPause(t, h, escape.Abort) }},
 		scenario{"bg-initial", bgInitial},
 	)
+	// Five minutes each, two of them waiting for the pod to count as
+	// hung: started first, beside restart-stalled.
+	scenarios = append([]scenario{
+		{"bg-active-hung-promote", func(t *testing.T, h *harness) { bgActiveHung(t, h, escape.Promote) }},
+		{"bg-active-hung-undo", func(t *testing.T, h *harness) { bgActiveHung(t, h, escape.Undo) }},
+	}, scenarios...)
 }
 
 const (
@@ -685,4 +692,45 @@ func bgRollbackWindow(t *testing.T, h *harness) {
 		t.Errorf("undo within rollbackWindow rated %s (%s); want safe-with-cost: the revision it deploys never takes over", u.Verdict, u.Why)
 	}
 	bgEscape(t, h, o, l, p, escape.Undo, "blue-green: undo within rollbackWindow (revisions 3), A at 0")
+}
+
+// bgActiveHung: paused before promotion, one pod of the active ReplicaSet
+// A hangs (Ready for a second, then an hour in CrashLoopBackOff). Once it
+// has been unready two minutes, escape must name it, put its delete first,
+// and rate the ways out against the shortage: doing nothing, abort and
+// undo keep the active Service on A's 3 of 4 (harmful); a promotion ends
+// it (not harmful). Then verb is taken, and the controller's writes and end
+// state must be the ones predicted with the pod that does not come back:
+// a promote switches to B and scales A down; an undo leaves A at 3 of 4,
+// Progressing.
+func bgActiveHung(t *testing.T, h *harness, verb escape.Action) {
+	s := bgSpec{scaleDownDelay: 10, abortDelay: 10}
+	o := h.observeBG(bgActive, bgPrevSvc)
+	hashA := h.bgDeployA(o, s)
+	hashB := h.bgPausedB(o, hashA)
+	l := letters{"app-" + hashA: "A", "app-" + hashB: "B"}
+	hung := h.hangFirstPod(o, hashA, bgReplicas-1)
+	var p *escape.Plan
+	h.waitFor("escape to call the pod hung (two minutes unready)", 200*time.Second, func() bool {
+		p = h.plan()
+		if p.Hung == nil {
+			time.Sleep(10 * time.Second)
+		}
+		return p.Hung != nil
+	})
+	var got []string
+	for _, a := range []escape.Action{escape.Wait, escape.Abort, escape.Undo, escape.Promote, escape.PromoteFull} {
+		op, _ := p.Option(a)
+		got = append(got, fmt.Sprintf("%s %s", a, map[bool]string{true: "harmful", false: "not harmful"}[op.Verdict == escape.Harmful]))
+	}
+	pr, _ := p.Option(escape.Promote)
+	pred := strings.Join(got, ", ")
+	const want = "wait harmful, abort harmful, undo harmful, promote not harmful, promote-full not harmful"
+	first := strings.HasPrefix(p.Reason, "first delete the hung pod (`kubectl delete pod -n "+h.ns+" "+hung+"`)")
+	h.record("blue-green paused, one active pod hung 2 min: escape's ratings, the delete first", want+", delete first",
+		pred+map[bool]string{true: ", delete first", false: ", no delete first"}[first])
+	if pred != want || !first || !reflect.DeepEqual(p.Hung.Pods, []string{hung}) || !strings.HasPrefix(pr.Why, "it ends the shortage") {
+		t.Errorf("hung active pod %s: ratings %s (want %s); reason %s; hung note %+v; promote: %s", hung, pred, want, p.Reason, p.Hung, pr.Why)
+	}
+	bgEscape(t, h, o, l, p, verb, "blue-green paused, one active pod hung: "+string(verb))
 }
