@@ -284,6 +284,9 @@ func (o *ScanOptions) runClusters(ctx context.Context) error {
 	}
 	mu.Unlock()
 	if again := mayPrompt(raw, rep.PluginFailed()); len(again) > 0 && terminal && ctx.Err() == nil {
+		// No read is left: a plugin still running is one given up on, and
+		// one login gets one run.
+		gather.StopGivenUpPlugins(3 * time.Second)
 		o.readAgain(ctx, rep, again, timeout, mo, errOut)
 	}
 	if err := o.print(rep, func(w io.Writer, s render.Styles) error { return render.MultiScan(w, rep, s) }); err != nil {

@@ -3,6 +3,7 @@ package gather
 import (
 	"slices"
 	"sync/atomic"
+	"time"
 )
 
 // abandoned is set when a request gave up on a credential plugin that was
@@ -23,6 +24,23 @@ var abandoned atomic.Bool
 func StopAbandonedPlugins() {
 	if abandoned.Load() {
 		stopChildren()
+	}
+}
+
+// StopGivenUpPlugins ends, mid-process, the credential plugin runs given
+// up on (as StopAbandonedPlugins does at exit) and waits up to wait for
+// them to be gone. A scan calls it when no read is left, before it gives
+// a plugin the terminal: a run still waiting from the first read (for a
+// browser's callback on its local port, a device code) would otherwise
+// go on beside the one on the terminal — two runs of one login, the
+// first one's code no longer the one that counts, its port taken.
+func StopGivenUpPlugins(wait time.Duration) {
+	if !abandoned.Load() {
+		return
+	}
+	deadline := time.Now().Add(wait)
+	for stopChildren() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -8,11 +8,14 @@ import (
 	"syscall"
 )
 
-// stopChildren sends SIGTERM to every process below this one.
-func stopChildren() {
-	for _, pid := range below(processParents(), os.Getpid(), nil) {
+// stopChildren sends SIGTERM to every process below this one, and says
+// how many there were.
+func stopChildren() int {
+	pids := below(processParents(), os.Getpid(), nil)
+	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
+	return len(pids)
 }
 
 // processParents reads each process's parent from /proc.

@@ -2,9 +2,11 @@ package gather
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,4 +83,28 @@ func running(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
+}
+
+// A scan about to give a credential plugin the terminal again stops the
+// run it gave up on first: two runs of one login would each wait (two
+// device codes, one browser callback port).
+func TestStopGivenUpPlugins(t *testing.T) {
+	server, _ := pluginServer(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	conn, _ := pluginConnection(t, server, "echo $$ > "+pidFile+"\nexec sleep 30", "", "", "600ms")
+	t.Cleanup(StopAbandonedPlugins)
+	o := conn.Options
+	o.Namespace, o.Name, o.SkipController = "shop", "x", true
+	if _, err := Rollout(context.Background(), conn.Dynamic, o); err == nil {
+		t.Fatal("the read did not give up on the plugin")
+	}
+	b, err := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid == 0 || syscall.Kill(pid, 0) != nil {
+		t.Fatalf("the plugin does not run (pid %q: %v)", b, err)
+	}
+	StopGivenUpPlugins(5 * time.Second)
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the run given up on (pid %d) still runs after StopGivenUpPlugins", pid)
+	}
 }

@@ -11,10 +11,10 @@ import (
 // the process table. Windows has no SIGTERM to send a console program
 // that is not attached to this console's group: TerminateProcess it is,
 // which is what closing the terminal would do.
-func stopChildren() {
+func stopChildren() int {
 	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
 	if err != nil {
-		return
+		return 0
 	}
 	defer windows.CloseHandle(snap)
 	parents := map[int]int{}
@@ -23,7 +23,8 @@ func stopChildren() {
 	for err := windows.Process32First(snap, &e); err == nil; err = windows.Process32Next(snap, &e) {
 		parents[int(e.ProcessID)] = int(e.ParentProcessID)
 	}
-	for _, pid := range below(parents, os.Getpid(), startedAfter) {
+	pids := below(parents, os.Getpid(), startedAfter)
+	for _, pid := range pids {
 		h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(pid))
 		if err != nil {
 			continue
@@ -31,6 +32,7 @@ func stopChildren() {
 		windows.TerminateProcess(h, 1)
 		windows.CloseHandle(h)
 	}
+	return len(pids)
 }
 
 // startedAfter is true when child started after parent did, as a process

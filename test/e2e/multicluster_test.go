@@ -448,14 +448,33 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	if err := os.WriteFile(promptPlugin, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// login-e's plugin, without the terminal, waits for a browser login
+	// that never comes (the scan gives up on it after --request-timeout);
+	// on the terminal it asks for the password. The run given up on must
+	// be stopped before the one on the terminal starts: one login, one run.
+	waitPlugin, runLog := filepath.Join(plugins, "wait-login"), filepath.Join(t.TempDir(), "runs")
+	if err := os.WriteFile(waitPlugin, []byte(fmt.Sprintf(`#!/bin/sh
+echo "start $$" >> %[1]s
+if [ ! -t 0 ]; then
+  trap 'echo "stopped $$" >> %[1]s; exit 143' TERM
+  echo 'To sign in, open https://login.example/device and enter the code LAB-9999' >&2
+  sleep 600 & wait $!
+fi
+%[2]s
+`, runLog, body)), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	logins := clientcmdapi.NewConfig()
 	logins.Clusters["old"] = merged.Clusters["old"]
-	for _, n := range []string{"login-a", "login-b", "login-c", "login-d"} {
-		mode := clientcmdapi.AlwaysExecInteractiveMode
+	for _, n := range []string{"login-a", "login-b", "login-c", "login-d", "login-e"} {
+		mode, command := clientcmdapi.AlwaysExecInteractiveMode, promptPlugin
 		if n > "login-b" {
 			mode = clientcmdapi.IfAvailableExecInteractiveMode
 		}
-		logins.AuthInfos[n] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1", Command: promptPlugin,
+		if n == "login-e" {
+			command = waitPlugin
+		}
+		logins.AuthInfos[n] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{APIVersion: "client.authentication.k8s.io/v1", Command: command,
 			Env: []clientcmdapi.ExecEnvVar{{Name: "SA_TOKEN", Value: saToken}, {Name: "LOGIN_NAME", Value: n}}, InteractiveMode: mode}}
 		logins.Contexts[n] = &clientcmdapi.Context{Cluster: "old", AuthInfo: n}
 	}
@@ -463,8 +482,8 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	if err := clientcmd.WriteToFile(*logins, lkc); err != nil {
 		t.Fatal(err)
 	}
-	tty := exec.Command("script", "-qec", fmt.Sprintf("%s scan -A --kubeconfig %s --contexts login-a,login-b,login-c,login-d -o json > %s", plugin, lkc, out), "/dev/null")
-	tty.Stdin = strings.NewReader("open-sesame\nwrong\nopen-sesame\nwrong\n")
+	tty := exec.Command("script", "-qec", fmt.Sprintf("%s scan -A --kubeconfig %s --contexts login-a,login-b,login-c,login-d,login-e --request-timeout 8s -o json > %s", plugin, lkc, out), "/dev/null")
+	tty.Stdin = strings.NewReader("open-sesame\nwrong\nopen-sesame\nwrong\nopen-sesame\n")
 	transcript, err := tty.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
@@ -474,8 +493,9 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	said := strings.ReplaceAll(string(transcript), "\r", "")
 	order := []string{"2 context(s) log in with a credential plugin that needs the terminal (interactiveMode: Always): one at a time, before the clusters are read",
 		"logging in to context login-a", "password for login-a:", "logging in to context login-b", "password for login-b:", "wrong password", "context login-b: the login failed",
-		"2 context(s) whose credential plugin failed without the terminal (interactiveMode: IfAvailable) log in on it now, one at a time, and are read again",
-		"logging in to context login-c", "password for login-c:", "logging in to context login-d", "password for login-d:", "wrong password", "context login-d: the login failed"}
+		"3 context(s) whose credential plugin failed without the terminal (interactiveMode: IfAvailable) log in on it now, one at a time, and are read again",
+		"logging in to context login-c", "password for login-c:", "logging in to context login-d", "password for login-d:", "wrong password", "context login-d: the login failed",
+		"logging in to context login-e", "password for login-e:"}
 	at := 0
 	for _, w := range order {
 		i := strings.Index(said[at:], w)
@@ -508,6 +528,16 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 		if c.Context == "login-d" && !strings.Contains(c.Error, "failed without the terminal, and again on it after the other clusters were read") {
 			t.Errorf("login-d: %q, want both failures", c.Error)
 		}
+		if c.Context == "login-e" && (c.Error != "" || c.Rollouts != 1 && c.SameAs == "") {
+			t.Errorf("login-e: %+v, want it read after its login on the terminal", c)
+		}
+	}
+	// login-e's runs: the one given up on stopped, then the one on the
+	// terminal; never both at once.
+	b, err = os.ReadFile(runLog)
+	runs := strings.Fields(string(b))
+	if err != nil || len(runs) != 6 || runs[0] != "start" || runs[2] != "stopped" || runs[3] != runs[1] || runs[4] != "start" || runs[5] == runs[1] {
+		t.Errorf("login-e's plugin runs: %q (%v), want the first stopped before the second started\n%s", b, err, said)
 	}
 }
 
