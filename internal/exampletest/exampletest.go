@@ -62,6 +62,14 @@ const (
 	LabPausedStableHung    = "lab/paused-stable-hung-v1.10.json"
 	LabPausedStableHung17  = "lab/paused-stable-hung-v1.7.json"
 	LabUndoStableHung      = "lab/undo-stable-hung-v1.10.json"
+	// An Istio canary of 5 with dynamicStableScale, one stable pod hung
+	// (the lab): paused at 20% (v1.7.2), aborted (both held at 20%), then
+	// undone (both Healthy at 80/20, the canary Service on the canary).
+	LabDSSPausedStableHung17  = "lab/istio-dss-paused-stable-hung-v1.7.json"
+	LabDSSAbortedStableHung   = "lab/istio-dss-aborted-stable-hung-v1.10.json"
+	LabDSSAbortedStableHung17 = "lab/istio-dss-aborted-stable-hung-v1.7.json"
+	LabDSSUndoneStableHung    = "lab/istio-dss-undone-stable-hung-v1.10.json"
+	LabDSSUndoneStableHung17  = "lab/istio-dss-undone-stable-hung-v1.7.json"
 )
 
 // Path is the path of examples/name, or of a lab snapshot (a name under

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,6 +161,23 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 			}
 		}
 	}
+	var dss []upstream.Cite
+	if d := c.Analysis.Next.Decision; in.TrafficRouted && in.DSS && in.Traffic() > 0 && d.Branch == model.BranchAborted && d.Weight > 0 && in.Stable != nil && c.bg() == nil {
+		// dynamicStableScale: the abort's weight is the share the
+		// stable's available pods cannot take, so it stays while one
+		// of them is missing (the lab, v1.7.2 and v1.10.2: one hung
+		// stable pod kept 20% for minutes), gate or no gate.
+		msg = fmt.Sprintf("aborted, but traffic is not back on stable: %d%% still goes to the canary: with dynamicStableScale an abort moves weight off the canary only as the stable's pods become available (%d of %d now)", in.Traffic(), in.Stable.Available, in.Replicas)
+		dss = d.Cites
+		if t := c.Analysis.Next.StableTarget; t < in.Replicas && !upstream.At("uc.desired-canary-weight-abort-dss", c.Version.Assumed).Absent {
+			// v1.9 on size the stable for that weight too, stepping
+			// back through the setWeight steps.
+			msg += fmt.Sprintf(", and the stable is sized for that weight, %d pods, until those it has are available", t)
+			dss = append(dss, c.cites("uc.desired-canary-weight-abort-dss")...)
+		}
+		msg += "; the index is held at 0; it will not recover by itself"
+		held = nil
+	}
 	if c.Analysis.Window.WithinWindow {
 		msg = "aborted during a rollback within rollbackWindow: the controller clears this abort on its next pass and the rollback resumes"
 	}
@@ -187,6 +205,12 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		f.Cites = c.cites("bg.active-abort-to-stable", "bg.preview-switch", "rs.abort-delay-needs-stable-full", "ct.fully-promoted-remove-abort")
 	} else if c.Analysis.Window.WithinWindow {
 		f.Cites = append(f.Cites, c.cites("rc.every-pass-remove-abort")...)
+	} else if dss != nil {
+		for _, ci := range dss {
+			if !slices.Contains(f.Cites, ci) { // the aborted branch is cited already
+				f.Cites = append(f.Cites, ci)
+			}
+		}
 	} else if held != nil {
 		f.Cites = append(f.Cites, held.Cites...)
 	} else if basic {

@@ -66,6 +66,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD170": checkDeadlineDue,
 	"RD172": checkRestart,
 	"RD173": checkRestartStalled,
+	"RD175": checkDynamicRollback,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

@@ -112,8 +112,19 @@ func checkBasicStall(c *Context, r *rules.Rule) []rules.Finding {
 // availability the controller waits for, and a promotion scales the
 // stable down, its unavailable pods first.
 func stallFix(c *Context, stable *model.RS, promoted bool) string {
-	// Only a pod unready past the time a pod takes to start is named for
-	// deletion: deleting one that is still starting starts it over.
+	del := missingPodsFix(c, stable, "the controller scales again")
+	if promoted {
+		return del + " Abort and undo do not help: each waits on the same pods."
+	}
+	return del + " Or promote (kubectl rolloutdoctor escape): a promotion scales the stable down, its unavailable pods first. Abort and an undo to the stable wait on them."
+}
+
+// missingPodsFix says what to do about the stable's pods that are not
+// available, which the controller waits on (then is what it does once
+// they are): wait for those that may still be starting, delete those that
+// hung. Only a pod unready past the time a pod takes to start is named
+// for deletion: deleting one that is still starting starts it over.
+func missingPodsFix(c *Context, stable *model.RS, then string) string {
 	var hung, starting []*corev1.Pod
 	for _, p := range c.View.Workload.Pods {
 		if p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != stable.Hash || p.DeletionTimestamp != nil || podAvailable(p, c.ro.Spec.MinReadySeconds, c.View.Now) {
@@ -128,23 +139,20 @@ func stallFix(c *Context, stable *model.RS, promoted bool) string {
 	var del string
 	switch {
 	case len(hung) > 0:
-		del = fmt.Sprintf("Delete the hung %s, not Ready for over two minutes (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready the controller scales again; then find out why %s hung (kubectl rolloutdoctor pods).",
-			plural("pod", len(hung)), hung[0].Namespace, names(hung), them(len(hung)), map[bool]string{true: "pod is", false: "pods are"}[len(hung) == 1], them(len(hung)))
+		del = fmt.Sprintf("Delete the hung %s, not Ready for over two minutes (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready %s; then find out why %s hung (kubectl rolloutdoctor pods).",
+			plural("pod", len(hung)), hung[0].Namespace, names(hung), them(len(hung)), map[bool]string{true: "pod is", false: "pods are"}[len(hung) == 1], then, them(len(hung)))
 	case len(starting) > 0:
 		it, does, pods := "it", "does", "pod is"
 		if len(starting) > 1 {
 			it, does, pods = "they", "do", "pods are"
 		}
 		obj := them(len(starting))
-		del = fmt.Sprintf("Wait for %s to turn Ready: unready for %s, %s may still be starting. If %s never %s (a hung process, a probe that never passes again), delete %s (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready the controller scales again.",
-			names(starting), snapshot.Since(c.View.Now, hungSince(starting[0])).Round(time.Second), it, it, does, obj, starting[0].Namespace, names(starting), obj, pods)
+		del = fmt.Sprintf("Wait for %s to turn Ready: unready for %s, %s may still be starting. If %s never %s (a hung process, a probe that never passes again), delete %s (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready %s.",
+			names(starting), snapshot.Since(c.View.Now, hungSince(starting[0])).Round(time.Second), it, it, does, obj, starting[0].Namespace, names(starting), obj, pods, then)
 	default:
-		del = "Find out why the stable's pods are not available (kubectl rolloutdoctor pods); a pod that has hung can be deleted, and its replacement, once Ready, lets the controller scale again."
+		del = fmt.Sprintf("Find out why the stable's pods are not available (kubectl rolloutdoctor pods); a pod that has hung can be deleted, and once its replacement is Ready %s.", then)
 	}
-	if promoted {
-		return del + " Abort and undo do not help: each waits on the same pods."
-	}
-	return del + " Or promote (kubectl rolloutdoctor escape): a promotion scales the stable down, its unavailable pods first. Abort and an undo to the stable wait on them."
+	return del
 }
 
 func names(pods []*corev1.Pod) string {

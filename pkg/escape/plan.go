@@ -380,6 +380,14 @@ func Build(in Input) (*Plan, error) {
 			o.Cites = append(o.Cites, cite("bc.counts", "bc.stable-first")...)
 		}
 		switch {
+		case o.Effect.IfNeverReady != "" && base.TrafficRouted && base.DSS:
+			o.Cites = append(o.Cites, cite("tr.abort-weight-formula")...)
+			if !upstream.At("uc.desired-canary-weight-abort-dss", ver).Absent {
+				o.Cites = append(o.Cites, cite("uc.desired-canary-weight-abort-dss")...)
+			}
+			if strings.Contains(o.Effect.IfNeverReady, "reads Healthy") {
+				o.Cites = append(o.Cites, cite("tr.branch-rollback-to-stable", "rc.status-available-all", "ru.phase-available")...)
+			}
 		case o.Effect.IfNeverReady != "" && base.TrafficRouted:
 			o.Cites = append(o.Cites, cite("tr.stable-check-call", "tr.stable-check-def")...)
 			if strings.Contains(o.Effect.IfNeverReady, "reads Healthy") {
@@ -957,7 +965,13 @@ func weightStops(x, e Effect, base model.Inputs, what string) string {
 		where = "all traffic on stable " + xl.Stable
 	}
 	msg := fmt.Sprintf("if %s Ready, the weight stays at %s", what, where)
-	if x.Phase == "Healthy" && xl.Weight > 0 {
+	if x.Phase == "Healthy" && xl.Weight > 0 && base.DSS {
+		// With dynamicStableScale the rollback keeps the canary
+		// destination on the revision it left, weight by stable
+		// availability (the lab, v1.7.2 and v1.10.2: Healthy, 80/20,
+		// the canary Service on the aborted canary's pods).
+		msg = fmt.Sprintf("if %s Ready, the Rollout reads Healthy while the router keeps %d%% on the canary Service, which still selects %s's pods: that share of requests goes to the revision undo left, until the stable has every pod available", what, xl.Weight, xl.Canary)
+	} else if x.Phase == "Healthy" && xl.Weight > 0 {
 		// Promoted (an undo to the stable): the controller points the
 		// canary Service at the stable's pods, which it does not gate,
 		// so requests reach them; only the router keeps the old weight
@@ -967,7 +981,13 @@ func weightStops(x, e Effect, base model.Inputs, what string) string {
 	if x.HeldAt != "" && x.HeldAt != e.HeldAt {
 		msg += ", held at " + x.HeldAt
 	}
-	if base.Stable.Spec > base.Stable.Available && xl.Weight > el.Weight && x.Phase != "Healthy" {
+	switch {
+	case xl.Weight <= el.Weight || x.Phase == "Healthy":
+	case base.DSS && base.Stable.Spec > base.Stable.Available:
+		// The abort's own weight (tr.abort-weight-formula): the lab,
+		// v1.7.2 and v1.10.2, kept 20% with 4 of 5 stable pods.
+		msg += ": with dynamicStableScale an aborted canary keeps the share the stable's available pods cannot take"
+	case base.Stable.Spec > base.Stable.Available:
 		msg += ": the controller writes no weight that leaves the stable more traffic than its available pods carry"
 	}
 	return msg
@@ -1208,6 +1228,9 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 			return Harmful, "doing nothing leaves " + exposed(e.Exposure)
 		case e.ErrorLoop:
 			return Harmful, "doing nothing leaves the controller failing every pass"
+		case base.Abort && e.IfNeverReady != "" && base.TrafficRouted:
+			// The abort's weight waits on the stable's missing pods.
+			return Safe, "the Rollout stays aborted: traffic goes back to the stable as its missing pods turn available (below), and spec.template still names the aborted revision"
 		case base.Abort:
 			return Safe, "the Rollout stays aborted: traffic on the stable, but spec.template still names the aborted revision"
 		case e.NeverHealthy:

@@ -776,3 +776,44 @@ func TestPlanCarriesTheRestart(t *testing.T) {
 		t.Errorf("reason: %s", p.Reason)
 	}
 }
+
+// With dynamicStableScale a hung stable pod holds the weight on both lab
+// versions (v1.7.2 and v1.10.2 kept 20% after an abort, and an undo then
+// read Healthy at 80/20 with the canary Service on the aborted canary): the
+// abort's own weight, not the stable availability check that v1.7.2 lacks.
+func TestHungStablePodDynamicStableScale(t *testing.T) {
+	for _, c := range []struct {
+		file   string
+		ver    upstream.Version
+		canary string
+	}{
+		{exampletest.LabDSSAbortedStableHung17, "v1.7.2", "app-6787f8d5c"},
+		{exampletest.LabDSSAbortedStableHung, "v1.10.2", "app-84454fffb5"},
+	} {
+		v := exampletest.View(t, c.file)
+		v.Now = v.Now.Add(3 * time.Minute)
+		p := plan(t, v, c.ver)
+		w, _ := p.Option(Wait)
+		if w.Verdict != Safe || !strings.Contains(w.Why, "traffic goes back to the stable as its missing pods turn available") ||
+			!strings.HasSuffix(w.Effect.IfNeverReady, "the weight stays at 20% on "+c.canary+": with dynamicStableScale an aborted canary keeps the share the stable's available pods cannot take") {
+			t.Errorf("%s wait: %s %s / %q", c.ver, w.Verdict, w.Why, w.Effect.IfNeverReady)
+		}
+		u, _ := p.Option(Undo)
+		if !strings.Contains(u.Effect.IfNeverReady, "the Rollout reads Healthy while the router keeps 20% on the canary Service, which still selects "+c.canary+"'s pods") {
+			t.Errorf("%s undo: %q", c.ver, u.Effect.IfNeverReady)
+		}
+		if _, ok := citedKey(u.Cites, "tr.branch-rollback-to-stable"); !ok {
+			t.Errorf("%s undo does not cite the rollback's canary destination: %v", c.ver, u.Cites)
+		}
+		if _, ok := citedKey(w.Cites, "tr.stable-check-call"); ok {
+			t.Errorf("%s wait cites the stable availability check for dynamicStableScale's weight", c.ver)
+		}
+		_, sized := citedKey(w.Cites, "uc.desired-canary-weight-abort-dss")
+		if _, ok := citedKey(w.Cites, "tr.abort-weight-formula"); !ok || sized != (c.ver == "v1.10.2") {
+			t.Errorf("%s wait cites %v", c.ver, w.Cites)
+		}
+		if p.Hung == nil || !strings.HasPrefix(p.Reason, "first delete the hung pod") {
+			t.Errorf("%s: hung %+v, reason %s", c.ver, p.Hung, p.Reason)
+		}
+	}
+}
