@@ -15,7 +15,8 @@ import (
 func init() {
 	scenarios = append(scenarios, scenario{"basic-canary", basicCanary}, scenario{"basic-replaced", basicReplaced},
 		scenario{"basic-paused-promote", basicPausedPromote}, scenario{"basic-stable-hung", basicStableHung},
-		scenario{"istio-stable-hung", istioStableHung})
+		scenario{"istio-stable-hung", istioStableHung},
+		scenario{"istio-dss-stable-hung", istioDSSStableHung})
 }
 
 // plainCanaryYAML is a canary Rollout without trafficRouting: replicas
@@ -412,6 +413,74 @@ func istioStableHung(t *testing.T, h *harness) {
 	// Deleting the pod: its replacement turns Ready, and the abort writes 0%.
 	h.kubectl("-n", h.ns, "delete", "pod", hung, "--wait=false")
 	h.waitFor("0% after the delete", 90*time.Second, func() bool { return o.Now().CanaryWeight == 0 })
+}
+
+// istioDSSStableHung: that Istio canary with dynamicStableScale (and no
+// abortScaleDownDelaySeconds, whose deadlock is RD155's), paused at 20%
+// with the stable at 4 pods, one of them hung. The abort's own weight is
+// the share the stable's available pods cannot take, on every version: an
+// abort must keep 20% for 20 s, as escape says, with RD104 saying why. An
+// undo then must read Healthy with the router still at 20% and the canary
+// Service on the canary's pods, as escape's undo stop says, and RD175 must
+// say it. Deleting the pod must take the weight to 0 and the canary
+// Service to the stable, and RD175 must go.
+func istioDSSStableHung(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 5, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode, dss: true, abortDelay: -1}
+	o := h.observeCanarySvc(hostMode)
+	h.apply(h.trafficObjects(spec.mode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stableHash := h.healthy(o, 5, 90*time.Second)
+	h.apply(h.rolloutYAML(spec, "b"))
+	h.waitFor("the pause at 20%, the stable at 4", 90*time.Second, func() bool {
+		s := o.Now()
+		return h.pausedAt(1)() && s.CanaryWeight == 20 && s.RS[stableHash].Spec == 4 && s.RS[stableHash].Available == 4
+	})
+	_, _, canaryHash, _, _ := h.status()
+	hung := h.hangFirstPod(o, stableHash, 3)
+	p := h.plan()
+	ab, _ := p.Option(escape.Abort)
+	un, _ := p.Option(escape.Undo)
+	pred := "abort to 0%"
+	if strings.Contains(ab.Effect.IfNeverReady, "the weight stays at 20%") {
+		pred = "abort stays at 20%"
+	}
+	if strings.Contains(un.Effect.IfNeverReady, "the Rollout reads Healthy while the router keeps 20% on the canary Service, which still selects app-"+canaryHash+"'s pods") {
+		pred += ", undo Healthy at 20% on the canary's pods"
+	} else {
+		pred += ", undo to 0%"
+	}
+
+	h.abortAndHold()
+	got := fmt.Sprintf("abort at %d%%", o.Now().CanaryWeight)
+	if f := finding(h.diagnose("app"), "RD104"); f == nil || !strings.HasPrefix(f.Message, "aborted, but traffic is not back on stable: 20% still goes to the canary: with dynamicStableScale") {
+		got += " (RD104 not saying why)"
+	}
+	h.run("escape", "app", "--do", "undo", "--yes", "--force", "--watch-timeout", "0")
+	h.waitFor("Healthy after the undo", 60*time.Second, func() bool {
+		phase, stable, current, _, _ := h.status()
+		return phase == "Healthy" && stable == stableHash && current == stableHash
+	})
+	time.Sleep(10 * time.Second)
+	s := o.Now()
+	got += fmt.Sprintf(", undo Healthy at %d%% on the %s's pods", s.CanaryWeight, map[string]string{canaryHash: "canary", stableHash: "stable"}[s.CanarySvc])
+	if f := finding(h.diagnose("app"), "RD175"); f == nil || !strings.Contains(f.Message, "20% of traffic still goes to app-"+canaryHash) {
+		got += " (no RD175)"
+	}
+	const want = "abort stays at 20%, undo Healthy at 20% on the canary's pods"
+	h.record("Istio canary with dynamicStableScale at 20%, one stable pod hung: the weight 20 s after an abort, then after an undo (RD104, RD175)", pred, got)
+	if pred != want || got != strings.Replace(want, "abort stays at", "abort at", 1) {
+		t.Errorf("dynamicStableScale with a hung stable pod: escape said %q, the controller did %q; want %q\n%s", pred, got, want, h.dump())
+	}
+	// Deleting the pod: the stable completes, and the rollback moves the
+	// rest of the weight and the canary Service to it.
+	h.kubectl("-n", h.ns, "delete", "pod", hung, "--wait=false")
+	h.waitFor("0% and the canary Service on the stable after the delete", 90*time.Second, func() bool {
+		s := o.Now()
+		return s.CanaryWeight == 0 && s.CanarySvc == stableHash
+	})
+	if f := finding(h.diagnose("app"), "RD175"); f != nil {
+		t.Errorf("RD175 after the rollback finished: %s", f.Message)
+	}
 }
 
 // abortAndHold aborts with escape --do abort, waits for the abort to land,

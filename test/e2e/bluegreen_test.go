@@ -424,6 +424,17 @@ func (h *harness) bgDeployA(o *observer, s bgSpec) (hashA string) {
 	return hashA
 }
 
+// bgAtPause deploys A, updates to B and waits at the pause before
+// promotion (scaleDownDelaySeconds and abortScaleDownDelaySeconds 10), with
+// the watches on and A and B lettered.
+func (h *harness) bgAtPause() (o *observer, hashA, hashB string, l letters) {
+	h.t.Helper()
+	o = h.observeBG(bgActive, bgPrevSvc)
+	hashA = h.bgDeployA(o, bgSpec{scaleDownDelay: 10, abortDelay: 10})
+	hashB = h.bgPausedB(o, hashA)
+	return o, hashA, hashB, letters{"app-" + hashA: "A", "app-" + hashB: "B"}
+}
+
 // bgPausedB updates to revision B and waits for the pause before
 // promotion: B at previewReplicaCount behind the preview Service, the
 // active Service still on A.
@@ -502,12 +513,7 @@ func bgInitial(t *testing.T, h *harness) {
 // predicted effect compared with the controller's writes, through the
 // scale-down after abortScaleDownDelaySeconds or scaleDownDelaySeconds.
 func bgFromPause(t *testing.T, h *harness, verb escape.Action) {
-	s := bgSpec{scaleDownDelay: 10, abortDelay: 10}
-	o := h.observeBG(bgActive, bgPrevSvc)
-	hashA := h.bgDeployA(o, s)
-	hashB := h.bgPausedB(o, hashA)
-	l := letters{"app-" + hashA: "A", "app-" + hashB: "B"}
-
+	o, _, hashB, l := h.bgAtPause()
 	after := o.lastRV()
 	rep := h.diagnose("app")
 	p := h.plan()
@@ -704,11 +710,7 @@ func bgRollbackWindow(t *testing.T, h *harness) {
 // a promote switches to B and scales A down; an undo leaves A at 3 of 4,
 // Progressing.
 func bgActiveHung(t *testing.T, h *harness, verb escape.Action) {
-	s := bgSpec{scaleDownDelay: 10, abortDelay: 10}
-	o := h.observeBG(bgActive, bgPrevSvc)
-	hashA := h.bgDeployA(o, s)
-	hashB := h.bgPausedB(o, hashA)
-	l := letters{"app-" + hashA: "A", "app-" + hashB: "B"}
+	o, hashA, _, l := h.bgAtPause()
 	hung := h.hangFirstPod(o, hashA, bgReplicas-1)
 	var p *escape.Plan
 	h.waitFor("escape to call the pod hung (two minutes unready)", 200*time.Second, func() bool {

@@ -288,6 +288,11 @@ func bugPromoteFullAbort(t *testing.T, h *harness) {
 // mode and the Services, keeping the canary Service's selector.
 func (h *harness) observeCanarySvc(mode trafficMode) *observer {
 	w := watchOf(mode, h.version)
+	if w == nil { // Istio: the VirtualService's canary destination
+		o := &observer{stop: make(chan struct{}), canary: isCanaryDest(mode), cur: emptySample(), canarySvc: "app-canary"}
+		h.watch(o, gvrRS, gvrVS, gvrRollout, gvrSvc)
+		return o
+	}
 	o := &observer{stop: make(chan struct{}), canary: func(map[string]interface{}) bool { return false }, cur: emptySample(), router: w, canarySvc: "app-canary"}
 	h.watch(o, gvrRS, w.gvr, gvrRollout, gvrSvc)
 	return o

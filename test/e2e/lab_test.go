@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -243,6 +244,14 @@ func TestControllers(t *testing.T) {
 		t.FailNow()
 	}
 	play := func(t *testing.T, v string, sc scenario) {
+		// A scenario's panic fails it, not the process: the lab and its
+		// controllers are stopped as after any failure (a panic used to
+		// leave them running, holding the ports of the next run).
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
 		h := newHarness(t, v, sc.name)
 		h.instanceID = instanceID(v)
 		sc.run(t, h)

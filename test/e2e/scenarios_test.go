@@ -62,7 +62,7 @@ type rolloutSpec struct {
 	// progressDeadline is spec.progressDeadlineSeconds (0: unset, the
 	// controller's 600 s, longer than any scenario waits).
 	progressDeadline int
-	// abortDelay is abortScaleDownDelaySeconds (0: 5 s).
+	// abortDelay is abortScaleDownDelaySeconds (0: 5 s; below 0: unset).
 	abortDelay int
 	// deadlineAbort is spec.progressDeadlineAbort.
 	deadlineAbort bool
@@ -106,9 +106,12 @@ func (h *harness) rolloutYAML(s rolloutSpec, image string) string {
 	} else {
 		extra += "\n      scaleDownDelaySeconds: 5"
 	}
-	abortDelay := s.abortDelay
-	if abortDelay == 0 {
-		abortDelay = 5
+	abortDelay := fmt.Sprintf("\n      abortScaleDownDelaySeconds: %d", s.abortDelay)
+	switch {
+	case s.abortDelay == 0:
+		abortDelay = "\n      abortScaleDownDelaySeconds: 5"
+	case s.abortDelay < 0:
+		abortDelay = ""
 	}
 	deadline := ""
 	if s.progressDeadline > 0 {
@@ -133,8 +136,7 @@ spec:
     spec:
       containers: [{name: app, image: "registry.example/app:%s"}]
   strategy:
-    canary:%s%s
-      abortScaleDownDelaySeconds: %d
+    canary:%s%s%s
       steps: %s
 `, h.instanceID, s.replicas, deadline, timing, image, routing, extra, abortDelay, s.steps)
 }
