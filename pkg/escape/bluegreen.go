@@ -43,7 +43,7 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 	}
 	wait := bgEffect(base)
 	if len(hung) == 0 {
-		wait.IfNeverReady = bgNeverReady(base, base)
+		wait.IfNeverReady = bgNeverReady(base, base, wait)
 	}
 	p.Now = wait
 	stable := ""
@@ -61,7 +61,7 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 		default:
 			o.Effect = bgEffect(after)
 			if len(hung) == 0 {
-				o.Effect.IfNeverReady = bgNeverReady(after, base)
+				o.Effect.IfNeverReady = bgNeverReady(after, base, o.Effect)
 			}
 			o.Verdict, o.Why = bgJudge(a, o.Effect, wait, base, after, stable, why, o.TargetRevision)
 		}
@@ -107,26 +107,46 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 }
 
 // bgNeverReady is where the active Service stays, after a way out that
-// leads to after, if the missing pods of the ReplicaSet it selects now
-// never turn Ready, when the model has them turning Ready ("" when none
-// is missing or the Service leaves it).
-func bgNeverReady(after, base model.Inputs) string {
+// leads to after (with effect e), if the missing pods of the ReplicaSet it
+// selects now — or else of the update's ReplicaSet, which it switches to
+// only once that is fully available — never turn Ready, when the model has
+// them turning Ready ("" when none is missing or it changes nothing).
+func bgNeverReady(after, base model.Inputs, e Effect) string {
 	r := activeOf(base)
-	if r == nil || r.Available >= base.Replicas || r.Stuck {
+	if r != nil && r.Available < base.Replicas && !r.Stuck {
+		n := base.Replicas - r.Available
+		x := bgEffect(stuckCopy(after, r.Name, n)).lasting
+		if x == nil || x.Canary != r.Name {
+			return ""
+		}
+		return fmt.Sprintf("if %s's %d missing %s never %s Ready, the active Service stays on %d of %d of its pods", r.Name, n, verbN("pod", "pods", int(n)), verbN("turns", "turn", int(n)), x.OnPods, x.Replicas)
+	}
+	u := base.New
+	if u == nil || r == nil || u.Name == r.Name || u.Available >= u.Spec || u.Stuck || len(e.Serving) == 0 {
 		return ""
 	}
-	n := base.Replicas - r.Available
+	n := u.Spec - u.Available
+	x := bgEffect(stuckCopy(after, u.Name, n))
+	if len(x.Serving) == 0 {
+		return ""
+	}
+	xl, el := x.Serving[len(x.Serving)-1], e.Serving[len(e.Serving)-1]
+	if xl.Canary == el.Canary && x.Phase == e.Phase {
+		return ""
+	}
+	return fmt.Sprintf("if %s's %d missing %s never %s Ready, the active Service stays on %s (ends %s): it switches to %s only once all of its pods are available", u.Name, n, verbN("pod", "pods", int(n)), verbN("turns", "turn", int(n)), xl.Canary, x.Phase, u.Name)
+}
+
+// stuckCopy is after with the ReplicaSet name's n missing pods never
+// turning Ready (pods it starts later do).
+func stuckCopy(after model.Inputs, name string, n int32) model.Inputs {
 	stuck := after.Clone()
 	for _, s := range stuck.All {
-		if s.Name == r.Name {
+		if s.Name == name {
 			s.Stuck, s.Hung = true, min(n, max(0, s.Spec-s.Available))
 		}
 	}
-	x := bgEffect(stuck).lasting
-	if x == nil || x.Canary != r.Name {
-		return ""
-	}
-	return fmt.Sprintf("if %s's %d missing %s never %s Ready, the active Service stays on %d of %d of its pods", r.Name, n, verbN("pod", "pods", int(n)), verbN("turns", "turn", int(n)), x.OnPods, x.Replicas)
+	return stuck
 }
 
 // bgApply changes the model inputs as the action's requests would, and

@@ -288,3 +288,32 @@ func TestBlueGreenActivePodHung(t *testing.T) {
 		t.Errorf("starting: recommended %s: %s", p.Recommended, p.Reason)
 	}
 }
+
+// Paused before promotion with a preview pod missing: a promotion switches
+// the active Service only once the update's ReplicaSet is fully available,
+// so each way out that promotes says where the Service stays if that pod
+// never turns Ready (a revision that crashes); the others do not rest on it.
+func TestBlueGreenPreviewPodMissing(t *testing.T) {
+	v := bgView(t, func(u *unstructured.Unstructured) {
+		if u.GetKind() == "ReplicaSet" && u.GetName() == "checkout-web-5c6d7e8f9" {
+			setf(u, int64(1), "status", "availableReplicas")
+			setf(u, int64(1), "status", "readyReplicas")
+		}
+	})
+	for _, ver := range upstream.Modeled {
+		p, err := Build(Input{View: v, Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a, rests := range map[Action]bool{Promote: true, PromoteFull: true, Wait: false, Abort: false, Undo: false} {
+			o, _ := p.Option(a)
+			const stays = "if checkout-web-5c6d7e8f9's 1 missing pod never turns Ready, the active Service stays on checkout-web-"
+			if strings.HasPrefix(o.Effect.IfNeverReady, stays) != rests {
+				t.Errorf("%s %s: if never Ready %q (effect %s)", ver, a, o.Effect.IfNeverReady, o.Effect.Summary)
+			}
+			if rests && !strings.HasSuffix(o.Effect.IfNeverReady, ": it switches to checkout-web-5c6d7e8f9 only once all of its pods are available") {
+				t.Errorf("%s %s: %q", ver, a, o.Effect.IfNeverReady)
+			}
+		}
+	}
+}
