@@ -70,6 +70,10 @@ const (
 	LabDSSAbortedStableHung17 = "lab/istio-dss-aborted-stable-hung-v1.7.json"
 	LabDSSUndoneStableHung    = "lab/istio-dss-undone-stable-hung-v1.10.json"
 	LabDSSUndoneStableHung17  = "lab/istio-dss-undone-stable-hung-v1.7.json"
+	// A blue-green Rollout of 4 paused before promotion, one of its two
+	// preview pods hung (the lab, v1.7.2 and v1.10.2).
+	LabBlueGreenPreviewShort   = "lab/bluegreen-preview-short-v1.10.json"
+	LabBlueGreenPreviewShort17 = "lab/bluegreen-preview-short-v1.7.json"
 )
 
 // Path is the path of examples/name, or of a lab snapshot (a name under

@@ -72,6 +72,9 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 			o.Cites = cite("cli.retry-patch", "cli.retry-status-subresource", "bg.retry-deadline-fast-track", "bg.promote-fast-rollback")
 		case Promote:
 			o.Cites = cite("cli.promote-clear-pause", "cli.promote-status-first", "bg.pause-manual-promote", "bg.active-after-pause", "bg.checkpoint-full-size")
+			if lostPromote(base, o.Effect) {
+				o.Cites = append(o.Cites, cite("bg.ready-for-pause", "pa.no-conditions-no-controller-pause", "bg.pause-add")...)
+			}
 		case PromoteFull:
 			o.Cites = cite("cli.promote-full-patch", "cli.promote-full-guard", "cli.promote-full-unpause", "bg.fast-track-promote-full", "bg.preview-count-promote-full", "an.cancel-on-window")
 		case Undo:
@@ -331,6 +334,9 @@ func bgJudge(a Action, e, wait Effect, base, after model.Inputs, stable, why, ta
 		}
 		return Safe, "production stays served: " + e.Summary
 	}
+	if a == Promote && lostPromote(base, e) {
+		return NoEffect, fmt.Sprintf("a promotion now is lost: %s has %d of its %d preview pods available, so the controller cannot complete the pause; it drops status.controllerPause and pauses again (BlueGreenPause) once they are available — promote then, or promote --full, which does not wait for the pause", base.New.Name, base.New.Available, base.New.Spec)
+	}
 	if sameOutcome(e, wait) && e.Phase == wait.Phase {
 		if harms {
 			return NoEffect, "it changes nothing that matters: " + exposed(e.Exposure) + " stays"
@@ -351,6 +357,15 @@ func bgJudge(a Action, e, wait Effect, base, after model.Inputs, stable, why, ta
 		why = ends + "; " + why
 	}
 	return v, why
+}
+
+// lostPromote: paused before promotion while the update's ReplicaSet is
+// short of its preview pods, a promote clears the pause condition, the
+// passes that cannot pause yet write no controllerPause, and the pause is
+// added again once the pods are there (the lab, v1.7.2 and v1.10.2: a
+// preview pod hung, promote, Progressing; the pod deleted, Paused again).
+func lostPromote(base model.Inputs, e Effect) bool {
+	return base.BG != nil && base.BG.PauseStart != nil && base.New != nil && base.New.Available < base.New.Spec && e.Phase == "Paused"
 }
 
 // bgRate rates a way out that puts no shortage of its own on the active

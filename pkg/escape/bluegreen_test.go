@@ -317,3 +317,31 @@ func TestBlueGreenPreviewPodMissing(t *testing.T) {
 		}
 	}
 }
+
+// The lab (v1.7.2 and v1.10.2): paused before promotion with one of the two
+// preview pods hung, a promote left the Rollout Progressing without its
+// pause, and once the pod was replaced it paused again — the promotion was
+// lost. escape says so, and that promote --full does not wait for the
+// pause (only for the pods, which it says too).
+func TestBlueGreenPromoteLostWhilePreviewShort(t *testing.T) {
+	for file, ver := range map[string]upstream.Version{exampletest.LabBlueGreenPreviewShort: "v1.10.2", exampletest.LabBlueGreenPreviewShort17: "v1.7.2"} {
+		p, err := Build(Input{View: exampletest.View(t, file), Controller: model.ControllerVersion{Assumed: ver, Exact: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, _ := p.Option(Promote)
+		if pr.Verdict != NoEffect || !strings.HasPrefix(pr.Why, "a promotion now is lost: app-") || !strings.Contains(pr.Why, " has 1 of its 2 preview pods available") {
+			t.Errorf("%s promote: %s %s", ver, pr.Verdict, pr.Why)
+		}
+		if _, ok := citedKey(pr.Cites, "pa.no-conditions-no-controller-pause"); !ok {
+			t.Errorf("%s promote does not cite the dropped controllerPause: %v", ver, pr.Cites)
+		}
+		pf, _ := p.Option(PromoteFull)
+		if pf.Verdict != Safe || pf.Effect.Phase != "Healthy" || !strings.Contains(pf.Effect.IfNeverReady, "only once all of its pods are available") {
+			t.Errorf("%s promote --full: %s, ends %s, if never ready %q", ver, pf.Verdict, pf.Effect.Phase, pf.Effect.IfNeverReady)
+		}
+		if w, _ := p.Option(Wait); w.Verdict != Safe || p.Recommended != Wait {
+			t.Errorf("%s: wait %s, recommended %s", ver, w.Verdict, p.Recommended)
+		}
+	}
+}
