@@ -233,6 +233,9 @@ func knownBugs() []Bug {
 		{Rule: "RD155", Issue: 4898, Name: "dynamicStableScale and abortScaleDownDelaySeconds deadlock on abort",
 			Buggy:       []upstream.Key{"uc.desired-canary-weight-abort-dss", "rs.abort-delay-needs-stable-full"},
 			FixUpstream: "fixed upstream by PR #4900, in no modeled release", Lab: "not reproduced: an abort at setWeight 50 of 4 with dynamicStableScale and abortScaleDownDelaySeconds 5, Istio host mode (e2e bug-dss-abort), completed within 25 s on v1.9.3 and v1.10.2 as on v1.7.2, v1.8.2 and v1.8.3; the issue was reported with ALB and the Gateway API plugin. The scenario checks that RD155 stays quiet on an abort that completes", Match: matchDSSAbortDeadlock},
+		{Rule: "RD176", Issue: 4841, Name: "an abort with dynamicStableScale and minPodsPerReplicaSet never returns the weight to 0",
+			Buggy: []upstream.Key{"uc.desired-canary-weight-abort-dss"}, FixUpstream: "no modeled release fixes it; PR #4848 proposed a fix",
+			Lab: "reproduced (e2e bug-dss-minpods-abort, and by hand): an Istio canary of 4 with dynamicStableScale and minPodsPerReplicaSet 2, aborted at setWeight 20 with the stable at 4 of 4: v1.9.3 and v1.10.2 kept 20% and the canary's 2 pods (for minutes, by hand); v1.7.2, v1.8.2 and v1.8.3 wrote 0% and scaled the canary to 0. An undo then took every version to 0%", Match: matchDSSMinPodsAbort},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
@@ -519,6 +522,32 @@ func matchDSSAbortDeadlock(c *Context) *BugMatch {
 		Do:     "remove abortScaleDownDelaySeconds from the canary strategy (in Git, if Git owns the Rollout): with dynamicStableScale and no delay the canary is scaled down with the weight",
 		Evidence: []rules.Evidence{ev(c.obj(), "spec.strategy.canary.abortScaleDownDelaySeconds", *in.AbortDelay), ev(c.obj(), "spec.strategy.canary.dynamicStableScale", true),
 			rsEvidence(in.New), rsEvidence(in.Stable)},
+		Severity: rules.Critical,
+	}
+}
+
+// matchDSSMinPodsAbort (#4841): aborted with dynamicStableScale while
+// minPodsPerReplicaSet holds the canary's pods; the abort's weight, even
+// with the stable complete, stays at the step those pods carry.
+func matchDSSMinPodsAbort(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.Abort || !in.DSS || !in.TrafficRouted || in.MinPods == nil || *in.MinPods <= 0 || in.New == nil || in.Stable == nil ||
+		in.New.Hash == in.Stable.Hash || in.New.Spec == 0 || in.New.Spec > *in.MinPods || in.Traffic() == 0 {
+		return nil
+	}
+	full := in.Clone()
+	full.Stable.Available, full.Stable.Spec = full.Replicas, full.Replicas
+	parked := model.AbortWeight(full)
+	if parked == 0 {
+		return nil
+	}
+	state := fmt.Sprintf("aborted with dynamicStableScale and minPodsPerReplicaSet %d: the canary %s keeps %d pods (%d available) and %d%% of traffic, the stable %s has %d of %d",
+		*in.MinPods, in.New.Name, in.New.Spec, in.New.Available, in.Traffic(), in.Stable.Name, in.Stable.Available, in.Replicas)
+	effect := fmt.Sprintf("the abort walks the setWeight steps back only below what the canary's available pods carry, which minPodsPerReplicaSet never lets go: even with the stable complete the weight stays at %d%% and the canary keeps its pods, for good", parked)
+	return &BugMatch{
+		State: state, Effect: effect,
+		Do:       "undo to the stable revision (kubectl rolloutdoctor escape): once the stable is complete the weight goes to 0 and the canary is scaled down; or remove minPodsPerReplicaSet (in Git, if Git owns the Rollout)",
+		Evidence: []rules.Evidence{ev(c.obj(), "spec.strategy.canary.minPodsPerReplicaSet", *in.MinPods), ev(c.obj(), "spec.strategy.canary.dynamicStableScale", true), rsEvidence(in.New), rsEvidence(in.Stable)},
 		Severity: rules.Critical,
 	}
 }

@@ -149,6 +149,19 @@ var bugCases = []bugCase{
 	{name: "abort, dynamicStableScale, no abort delay", id: "RD155",
 		edit: both(noWindow, aborted, set(canaryField("dynamicStableScale"), true)), objs: rsStatus("checkout-api-6d8f7c9b5d", 10, 10)},
 
+	// The lab (v1.9.3, v1.10.2): minPodsPerReplicaSet 2 kept 20% after an
+	// abort with the stable complete; v1.8.3 wrote 0%.
+	{name: "abort, dynamicStableScale, minPodsPerReplicaSet 3, stable complete, 10% left: down to the 5% step, no further", id: "RD176",
+		edit: both(noWindow, aborted, set(canaryField("dynamicStableScale"), true), set(canaryField("minPodsPerReplicaSet"), int64(3)), statusWeights(10, 90)),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 3, 3), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), routerWeights(90, 10)), fires: []upstream.Version{"v1.9.3", "v1.10.2"},
+		says: "even with the stable complete the weight stays at 5% and the canary keeps its pods"},
+	{name: "abort, dynamicStableScale, no minPodsPerReplicaSet", id: "RD176",
+		edit: both(noWindow, aborted, set(canaryField("dynamicStableScale"), true), statusWeights(10, 90)),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 3, 3), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), routerWeights(90, 10))},
+	{name: "dynamicStableScale, minPodsPerReplicaSet 3, not aborted", id: "RD176",
+		edit: both(noWindow, set(canaryField("dynamicStableScale"), true), set(canaryField("minPodsPerReplicaSet"), int64(3)), statusWeights(10, 90)),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 3, 3), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), routerWeights(90, 10))},
+
 	{name: "stable at 100 weight with 10 of 20 pods", id: "RD156",
 		edit: both(noWindow, statusWeights(0, 100)),
 		objs: both2(rsStatus("checkout-api-6d8f7c9b5d", 20, 10), routerWeights(100, 0)), fires: []upstream.Version{"v1.7.2"}, says: "that weight needs 20"},

@@ -169,7 +169,12 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		// stable pod kept 20% for minutes), gate or no gate.
 		msg = fmt.Sprintf("aborted, but traffic is not back on stable: %d%% still goes to the canary: with dynamicStableScale an abort moves weight off the canary only as the stable's pods become available (%d of %d now)", in.Traffic(), in.Stable.Available, in.Replicas)
 		dss = d.Cites
-		if t := c.Analysis.Next.StableTarget; t < in.Replicas && !upstream.At("uc.desired-canary-weight-abort-dss", c.Version.Assumed).Absent {
+		if in.Stable.Available >= in.Replicas && in.New != nil && !upstream.At("uc.desired-canary-weight-abort-dss", c.Version.Assumed).Absent {
+			// The stable is complete: v1.9 on walk the steps back only
+			// below what the canary's available pods carry (RD155, RD176).
+			msg = fmt.Sprintf("aborted, but traffic is not back on stable: %d%% still goes to the canary although the stable has all %d pods: on this version an abort with dynamicStableScale does not take the weight below what the canary's %d available pods carry", in.Traffic(), in.Replicas, in.New.Available)
+			dss = append(dss, c.cites("uc.desired-canary-weight-abort-dss")...)
+		} else if t := c.Analysis.Next.StableTarget; t < in.Replicas && !upstream.At("uc.desired-canary-weight-abort-dss", c.Version.Assumed).Absent {
 			// v1.9 on size the stable for that weight too, stepping
 			// back through the setWeight steps.
 			msg += fmt.Sprintf(", and the stable is sized for that weight, %d pods, until those it has are available", t)

@@ -1231,6 +1231,10 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 		case base.Abort && e.IfNeverReady != "" && base.TrafficRouted:
 			// The abort's weight waits on the stable's missing pods.
 			return Safe, "the Rollout stays aborted: traffic goes back to the stable as its missing pods turn available (below), and spec.template still names the aborted revision"
+		case base.Abort && e.FinalWeight > 0 && base.TrafficRouted:
+			// The abort does not bring the weight to 0 by itself
+			// (dynamicStableScale holding it: RD155, RD176).
+			return SafeWithCost, fmt.Sprintf("the Rollout stays aborted with %d%% of traffic still on the aborted %s, and spec.template still names it: %s", e.FinalWeight, canary, e.Summary)
 		case base.Abort:
 			return Safe, "the Rollout stays aborted: traffic on the stable, but spec.template still names the aborted revision"
 		case e.NeverHealthy:

@@ -375,6 +375,10 @@ func AtDesired(in Inputs, weights *v1alpha1.TrafficWeights) bool {
 }
 
 // abortWeight mirrors calculateDesiredWeightOnAbortOrStableRollback.
+// AbortWeight is the canary weight an aborted pass (or a rollback to the
+// stable with dynamicStableScale) writes from in.
+func AbortWeight(in Inputs) int32 { return abortWeight(in) }
+
 func abortWeight(in Inputs) int32 {
 	if !in.DSS {
 		return 0

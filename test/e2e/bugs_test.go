@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
@@ -21,6 +22,7 @@ func init() {
 		scenario{"bug-subset-unready", bugSubsetUnready},
 		scenario{"bug-abort-paused", bugAbortPaused},
 		scenario{"bug-dss-abort", bugDSSAbort},
+		scenario{"bug-dss-minpods-abort", bugDSSMinPodsAbort},
 		scenario{"bug-promote-full-abort", bugPromoteFullAbort},
 		scenario{"bug-canary-svc-flap", bugCanarySvcFlap},
 		scenario{"bug-stable-underweight", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, false) }},
@@ -166,6 +168,31 @@ func bugDSSAbort(t *testing.T, h *harness) {
 		t.Errorf("%s (catalogue: #4898 affected=%v): abort held=%v (canary spec %d, stable available %d) but RD155 %v; findings %s",
 			h.version, want, stuck, now.RS[canary].Spec, now.RS[stable].Available, hasFinding(rep, "RD155"), findingIDs(rep))
 	}
+}
+
+// bugDSSMinPodsAbort reproduces #4841: an Istio canary of 4 with
+// dynamicStableScale and minPodsPerReplicaSet 2 (no
+// abortScaleDownDelaySeconds), aborted at setWeight 20 with the stable
+// complete. Found by hand in the lab: v1.9.3 and v1.10.2 keep 20% and the
+// canary's 2 pods, v1.8.3 writes 0%. escape's abort must end at the weight
+// the controller keeps, RD176 must fire exactly on the versions the
+// catalogue gives, and an undo must take every version to 0%.
+func bugDSSMinPodsAbort(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 4, minPods: 2, steps: "[{setWeight: 20}, {pause: {}}, {setWeight: 60}, {pause: {}}]", mode: hostMode, dss: true, abortDelay: -1}
+	o := h.observe(isCanaryDest(hostMode))
+	_, canary := h.firstPause(o, spec, 20)
+	ab, _ := h.plan().Option(escape.Abort)
+	h.abortAndHold()
+	now := o.Now()
+	rep := h.diagnose("app")
+	pred := fmt.Sprintf("%d%%, RD176 %v", ab.Effect.FinalWeight, h.affects("RD176"))
+	got := fmt.Sprintf("%d%%, RD176 %v", now.CanaryWeight, hasFinding(rep, "RD176"))
+	h.record("known bug #4841: abort at setWeight 20 of 4 with dynamicStableScale and minPodsPerReplicaSet 2, after 20 s (the weight; RD176)", pred, got+fmt.Sprintf(" (canary %d/%d)", now.RS[canary].Available, now.RS[canary].Spec))
+	if pred != got {
+		t.Errorf("%s: escape predicted the abort at %s, the controller and diagnose %s; findings %s", h.version, pred, got, findingIDs(rep))
+	}
+	h.run("escape", "app", "--do", "undo", "--yes", "--force", "--watch-timeout", "0")
+	h.waitFor("0% after the undo", 60*time.Second, func() bool { return o.Now().CanaryWeight == 0 })
 }
 
 // officialPlugin runs the official kubectl-argo-rollouts binary (the lab's
