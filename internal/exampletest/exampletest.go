@@ -74,6 +74,10 @@ const (
 	// preview pods hung (the lab, v1.7.2 and v1.10.2).
 	LabBlueGreenPreviewShort   = "lab/bluegreen-preview-short-v1.10.json"
 	LabBlueGreenPreviewShort17 = "lab/bluegreen-preview-short-v1.7.json"
+	// An Istio canary of 6 with dynamicStableScale, aborted at 20% (0%),
+	// then three stable pods hung: v1.10.2 sized the aborted canary 2 again
+	// (#4973). The controller log is cut to its last 300 lines.
+	LabDSSAbortedRescaled = "lab/istio-dss-aborted-rescaled-v1.10.json"
 )
 
 // Path is the path of examples/name, or of a lab snapshot (a name under

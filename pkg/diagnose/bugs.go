@@ -236,6 +236,9 @@ func knownBugs() []Bug {
 		{Rule: "RD176", Issue: 4841, Name: "an abort with dynamicStableScale and minPodsPerReplicaSet never returns the weight to 0",
 			Buggy: []upstream.Key{"uc.desired-canary-weight-abort-dss"}, FixUpstream: "no modeled release fixes it; PR #4848 proposed a fix",
 			Lab: "reproduced (e2e bug-dss-minpods-abort, and by hand): an Istio canary of 4 with dynamicStableScale and minPodsPerReplicaSet 2, aborted at setWeight 20 with the stable at 4 of 4: v1.9.3 and v1.10.2 kept 20% and the canary's 2 pods (for minutes, by hand); v1.7.2, v1.8.2 and v1.8.3 wrote 0% and scaled the canary to 0. An undo then took every version to 0%", Match: matchDSSMinPodsAbort},
+		{Rule: "RD177", Issue: 4973, Name: "an aborted canary with dynamicStableScale is scaled up again while the stable is short of pods",
+			Buggy: []upstream.Key{"uc.desired-canary-weight-abort-dss"}, FixUpstream: "no release fixes it yet; PR #5018 proposed a fix",
+			Lab: "reproduced (e2e bug-dss-abort-rescale, and by hand): an Istio canary of 4 with dynamicStableScale, aborted at 20% and done (0%, the canary at 0), then spec.replicas 6 with three stable pods hung (3 of 6 available): v1.9.3 and v1.10.2 sized the aborted canary 2 again, both pods available, and (by hand, v1.10.2) the canary Service switched between them and the stable; v1.7.2, v1.8.2 and v1.8.3 kept it at 0. With one stable pod hung, v1.10.2 sized it 2 only until the stable had 4 available. Deleting the hung pods brought the canary back to 0 on every version", Match: matchDSSAbortRescale},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
@@ -549,6 +552,25 @@ func matchDSSMinPodsAbort(c *Context) *BugMatch {
 		Do:       "undo to the stable revision (kubectl rolloutdoctor escape): once the stable is complete the weight goes to 0 and the canary is scaled down; or remove minPodsPerReplicaSet (in Git, if Git owns the Rollout)",
 		Evidence: []rules.Evidence{ev(c.obj(), "spec.strategy.canary.minPodsPerReplicaSet", *in.MinPods), ev(c.obj(), "spec.strategy.canary.dynamicStableScale", true), rsEvidence(in.New), rsEvidence(in.Stable)},
 		Severity: rules.Critical,
+	}
+}
+
+// matchDSSAbortRescale (#4973): the abort is done (0%), yet the aborted
+// canary is sized above 0 again because the stable is short of pods.
+func matchDSSAbortRescale(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.Abort || !in.DSS || !in.TrafficRouted || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash ||
+		in.New.Spec == 0 || in.Traffic() != 0 || in.Weights == nil || in.Weights.Canary.Weight != 0 || in.Stable.Available >= in.Replicas ||
+		in.MinPods != nil && in.New.Spec <= *in.MinPods {
+		return nil
+	}
+	return &BugMatch{
+		State: fmt.Sprintf("aborted with dynamicStableScale and 0%% on the canary, but the stable %s has %d of %d available and the aborted canary %s is sized %d (%d available)",
+			in.Stable.Name, in.Stable.Available, in.Replicas, in.New.Name, in.New.Spec, in.New.Available),
+		Effect: "this version sizes an aborted canary from the stable's missing pods (the setWeight step they add up to), so a stable short of pods — spec.replicas raised (an HPA), pods hung or evicted — scales the aborted revision up again; once its pods are available the canary Service is pointed at them again on every pass",
+		Do:     "get the stable's pods available (delete a hung one; kubectl rolloutdoctor pods shows why they are not): the canary goes back to 0 once the stable has enough. Do not raise spec.replicas of an aborted Rollout with dynamicStableScale (pause the HPA): undo first",
+		Evidence: []rules.Evidence{ev(c.obj(), "spec.strategy.canary.dynamicStableScale", true), ev(c.obj(), "status.canary.weights.canary.weight", 0),
+			rsEvidence(in.New), rsEvidence(in.Stable)},
 	}
 }
 

@@ -162,6 +162,19 @@ var bugCases = []bugCase{
 		edit: both(noWindow, set(canaryField("dynamicStableScale"), true), set(canaryField("minPodsPerReplicaSet"), int64(3)), statusWeights(10, 90)),
 		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 3, 3), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), routerWeights(90, 10))},
 
+	// The lab (v1.10.2): spec.replicas raised after an abort, three stable
+	// pods hung: the aborted canary sized 2 again; v1.7.2 kept it at 0.
+	{name: "aborted at 0%, dynamicStableScale, stable 10/20, canary sized 4 again", id: "RD177",
+		edit: both(noWindow, aborted, set(canaryField("dynamicStableScale"), true), statusWeights(0, 100)),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 4, 4), rsStatus("checkout-api-6d8f7c9b5d", 20, 10), routerWeights(100, 0)), fires: []upstream.Version{"v1.9.3", "v1.10.2"},
+		says: "the stable checkout-api-6d8f7c9b5d has 10 of 20 available and the aborted canary checkout-api-5f6c8d7b9a is sized 4 (4 available)"},
+	{name: "aborted at 0%, dynamicStableScale, stable complete, canary at 0", id: "RD177",
+		edit: both(noWindow, aborted, set(canaryField("dynamicStableScale"), true), statusWeights(0, 100)),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 0, 0), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), routerWeights(100, 0))},
+	{name: "aborted at 0%, no dynamicStableScale, stable 10/20, canary 4", id: "RD177",
+		edit: both(noWindow, aborted, statusWeights(0, 100)),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 4, 4), rsStatus("checkout-api-6d8f7c9b5d", 20, 10), routerWeights(100, 0))},
+
 	{name: "stable at 100 weight with 10 of 20 pods", id: "RD156",
 		edit: both(noWindow, statusWeights(0, 100)),
 		objs: both2(rsStatus("checkout-api-6d8f7c9b5d", 20, 10), routerWeights(100, 0)), fires: []upstream.Version{"v1.7.2"}, says: "that weight needs 20"},

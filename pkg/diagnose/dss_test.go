@@ -106,3 +106,20 @@ func TestAbortHeldByDynamicStableScale(t *testing.T) {
 		}
 	}
 }
+
+// The lab (v1.10.2, #4973): aborted at 0%, spec.replicas raised to 6 with
+// three stable pods hung, the aborted canary sized 2 again with both pods
+// available. RD177 says so on v1.10.2; v1.8.3's source has no such sizing.
+func TestAbortedCanaryRescaled(t *testing.T) {
+	for ver, fires := range map[upstream.Version]bool{"v1.10.2": true, "v1.9.3": true, "v1.8.3": false} {
+		r := Run(exampletest.View(t, exampletest.LabDSSAbortedRescaled), model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}, Options{})
+		f := findingOf(r, "RD177")
+		if (f != nil) != fires {
+			t.Errorf("%s: RD177 %+v, want %v", ver, f, fires)
+			continue
+		}
+		if f != nil && !strings.Contains(f.Message, "the stable app-6d7d6d5fd8 has 3 of 6 available and the aborted canary app-84454fffb5 is sized 2 (2 available)") {
+			t.Errorf("%s: RD177 %s", ver, f.Message)
+		}
+	}
+}

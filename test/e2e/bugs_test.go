@@ -23,6 +23,7 @@ func init() {
 		scenario{"bug-abort-paused", bugAbortPaused},
 		scenario{"bug-dss-abort", bugDSSAbort},
 		scenario{"bug-dss-minpods-abort", bugDSSMinPodsAbort},
+		scenario{"bug-dss-abort-rescale", bugDSSAbortRescale},
 		scenario{"bug-promote-full-abort", bugPromoteFullAbort},
 		scenario{"bug-canary-svc-flap", bugCanarySvcFlap},
 		scenario{"bug-stable-underweight", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, false) }},
@@ -193,6 +194,50 @@ func bugDSSMinPodsAbort(t *testing.T, h *harness) {
 	}
 	h.run("escape", "app", "--do", "undo", "--yes", "--force", "--watch-timeout", "0")
 	h.waitFor("0% after the undo", 60*time.Second, func() bool { return o.Now().CanaryWeight == 0 })
+}
+
+// bugDSSAbortRescale reproduces #4973: an Istio canary of 4 with
+// dynamicStableScale aborted at setWeight 20 and done (0%, the canary at 0);
+// then spec.replicas 6 with three of the stable's pods hung (3 of 6
+// available). Found by hand: v1.10.2 sizes the aborted canary 2 again,
+// v1.7.2 keeps it at 0. RD177 must fire exactly where the canary is sized
+// again and the catalogue says the version is affected; deleting the hung
+// pods must bring the canary back to 0 on every version.
+func bugDSSAbortRescale(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 20}, {pause: {}}, {setWeight: 60}, {pause: {}}]", mode: hostMode, dss: true, abortDelay: -1}
+	o := h.observe(isCanaryDest(hostMode))
+	stable, canary := h.firstPause(o, spec, 20)
+	h.abortAndHold()
+	if s := o.Now(); s.CanaryWeight != 0 || s.RS[canary].Spec != 0 {
+		t.Fatalf("the abort did not finish: weight %d, canary spec %d\n%s", s.CanaryWeight, s.RS[canary].Spec, h.dump())
+	}
+	var hung []string
+	for _, l := range strings.Fields(h.kubectl("-n", h.ns, "get", "pods", "-l", "rollouts-pod-template-hash="+stable, "-o", "jsonpath={.items[*].metadata.name}"))[:3] {
+		h.hang(l)
+		hung = append(hung, l)
+	}
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--field-manager", fieldManager, "--type", "merge", "-p", `{"spec":{"replicas":6}}`)
+	h.waitFor("the stable at 3 of 6 available", 60*time.Second, func() bool {
+		s := o.Now()
+		return s.RS[stable].Spec == 6 && s.RS[stable].Available == 3
+	})
+	time.Sleep(15 * time.Second)
+	s := o.Now()
+	rep := h.diagnose("app")
+	got := fmt.Sprintf("canary sized %d (%d available), weight %d%%, RD177 %v", s.RS[canary].Spec, s.RS[canary].Available, s.CanaryWeight, hasFinding(rep, "RD177"))
+	want := "canary sized 0 (0 available), weight 0%, RD177 false"
+	if h.affects("RD177") {
+		want = "canary sized 2 (2 available), weight 0%, RD177 true"
+	}
+	h.record("known bug #4973: aborted at 20% of 4 with dynamicStableScale (done), then spec.replicas 6 with three stable pods hung, after 15 s (RD177)", want, got)
+	if got != want {
+		t.Errorf("%s: %s, want %s (catalogue: affected %v)\n%s", h.version, got, want, h.affects("RD177"), h.dump())
+	}
+	h.kubectl(append([]string{"-n", h.ns, "delete", "pod", "--wait=false"}, hung...)...)
+	h.waitFor("the canary back at 0 once the stable has its pods", 90*time.Second, func() bool {
+		s := o.Now()
+		return s.RS[canary].Spec == 0 && s.RS[stable].Available == 6
+	})
 }
 
 // officialPlugin runs the official kubectl-argo-rollouts binary (the lab's
