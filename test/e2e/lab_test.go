@@ -345,7 +345,10 @@ type harness struct {
 
 func newHarness(t *testing.T, version, name string) *harness {
 	ns := strings.ReplaceAll(fmt.Sprintf("e2e-%s-%s", strings.ReplaceAll(version, ".", "-"), name), "_", "-")
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	// A bound on one scenario's reads: the longest (restart-stalled, the
+	// hung-pod ones, which wait two minutes for a pod to count as hung)
+	// take 5–6 minutes on a loaded 2-core machine, and one ran past 6.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	h := &harness{t: t, version: version, ns: ns, ctx: ctx}
 	h.kubectl("create", "namespace", ns)
