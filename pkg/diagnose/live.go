@@ -168,7 +168,7 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		// of them is missing (the lab, v1.7.2 and v1.10.2: one hung
 		// stable pod kept 20% for minutes), gate or no gate.
 		msg = fmt.Sprintf("aborted, but traffic is not back on stable: %d%% still goes to the canary: with dynamicStableScale an abort moves weight off the canary only as the stable's pods become available (%d of %d now)", in.Traffic(), in.Stable.Available, in.Replicas)
-		dss = d.Cites
+		dss = slices.Clone(d.Cites)
 		if in.Stable.Available >= in.Replicas && in.New != nil && !upstream.At("uc.desired-canary-weight-abort-dss", c.Version.Assumed).Absent {
 			// The stable is complete: v1.9 on walk the steps back only
 			// below what the canary's available pods carry (RD155, RD176).
