@@ -44,7 +44,7 @@ func checkDynamicRollback(c *Context, r *rules.Rule) []rules.Finding {
 		ev(c.obj(), "status.canary.weights.canary", fmt.Sprintf("%s at %d%%", in.Weights.Canary.PodTemplateHash, in.Weights.Canary.Weight)),
 		ev("ReplicaSet "+c.ro.Namespace+"/"+in.Stable.Name, "status.availableReplicas", fmt.Sprintf("%d (spec.replicas %d)", in.Stable.Available, in.Replicas)),
 	}
-	f.Cites = append(slices.Clone(d.Cites), c.cites("rc.status-available-all", "ru.phase-available")...)
+	f.Cites = append(slices.Clone(d.Cites), c.cites("sv.dss-rollback-keeps-canary-svc", "rc.status-available-all", "ru.phase-available")...)
 	f.Remediation = missingPodsFix(c, in.Stable, "the controller moves the rest of the weight to the stable")
 	return []rules.Finding{f}
 }

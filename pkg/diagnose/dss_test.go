@@ -63,7 +63,7 @@ func TestDynamicRollbackHoldsWeight(t *testing.T) {
 		if f.Severity != c.sev || !strings.Contains(f.Message, c.says) || !strings.Contains(f.Remediation, c.do) {
 			t.Errorf("%s: RD175 %s %q\nfix %q\nwant %s, %q, %q", c.name, f.Severity, f.Message, f.Remediation, c.sev, c.says, c.do)
 		}
-		for _, k := range []upstream.Key{"tr.branch-rollback-to-stable", "tr.abort-weight-formula", "ru.phase-available"} {
+		for _, k := range []upstream.Key{"tr.branch-rollback-to-stable", "tr.abort-weight-formula", "sv.dss-rollback-keeps-canary-svc", "ru.phase-available"} {
 			if _, ok := cited(*f, k); !ok {
 				t.Errorf("%s: RD175 does not cite %s", c.name, k)
 			}

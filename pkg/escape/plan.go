@@ -386,7 +386,7 @@ func Build(in Input) (*Plan, error) {
 				o.Cites = append(o.Cites, cite("uc.desired-canary-weight-abort-dss")...)
 			}
 			if strings.Contains(o.Effect.IfNeverReady, "reads Healthy") {
-				o.Cites = append(o.Cites, cite("tr.branch-rollback-to-stable", "rc.status-available-all", "ru.phase-available")...)
+				o.Cites = append(o.Cites, cite("tr.branch-rollback-to-stable", "sv.dss-rollback-keeps-canary-svc", "rc.status-available-all", "ru.phase-available")...)
 			}
 		case o.Effect.IfNeverReady != "" && base.TrafficRouted:
 			o.Cites = append(o.Cites, cite("tr.stable-check-call", "tr.stable-check-def")...)

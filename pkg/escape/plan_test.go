@@ -802,8 +802,10 @@ func TestHungStablePodDynamicStableScale(t *testing.T) {
 		if !strings.Contains(u.Effect.IfNeverReady, "the Rollout reads Healthy while the router keeps 20% on the canary Service, which still selects "+c.canary+"'s pods") {
 			t.Errorf("%s undo: %q", c.ver, u.Effect.IfNeverReady)
 		}
-		if _, ok := citedKey(u.Cites, "tr.branch-rollback-to-stable"); !ok {
-			t.Errorf("%s undo does not cite the rollback's canary destination: %v", c.ver, u.Cites)
+		for _, k := range []upstream.Key{"tr.branch-rollback-to-stable", "sv.dss-rollback-keeps-canary-svc"} {
+			if _, ok := citedKey(u.Cites, k); !ok {
+				t.Errorf("%s undo does not cite %s: %v", c.ver, k, u.Cites)
+			}
 		}
 		if _, ok := citedKey(w.Cites, "tr.stable-check-call"); ok {
 			t.Errorf("%s wait cites the stable availability check for dynamicStableScale's weight", c.ver)

@@ -61,6 +61,13 @@ const (
 
 var facts = []Fact{
 	{
+		Key:      "sv.dss-rollback-keeps-canary-svc",
+		Claim:    `Rolling back to the stable ReplicaSet with dynamicStableScale while it is not fully available, the controller skips switching the canary Service to it: the Service keeps selecting the revision the rollback left.`,
+		File:     srcSV,
+		Contains: `if dynamicallyRollingBackToStable, currSelector :=`,
+		Lines:    Lines{"v1.7.2": 269, "v1.8.2": 270, "v1.8.3": 270, "v1.9.3": 272, "v1.10.2": 272},
+	},
+	{
 		Key:      "tr.branch-rollback-to-stable",
 		Claim:    `When the rollout is dynamically rolling back to the stable ReplicaSet, the abort/rollback weight calculation is used and the previous canary hash is kept as the canary destination.`,
 		File:     srcTR,
