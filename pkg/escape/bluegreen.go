@@ -84,6 +84,11 @@ func buildBlueGreen(in Input, base model.Inputs, p *Plan) {
 		case Wait:
 			o.Cites = cite("bg.active-gate", "bg.active-after-pause", "bg.scale-down-keep")
 		}
+		if o.Effect.IfNeverReady != "" {
+			// Where the active Service stays: it switches only to a
+			// ReplicaSet with all its pods available, saturated.
+			o.Cites = append(o.Cites, cite("bg.active-gate", "bg.saturated")...)
+		}
 		withAnalysis(&o, noteAnalysis(a, an, base, &o, ver), wait, ver)
 		p.Options = append(p.Options, o)
 	}

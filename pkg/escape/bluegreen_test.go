@@ -314,6 +314,9 @@ func TestBlueGreenPreviewPodMissing(t *testing.T) {
 			if rests && !strings.HasSuffix(o.Effect.IfNeverReady, ": it switches to checkout-web-5c6d7e8f9 only once all of its pods are available") {
 				t.Errorf("%s %s: %q", ver, a, o.Effect.IfNeverReady)
 			}
+			if _, ok := citedKey(o.Cites, "bg.active-gate"); rests && !ok {
+				t.Errorf("%s %s says where the active Service stays without citing its gate: %v", ver, a, o.Cites)
+			}
 		}
 	}
 }
