@@ -78,6 +78,10 @@ const (
 	// then three stable pods hung: v1.10.2 sized the aborted canary 2 again
 	// (#4973). The controller log is cut to its last 300 lines.
 	LabDSSAbortedRescaled = "lab/istio-dss-aborted-rescaled-v1.10.json"
+	// An Istio canary of 4 with dynamicStableScale and
+	// minPodsPerReplicaSet 2, aborted at 20% (v1.10.2): 20% kept, the
+	// stable complete (#4841).
+	LabDSSMinPodsAborted = "lab/istio-dss-minpods-aborted-v1.10.json"
 )
 
 // Path is the path of examples/name, or of a lab snapshot (a name under

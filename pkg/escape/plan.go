@@ -379,6 +379,10 @@ func Build(in Input) (*Plan, error) {
 			// ReplicaSet a pass, the stable first.
 			o.Cites = append(o.Cites, cite("bc.counts", "bc.stable-first")...)
 		}
+		if o.Action == Wait && base.Abort && base.DSS && o.Effect.IfNeverReady == "" && o.Effect.FinalWeight > 0 {
+			// The abort's own weight stays above 0 (RD155, RD176).
+			o.Cites = append(o.Cites, cite("tr.abort-weight-formula", "uc.desired-canary-weight-abort-dss")...)
+		}
 		switch {
 		case o.Effect.IfNeverReady != "" && base.TrafficRouted && base.DSS:
 			o.Cites = append(o.Cites, cite("tr.abort-weight-formula")...)

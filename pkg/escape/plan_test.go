@@ -819,3 +819,23 @@ func TestHungStablePodDynamicStableScale(t *testing.T) {
 		}
 	}
 }
+
+// The lab (v1.10.2, #4841): aborted with dynamicStableScale and
+// minPodsPerReplicaSet 2, the stable complete, 20% kept on the canary.
+// Doing nothing leaves that traffic on the aborted revision for good: not
+// "traffic on the stable"; undo takes it to 0 (measured).
+func TestAbortWeightKeptByMinPods(t *testing.T) {
+	p := plan(t, exampletest.View(t, exampletest.LabDSSMinPodsAborted), "v1.10.2")
+	w, _ := p.Option(Wait)
+	if w.Verdict != SafeWithCost || !strings.HasPrefix(w.Why, "the Rollout stays aborted with 20% of traffic still on the aborted app-84454fffb5") {
+		t.Errorf("wait: %s %s", w.Verdict, w.Why)
+	}
+	for _, k := range []upstream.Key{"tr.abort-weight-formula", "uc.desired-canary-weight-abort-dss"} {
+		if _, ok := citedKey(w.Cites, k); !ok {
+			t.Errorf("wait does not cite %s: %v", k, w.Cites)
+		}
+	}
+	if u, _ := p.Option(Undo); p.Recommended != Undo || u.Effect.FinalWeight != 0 {
+		t.Errorf("recommended %s (%s); undo ends at %d%%", p.Recommended, p.Reason, u.Effect.FinalWeight)
+	}
+}
