@@ -70,6 +70,13 @@ const (
 	LabDSSAbortedStableHung17 = "lab/istio-dss-aborted-stable-hung-v1.7.json"
 	LabDSSUndoneStableHung    = "lab/istio-dss-undone-stable-hung-v1.10.json"
 	LabDSSUndoneStableHung17  = "lab/istio-dss-undone-stable-hung-v1.7.json"
+	// The same canary of 5 paused at 20% with the stable short (the lab):
+	// with dynamicStableScale the stable at 4 pods, one hung (v1.10.2);
+	// without it at 5, two hung (v1.7.2 and v1.10.2). Either way the
+	// stable carries 80% on 3 available pods.
+	LabDSSPausedStableHung      = "lab/istio-dss-paused-stable-hung-v1.10.json"
+	LabIstioPausedStableShort   = "lab/istio-paused-stable-short-v1.10.json"
+	LabIstioPausedStableShort17 = "lab/istio-paused-stable-short-v1.7.json"
 	// A blue-green Rollout of 4 paused before promotion, one of its two
 	// preview pods hung (the lab, v1.7.2 and v1.10.2).
 	LabBlueGreenPreviewShort   = "lab/bluegreen-preview-short-v1.10.json"

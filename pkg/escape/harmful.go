@@ -55,6 +55,14 @@ func leastHarmful(opts []Option, base model.Inputs, v *snapshot.View) (Action, s
 			why += fmt.Sprintf(" (about %s more at the %.1f pods/min observed)", eta, rate)
 		}
 	}
+	if x := best.Effect.stableHarm; x != nil && best.Effect.Exposure == nil {
+		why += fmt.Sprintf(". It lasts until the stable %s has %d pods available", x.Stable, x.Needs)
+		for _, r := range base.All {
+			if hung := diagnose.HungPods(v, r.Hash); r.Name == x.Stable && len(hung) > 0 {
+				why += fmt.Sprintf(", and %s has not been Ready for minutes: it does not come back by itself", hung[0].Name)
+			}
+		}
+	}
 	if base.TrafficRouted {
 		why += ". Outside the controller's verbs: scale the argo-rollouts controller Deployment to 0, set the router's weights back to the stable by hand, and scale the controller up again once the canary has the pods — risk: no Rollout in the cluster is reconciled meanwhile, and on its first pass back the controller writes its own weight again"
 	}
@@ -65,14 +73,20 @@ func leastHarmful(opts []Option, base model.Inputs, v *snapshot.View) (Action, s
 // pods the weight needs over the pods it has (0 when nothing is exposed).
 func overload(e Effect) float64 {
 	x := e.Exposure
+	var worst float64
+	if s := e.stableHarm; s != nil {
+		// In the canary's units, weight × replicas over the pods: the
+		// pods the share needs are its weight × replicas / 100.
+		worst = float64(s.Needs) * 100 / math.Max(float64(s.OnPods), 0.5)
+	}
 	if x == nil {
 		if e.ErrorLoop {
 			return math.MaxFloat64 / 2 // stuck, with no end the model can see
 		}
-		return 0
+		return worst
 	}
 	need := float64(x.Weight) * float64(x.Replicas)
-	return need / math.Max(float64(x.OnPods), 0.5)
+	return math.Max(worst, need/math.Max(float64(x.OnPods), 0.5))
 }
 
 // readyRate is how fast a ReplicaSet's pods have been turning Ready, in

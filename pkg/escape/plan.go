@@ -10,6 +10,7 @@ package escape
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,6 +214,11 @@ type Effect struct {
 	// Exposure is the worst moment the canary carries more traffic than its
 	// available pods can take, if any.
 	Exposure *Exposure `json:"exposure,omitempty"`
+	// StableExposure, with trafficRouting, is the worst moment the stable
+	// carries more of the traffic than its available pods can take, if any:
+	// without dynamicStableScale only while its pods are missing, with it
+	// also because it is sized for its share.
+	StableExposure *Shortage `json:"stableExposure,omitempty"`
 	// After the first pass.
 	FirstWeight int32 `json:"firstWeight"`
 	StepIndex   int32 `json:"stepIndex"`
@@ -244,6 +250,99 @@ type Effect struct {
 	// lasting, for blue-green, is the active Service's shortage once
 	// everything that can start has: pods that do not come back (hung).
 	lasting *Exposure
+	// stableEnd is the stable's shortage where the simulation settles:
+	// only a what-if whose hung pods stay leaves one.
+	stableEnd *Shortage
+	// stableHarm is the stable's shortage held against the way out: one
+	// that lasts (its hung pods), or one it adds to the present's.
+	stableHarm *Shortage
+	// endShort is the ReplicaSet the simulation ends short of pods, and by
+	// how many (a what-if whose hung pods stay).
+	endShort Short
+}
+
+// Short is a ReplicaSet short of available pods.
+type Short struct {
+	RS string
+	By int32
+}
+
+// Shortage is traffic beyond the stable's capacity: its share of the
+// traffic, its available pods and the pods that share needs.
+type Shortage struct {
+	Weight int32  `json:"weight"`
+	OnPods int32  `json:"onPods"`
+	Needs  int32  `json:"needs"`
+	Stable string `json:"stable"`
+}
+
+// stableShort is the stable's shortage when it carries share of in's
+// traffic on avail pods, or nil when they can take it.
+func stableShort(in model.Inputs, name string, share, avail int32) *Shortage {
+	need := model.WeightToReplicas(in.Replicas, share, in.MaxWeight)
+	if share <= 0 || name == "" || avail >= need {
+		return nil
+	}
+	return &Shortage{Weight: share, OnPods: avail, Needs: need, Stable: name}
+}
+
+// load is the pods a shortage's share needs over the pods it has.
+func (s *Shortage) load() float64 {
+	return float64(s.Needs) / math.Max(float64(s.OnPods), 0.5)
+}
+
+func (s *Shortage) String() string {
+	return fmt.Sprintf("%d%% of traffic on the stable %s's %d available %s (that share needs %d)", s.Weight, s.Stable, s.OnPods, verbN("pod", "pods", int(s.OnPods)), s.Needs)
+}
+
+// stableAfter is the stable's shortage after step s with weight w on the
+// canary destination. The stable takes the rest of the traffic, or all of
+// it once the canary destination selects its pods too: a promotion, or an
+// undo to the stable — without dynamicStableScale the canary Service
+// follows the update to the stable's pods ungated (sv.canary-svc-target);
+// with it the Service stays until the stable is full
+// (sv.dss-rollback-keeps-canary-svc).
+func stableAfter(in model.Inputs, s model.Step, w int32) *Shortage {
+	name, avail, share := s.StableName, s.StableAvailable, in.MaxWeight-w
+	if s.Pass.Promotes && s.StableHash == s.CanaryHash {
+		// The stable after the pass is the promoted ReplicaSet.
+		name, avail = s.CanaryName, s.CanaryAvailable
+	}
+	if s.Pass.Promotes || s.CarrierName == name || !in.DSS && s.CanaryName != "" && s.CanaryName == name {
+		share = in.MaxWeight
+	}
+	return stableShort(in, name, share, avail)
+}
+
+// citedKey finds k among cs.
+func citedKey(cs []upstream.Cite, k upstream.Key) (upstream.Cite, bool) {
+	for _, c := range cs {
+		if c.Key == k {
+			return c, true
+		}
+	}
+	return upstream.Cite{}, false
+}
+
+// stableNow is the stable's shortage in the state read, if any.
+func stableNow(in model.Inputs) *Shortage {
+	if !in.TrafficRouted || in.Stable == nil || in.New == nil || in.New.Hash == in.Stable.Hash {
+		return nil
+	}
+	return stableShort(in, in.Stable.Name, in.MaxWeight-in.Traffic(), in.Stable.Available)
+}
+
+// stableHarmOf is the stable's shortage that counts against an effect:
+// one that lasts, or one worse than the stable has now — a shortage that
+// is there whatever is done is no way out's doing.
+func stableHarmOf(e Effect, lasting, now *Shortage) *Shortage {
+	if lasting != nil {
+		return lasting
+	}
+	if x := e.StableExposure; x != nil && (now == nil || x.load() > now.load()) {
+		return x
+	}
+	return nil
 }
 
 // Serving is one stretch of passes with the same canary weight.
@@ -317,6 +416,25 @@ func Build(in Input) (*Plan, error) {
 	names := rsNames(v.ReplicaSets)
 	wait := effectOf(base, names)
 	wait.IfNeverReady = neverReady(base, base, names, wait)
+	// The stable's hung pods do not come back by themselves (new ones of
+	// its revision do): a way out that leaves the stable short of them
+	// carrying its share keeps the shortage for as long as they hang.
+	var stableHung int32
+	if r := base.Stable; base.TrafficRouted && r != nil && base.New != nil && r.Name != base.New.Name && r.Spec > r.Available {
+		stableHung = min(int32(len(diagnose.HungPods(v, r.Hash))), r.Spec-r.Available)
+	}
+	// stuck sets e's stable harm, and where the watch may see it end:
+	// the stable short of its hung pods, unless a scale-down removed them.
+	now := stableNow(base)
+	stuck := func(e *Effect, after model.Inputs) {
+		var x Effect
+		if stableHung > 0 {
+			x = effectOf(stuckCopy(after, base.Stable.Name, stableHung), names)
+			e.endShort = x.endShort
+		}
+		e.stableHarm = stableHarmOf(*e, x.stableEnd, now)
+	}
+	stuck(&wait, base)
 	p.Now = wait
 	p.Deadline = deadlineNote(ro, base, v)
 	cite := func(keys ...upstream.Key) []upstream.Cite {
@@ -345,6 +463,7 @@ func Build(in Input) (*Plan, error) {
 		default:
 			o.Effect = effectOf(after, names)
 			o.Effect.IfNeverReady = neverReady(after, base, names, o.Effect)
+			stuck(&o.Effect, after)
 			o.Verdict, o.Why = judge(a, o.Effect, wait, base, stable, canary, why, o.TargetRevision)
 		}
 		switch a {
@@ -402,6 +521,26 @@ func Build(in Input) (*Plan, error) {
 		case o.Effect.IfNeverReady != "":
 			o.Cites = append(o.Cites, cite("bc.others-down")...)
 		}
+		if x := o.Effect.stableHarm; x != nil {
+			// Why the stable keeps or gets the share: an undo's canary
+			// Service on its pods, the availability check holding the
+			// weight, or dynamicStableScale's abort weight and sizing.
+			var keys []upstream.Key
+			switch {
+			case base.DSS:
+				keys = append(keys, "tr.abort-weight-formula", "uc.desired-canary-weight-abort-dss")
+			case a == Undo:
+				keys = append(keys, "rc.service-before-traffic", "sv.canary-svc-target")
+			}
+			if !base.DSS {
+				keys = append(keys, "tr.stable-check-call", "tr.stable-check-def")
+			}
+			for _, k := range keys {
+				if _, dup := citedKey(o.Cites, k); !dup && !upstream.At(k, ver).Absent {
+					o.Cites = append(o.Cites, cite(k)...)
+				}
+			}
+		}
 		if o.Effect.NeverHealthy {
 			// The canary sized to minPods above replicas; Healthy needs them equal.
 			o.Cites = append(o.Cites, cite("uc.check-min-max", "uc.min-cap-replicas", "co.healthy-updated")...)
@@ -409,9 +548,14 @@ func Build(in Input) (*Plan, error) {
 		withAnalysis(&o, noteAnalysis(a, an, base, &o, ver), wait, ver)
 		p.Options = append(p.Options, o)
 	}
-	p.Hung = hungNote(v, base, p.Options)
+	p.Hung = hungNote(v, base, p.Options, wait.stableHarm)
 	p.Recommended, p.Reason = recommend(p.Options, base, p.Hung != nil)
-	if h := p.Hung; h != nil {
+	switch h := p.Hung; {
+	case h != nil && wait.stableHarm != nil && stableHung > 0:
+		// The delete alone ends the stable's shortage; a way out that
+		// ends it too also decides the release.
+		p.Reason = fmt.Sprintf("first %s; that alone ends the stable's shortage — or %s", h.Fix, p.Reason)
+	case h != nil:
 		// Every way out that scales waits on them too: the delete comes
 		// first, whichever way out is then taken.
 		p.Reason = fmt.Sprintf("first %s; then %s", h.Fix, p.Reason)
@@ -763,18 +907,31 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	if !in.TrafficRouted && in.New != nil && in.Stable != nil {
 		e.Pods = basicPods(in, steps)
 	}
+	applied := in.Traffic()
 	for _, s := range steps {
 		e.PauseEnds = e.PauseEnds || s.PauseEnded
 		if s.Pass.Reset {
-			// A reset pass only rewrites status; the weight stays where it was.
+			// A reset pass only rewrites status; the weight stays where it
+			// was — but the Services move (an undo's canary Service to the
+			// stable's pods, on the lab's v1.7.2 and v1.10.2 at once).
+			if x := stableAfter(in, s, applied); in.TrafficRouted && x != nil && (e.StableExposure == nil || x.load() > e.StableExposure.load()) {
+				e.StableExposure = x
+			}
 			continue
 		}
 		w := s.Pass.Traffic // what the router applies: the status weight once a pass writes it
+		applied = w
 		if n := len(e.Serving); n > 0 && e.Serving[n-1].Weight == w && e.Serving[n-1].Canary == s.CarrierName {
 			cur := &e.Serving[n-1]
 			cur.To, cur.Promotes = s.CarrierAvailable, cur.Promotes || s.Pass.Promotes
 		} else {
 			e.Serving = append(e.Serving, Serving{Weight: w, Canary: s.CarrierName, Stable: s.StableName, From: s.CarrierAvailable, To: s.CarrierAvailable, Of: in.Replicas, Promotes: s.Pass.Promotes})
+		}
+		if in.TrafficRouted {
+			// The rest of the traffic goes to the stable's available pods.
+			if x := stableAfter(in, s, w); x != nil && (e.StableExposure == nil || x.load() > e.StableExposure.load()) {
+				e.StableExposure = x
+			}
 		}
 		if in.TrafficRouted && w > 0 && !s.Pass.Promotes && s.CarrierName != "" && s.CarrierName != s.StableName {
 			need := model.WeightToReplicas(in.Replicas, w, in.MaxWeight)
@@ -784,6 +941,14 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 					e.Exposure = x
 				}
 			}
+		}
+	}
+	if n := len(e.Serving); in.TrafficRouted && n > 0 {
+		e.stableEnd = stableAfter(in, last, e.Serving[n-1].Weight)
+	}
+	for name, spec := range last.Specs {
+		if name == last.StableName && spec > last.StableAvailable {
+			e.endShort = Short{RS: name, By: spec - last.StableAvailable}
 		}
 	}
 	switch {
@@ -1000,7 +1165,7 @@ func weightStops(x, e Effect, base model.Inputs, what string) string {
 // hungNote is the plan's word on hung pods (diagnose.HungPods) of the
 // stable, whose missing pods an "if … never turn Ready" stop waits on, or
 // nil when none has hung or no way out stops on them.
-func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
+func hungNote(v *snapshot.View, base model.Inputs, opts []Option, short *Shortage) *HungNote {
 	var stops, goes []string
 	for _, o := range opts {
 		if o.Verdict == NotApplicable || o.Verdict == NoEffect {
@@ -1018,7 +1183,7 @@ func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
 			goes = append(goes, name)
 		}
 	}
-	if len(stops) == 0 {
+	if len(stops) == 0 && short == nil {
 		return nil
 	}
 	// The stable's only: its revision ran, so a pod of it that hangs is
@@ -1032,8 +1197,18 @@ func hungNote(v *snapshot.View, base model.Inputs, opts []Option) *HungNote {
 		return nil
 	}
 	h := newHungNote(v, hung)
-	h.Text += fmt.Sprintf(": every \"if … never turns Ready\" stop in this plan is what to expect, not a what-if: %s %s on %s",
-		andList(stops), verbN("stops", "stop", len(stops)), map[bool]string{true: "it", false: "them"}[len(hung) == 1])
+	it := map[bool]string{true: "it", false: "them"}[len(hung) == 1]
+	if short != nil {
+		h.Text += fmt.Sprintf(": doing nothing leaves %s until %s replaced", short, map[bool]string{true: "it is", false: "they are"}[len(hung) == 1])
+		if len(stops) == 0 {
+			return h
+		}
+		h.Text += "; and"
+	} else {
+		h.Text += ":"
+	}
+	h.Text += fmt.Sprintf(" every \"if … never turns Ready\" stop in this plan is what to expect, not a what-if: %s %s on %s",
+		andList(stops), verbN("stops", "stop", len(stops)), it)
 	if len(goes) > 0 {
 		h.Text += fmt.Sprintf("; %s %s not", andList(goes), verbN("does", "do", len(goes)))
 	}
@@ -1219,7 +1394,17 @@ func summarize(e Effect, in model.Inputs) string {
 	return out
 }
 
+// judge rates a way out by its effect e against doing nothing (wait).
 func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, targetRev string) (Verdict, string) {
+	v, why := rate(a, e, wait, base, stable, canary, why, targetRev)
+	if a != Wait && wait.stableHarm != nil && e.stableHarm == nil && (v == Safe || v == SafeWithCost) {
+		// Doing nothing keeps the stable short; this way out does not.
+		why = "it ends the stable's shortage; " + why
+	}
+	return v, why
+}
+
+func rate(a Action, e, wait Effect, base model.Inputs, stable, canary, why, targetRev string) (Verdict, string) {
 	if why != "" && a != Wait {
 		return NoEffect, why
 	}
@@ -1230,6 +1415,8 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 		switch {
 		case e.Exposure != nil:
 			return Harmful, "doing nothing leaves " + exposed(e.Exposure)
+		case e.stableHarm != nil:
+			return Harmful, "doing nothing leaves " + e.stableHarm.String()
 		case e.ErrorLoop:
 			return Harmful, "doing nothing leaves the controller failing every pass"
 		case base.Abort && e.IfNeverReady != "" && base.TrafficRouted:
@@ -1251,13 +1438,19 @@ func judge(a Action, e, wait Effect, base model.Inputs, stable, canary, why, tar
 		return Safe, "the controller converges by itself: " + e.Summary
 	}
 	if sameOutcome(e, wait) {
-		if e.Exposure != nil {
+		switch {
+		case e.Exposure != nil:
 			return NoEffect, "it changes nothing that matters: " + exposed(e.Exposure) + " stays"
+		case e.stableHarm != nil:
+			return NoEffect, "it changes nothing that matters: " + e.stableHarm.String() + " stays"
 		}
 		return NoEffect, "the controller ends where it would without it: " + e.Summary
 	}
 	if e.Exposure != nil {
 		return Harmful, "it puts or keeps " + exposed(e.Exposure)
+	}
+	if e.stableHarm != nil {
+		return Harmful, "it puts or keeps " + e.stableHarm.String()
 	}
 	if e.ErrorLoop {
 		return Harmful, "the controller then fails every pass and the weight is stuck"
@@ -1337,8 +1530,17 @@ func recommend(opts []Option, base model.Inputs, hung bool) (Action, string) {
 		return Wait, why
 	}
 	best := Wait
+	// With hung pods a way out that stops on them (IfNeverReady) ends
+	// there: at the same verdict, one that does not comes first.
+	stops := func(a Action) int {
+		if hung && byAction[a].Effect.IfNeverReady != "" {
+			return 1
+		}
+		return 0
+	}
 	for _, a := range preference { // the first of the best-rated, in preference order
-		if byAction[a].Verdict.rank() < byAction[best].Verdict.rank() || best == Wait && byAction[a].Verdict.rank() == byAction[best].Verdict.rank() {
+		ra, rb := byAction[a].Verdict.rank(), byAction[best].Verdict.rank()
+		if ra < rb || ra == rb && (best == Wait || stops(a) < stops(best)) {
 			best = a
 		}
 	}

@@ -374,15 +374,6 @@ func TestPromoteInconclusiveStepSkipsIt(t *testing.T) {
 	}
 }
 
-func citedKey(cs []upstream.Cite, k upstream.Key) (upstream.Cite, bool) {
-	for _, c := range cs {
-		if c.Key == k {
-			return c, true
-		}
-	}
-	return upstream.Cite{}, false
-}
-
 // escape's predicted effects follow the weight the router really applies:
 // aborted with the stable short of what 100% needs, v1.8+ hold the weight
 // change, so the canary keeps what the VirtualService sends it (100), not
@@ -794,9 +785,16 @@ func TestHungStablePodDynamicStableScale(t *testing.T) {
 		v.Now = v.Now.Add(3 * time.Minute)
 		p := plan(t, v, c.ver)
 		w, _ := p.Option(Wait)
-		if w.Verdict != Safe || !strings.Contains(w.Why, "traffic goes back to the stable as its missing pods turn available") ||
-			!strings.HasSuffix(w.Effect.IfNeverReady, "the weight stays at 20% on "+c.canary+": with dynamicStableScale an aborted canary keeps the share the stable's available pods cannot take") {
-			t.Errorf("%s wait: %s %s / %q", c.ver, w.Verdict, w.Why, w.Effect.IfNeverReady)
+		if !strings.HasSuffix(w.Effect.IfNeverReady, "the weight stays at 20% on "+c.canary+": with dynamicStableScale an aborted canary keeps the share the stable's available pods cannot take") {
+			t.Errorf("%s wait: %q", c.ver, w.Effect.IfNeverReady)
+		}
+		// v1.7.2 scales the stable to 5 (4 available carry 80%); v1.10.2
+		// sizes it for the abort's weight, 4 pods, 3 of them available.
+		switch {
+		case c.ver == "v1.7.2" && (w.Verdict != Safe || !strings.Contains(w.Why, "traffic goes back to the stable as its missing pods turn available")):
+			t.Errorf("%s wait: %s %s", c.ver, w.Verdict, w.Why)
+		case c.ver == "v1.10.2" && (w.Verdict != Harmful || w.Why != "doing nothing leaves 80% of traffic on the stable app-6d7d6d5fd8's 3 available pods (that share needs 4)"):
+			t.Errorf("%s wait: %s %s", c.ver, w.Verdict, w.Why)
 		}
 		u, _ := p.Option(Undo)
 		if !strings.Contains(u.Effect.IfNeverReady, "the Rollout reads Healthy while the router keeps 20% on the canary Service, which still selects "+c.canary+"'s pods") {
@@ -837,5 +835,83 @@ func TestAbortWeightKeptByMinPods(t *testing.T) {
 	}
 	if u, _ := p.Option(Undo); p.Recommended != Undo || u.Effect.FinalWeight != 0 {
 		t.Errorf("recommended %s (%s); undo ends at %d%%", p.Recommended, p.Reason, u.Effect.FinalWeight)
+	}
+}
+
+// A stable short of pods while the canary takes its share (the lab: an
+// Istio canary of 5 paused at 20%, the stable with 3 available pods — two
+// of 5 hung, or with dynamicStableScale one of 4). Measured on v1.7.2 and
+// v1.10.2: an abort put 100% on those 3 pods on v1.7.2 without
+// dynamicStableScale and kept 80% on them on v1.10.2 (the stable availability
+// check, and with dynamicStableScale a stable sized for the abort's weight);
+// an undo without it moved the canary Service to the stable's pods at once
+// (100% on 3); a promote to 60% ended it, the ReplicaSet deleting the hung
+// pod first when it scaled the stable down. Once the pods have hung,
+// doing nothing is harmful and the delete comes first.
+func TestStableShortage(t *testing.T) {
+	for _, c := range []struct {
+		file        string
+		ver         upstream.Version
+		stable      string
+		abort, undo string // "" when the way out ends the shortage
+		pods        string
+	}{
+		{exampletest.LabIstioPausedStableShort17, "v1.7.2", "app-55594bfb", "100% of traffic on the stable app-55594bfb's 3 available pods (that share needs 5)", "100% of traffic on the stable app-55594bfb's 3 available pods (that share needs 5)", "hung pods"},
+		{exampletest.LabIstioPausedStableShort, "v1.10.2", "app-757dcfcc6d", "80% of traffic on the stable app-757dcfcc6d's 3 available pods (that share needs 4)", "100% of traffic on the stable app-757dcfcc6d's 3 available pods (that share needs 5)", "hung pods"},
+		{exampletest.LabDSSPausedStableHung, "v1.10.2", "app-757dcfcc6d", "80% of traffic on the stable app-757dcfcc6d's 3 available pods (that share needs 4)", "", "hung pod"},
+		{exampletest.LabDSSPausedStableHung17, "v1.7.2", "app-66c7799588", "", "", "hung pod"},
+	} {
+		v := exampletest.View(t, c.file)
+		v.Now = v.Now.Add(3 * time.Minute)
+		p := plan(t, v, c.ver)
+		short := "80% of traffic on the stable " + c.stable + "'s 3 available pods (that share needs 4)"
+		if w, _ := p.Option(Wait); w.Verdict != Harmful || w.Why != "doing nothing leaves "+short {
+			t.Errorf("%s %s wait: %s %s", c.file, c.ver, w.Verdict, w.Why)
+		}
+		for a, want := range map[Action]string{Abort: c.abort, Undo: c.undo, Promote: ""} {
+			o, _ := p.Option(a)
+			switch {
+			case want == "" && (o.Verdict == Harmful || !strings.HasPrefix(o.Why, "it ends the stable's shortage; ")):
+				t.Errorf("%s %s %s: %s %s; want it to end the shortage", c.file, c.ver, a, o.Verdict, o.Why)
+			case want != "" && (o.Verdict != Harmful || o.Why != "it puts or keeps "+want):
+				t.Errorf("%s %s %s: %s %s; want harmful, %s", c.file, c.ver, a, o.Verdict, o.Why, want)
+			}
+		}
+		a, _ := p.Option(Abort)
+		u, _ := p.Option(Undo)
+		if k := map[bool]upstream.Key{true: "tr.abort-weight-formula", false: "tr.stable-check-call"}[v.Rollout.Spec.Strategy.Canary.DynamicStableScale]; c.abort != "" && c.ver == "v1.10.2" {
+			if _, ok := citedKey(a.Cites, k); !ok {
+				t.Errorf("%s %s abort does not cite %s: %v", c.file, c.ver, k, a.Cites)
+			}
+		}
+		if _, ok := citedKey(u.Cites, "sv.canary-svc-target"); ok != (c.undo != "") {
+			t.Errorf("%s %s undo cites sv.canary-svc-target: %v, want %v", c.file, c.ver, ok, c.undo != "")
+		}
+		if p.Hung == nil || !strings.Contains(p.Hung.Text, "doing nothing leaves "+short+" until") ||
+			!strings.HasPrefix(p.Reason, "first delete the "+c.pods) || !strings.Contains(p.Reason, "that alone ends the stable's shortage — or ") {
+			t.Errorf("%s %s: hung %+v; reason %s", c.file, c.ver, p.Hung, p.Reason)
+		}
+	}
+	// The watch after a promote ends where the lab's v1.10.2 did: 60%, the
+	// stable still short of its two hung pods (promote, then 5/3), Paused.
+	v := exampletest.View(t, exampletest.LabIstioPausedStableShort)
+	v.Now = v.Now.Add(3 * time.Minute)
+	pr, _ := plan(t, v, "v1.10.2").Option(Promote)
+	end := Observation{Routed: true, CanaryWeight: 60, Phase: "Paused", Stable: "app-757dcfcc6d", ShortRS: "app-757dcfcc6d", ShortBy: 2}
+	if !end.Reached(pr.Effect) {
+		t.Errorf("the promote's end with the hung pods is not reached: %+v (%+v)", end, pr.Effect.endShort)
+	}
+	if end.ShortBy = 1; end.Reached(pr.Effect) {
+		t.Errorf("one pod short reached the promote's end: %+v", end)
+	}
+	// A minute after the hang, before the pods count as hung: doing nothing
+	// is safe (they may come back), but an abort on v1.7.2 and an undo
+	// still put all the traffic on the 3 pods at once.
+	p := plan(t, exampletest.View(t, exampletest.LabIstioPausedStableShort17), "v1.7.2")
+	w, _ := p.Option(Wait)
+	a, _ := p.Option(Abort)
+	u, _ := p.Option(Undo)
+	if w.Verdict != Safe || a.Verdict != Harmful || u.Verdict != Harmful || p.Hung != nil || a.Effect.StableExposure == nil || a.Effect.StableExposure.Needs != 5 {
+		t.Errorf("before hung: wait %s, abort %s %+v, undo %s, hung %+v", w.Verdict, a.Verdict, a.Effect.StableExposure, u.Verdict, p.Hung)
 	}
 }

@@ -56,6 +56,9 @@ func (o Observation) Reached(want Effect) bool {
 	if x := want.lasting; x != nil && o.ShortRS == x.Canary && o.ShortBy == x.Replicas-x.OnPods {
 		return true
 	}
+	if x := want.endShort; x.RS != "" && o.ShortRS == x.RS && o.ShortBy == x.By {
+		return true
+	}
 	return o.Settled
 }
 
