@@ -77,6 +77,10 @@ const (
 	LabDSSPausedStableHung      = "lab/istio-dss-paused-stable-hung-v1.10.json"
 	LabIstioPausedStableShort   = "lab/istio-paused-stable-short-v1.10.json"
 	LabIstioPausedStableShort17 = "lab/istio-paused-stable-short-v1.7.json"
+	// That Rollout (v1.10.2, two stable pods hung) undone: the router
+	// still at 20% while the canary Service selects the stable's pods,
+	// Degraded once the progress deadline passed.
+	LabIstioUndoneStableShort = "lab/istio-undone-stable-short-v1.10.json"
 	// A blue-green Rollout of 4 paused before promotion, one of its two
 	// preview pods hung (the lab, v1.7.2 and v1.10.2).
 	LabBlueGreenPreviewShort   = "lab/bluegreen-preview-short-v1.10.json"

@@ -587,7 +587,10 @@ func matchStableUnderweight(c *Context) *BugMatch {
 		sw += in.Weights.Canary.Weight - *in.RouterWeight
 	}
 	need := model.WeightToReplicas(in.Replicas, sw, in.MaxWeight)
-	if sw <= 0 || in.Stable.Available >= need {
+	if sw <= 0 || in.Stable.Available >= need || lostPods(c, in.Stable) >= need-in.Stable.Available {
+		// Pods that ran and then went unready (hung, crashing) are the
+		// stable losing pods under a weight it had them for, not the
+		// controller moving weight onto pods it does not have: RD178.
 		return nil
 	}
 	return &BugMatch{
@@ -596,6 +599,25 @@ func matchStableUnderweight(c *Context) *BugMatch {
 		Do:       "watch the stable's pods for overload until it has " + fmt.Sprint(need) + " available; on this version do not push a new revision over an unfinished canary with dynamicStableScale: abort first and let the stable scale up",
 		Evidence: []rules.Evidence{ev(c.obj(), "status.canary.weights.stable.weight", sw), rsEvidence(in.Stable)},
 	}
+}
+
+// lostPods counts a ReplicaSet's pods that are unready after having run
+// (restarted, crashing, or unready since after their container started),
+// by the pods read; none when pods were not read.
+func lostPods(c *Context, r *model.RS) int32 {
+	var n int32
+	if c.View.Workload == nil {
+		return 0
+	}
+	for _, p := range c.View.Workload.Pods {
+		if p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != r.Hash || p.DeletionTimestamp != nil {
+			continue
+		}
+		if since, down := unreadySince(p); down && !stillStarting(p, since) {
+			n++
+		}
+	}
+	return n
 }
 
 func matchPromoteFullOverweight(c *Context) *BugMatch {

@@ -268,6 +268,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 	for _, c := range dssCases {
 		cases = append(cases, rulestest.Case{ID: "RD175", State: c.name, Fire: c.fires})
 	}
+	for _, c := range stableLoadCases {
+		cases = append(cases, rulestest.Case{ID: "RD178", State: c.name, Fire: c.fires})
+	}
 	rulestest.Coverage(t, rules.AreaRollout, cases)
 }
 

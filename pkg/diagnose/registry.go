@@ -67,6 +67,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD172": checkRestart,
 	"RD173": checkRestartStalled,
 	"RD175": checkDynamicRollback,
+	"RD178": checkStableOverCapacity,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

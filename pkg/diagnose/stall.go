@@ -140,7 +140,7 @@ func missingPodsFix(c *Context, stable *model.RS, then string) string {
 	switch {
 	case len(hung) > 0:
 		del = fmt.Sprintf("Delete the hung %s, not Ready for over two minutes (`kubectl delete pod -n %s %s`): the ReplicaSet replaces %s, and once the new %s Ready %s; then find out why %s hung (kubectl rolloutdoctor pods).",
-			plural("pod", len(hung)), hung[0].Namespace, names(hung), them(len(hung)), map[bool]string{true: "pod is", false: "pods are"}[len(hung) == 1], then, them(len(hung)))
+			plural("pod", len(hung)), hung[0].Namespace, names(hung), them(len(hung)), map[bool]string{true: "pod is", false: "pods are"}[len(hung) == 1], then, map[bool]string{true: "it", false: "they"}[len(hung) == 1])
 	case len(starting) > 0:
 		it, does, pods := "it", "does", "pod is"
 		if len(starting) > 1 {

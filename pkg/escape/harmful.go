@@ -63,7 +63,9 @@ func leastHarmful(opts []Option, base model.Inputs, v *snapshot.View) (Action, s
 			}
 		}
 	}
-	if base.TrafficRouted {
+	if base.TrafficRouted && best.Effect.Exposure != nil {
+		// Only for the canary's exposure: weights back to the stable by
+		// hand would add to a stable's shortage.
 		why += ". Outside the controller's verbs: scale the argo-rollouts controller Deployment to 0, set the router's weights back to the stable by hand, and scale the controller up again once the canary has the pods — risk: no Rollout in the cluster is reconciled meanwhile, and on its first pass back the controller writes its own weight again"
 	}
 	return best.Action, why

@@ -324,12 +324,28 @@ func citedKey(cs []upstream.Cite, k upstream.Key) (upstream.Cite, bool) {
 	return upstream.Cite{}, false
 }
 
-// stableNow is the stable's shortage in the state read, if any.
+// canaryInPlay: with trafficRouting, an update is under way, or the
+// router still sends a weight to another revision's destination (an undo
+// to the stable the router has not caught up with).
+func canaryInPlay(in model.Inputs) bool {
+	if !in.TrafficRouted || in.Stable == nil || in.New == nil {
+		return false
+	}
+	return in.New.Hash != in.Stable.Hash || in.Weights != nil && in.Weights.Canary.PodTemplateHash != in.Stable.Hash && in.Traffic() > 0
+}
+
+// stableNow is the stable's shortage in the state read, if any: all the
+// traffic is its when the update is the stable and, without
+// dynamicStableScale, the canary Service selects its pods too.
 func stableNow(in model.Inputs) *Shortage {
-	if !in.TrafficRouted || in.Stable == nil || in.New == nil || in.New.Hash == in.Stable.Hash {
+	if !canaryInPlay(in) {
 		return nil
 	}
-	return stableShort(in, in.Stable.Name, in.MaxWeight-in.Traffic(), in.Stable.Available)
+	share := in.MaxWeight - in.Traffic()
+	if in.New.Hash == in.Stable.Hash && !in.DSS {
+		share = in.MaxWeight
+	}
+	return stableShort(in, in.Stable.Name, share, in.Stable.Available)
 }
 
 // stableHarmOf is the stable's shortage that counts against an effect:
@@ -420,7 +436,7 @@ func Build(in Input) (*Plan, error) {
 	// its revision do): a way out that leaves the stable short of them
 	// carrying its share keeps the shortage for as long as they hang.
 	var stableHung int32
-	if r := base.Stable; base.TrafficRouted && r != nil && base.New != nil && r.Name != base.New.Name && r.Spec > r.Available {
+	if r := base.Stable; canaryInPlay(base) && r.Spec > r.Available {
 		stableHung = min(int32(len(diagnose.HungPods(v, r.Hash))), r.Spec-r.Available)
 	}
 	// stuck sets e's stable harm, and where the watch may see it end:
@@ -550,24 +566,28 @@ func Build(in Input) (*Plan, error) {
 	}
 	p.Hung = hungNote(v, base, p.Options, wait.stableHarm)
 	p.Recommended, p.Reason = recommend(p.Options, base, p.Hung != nil)
-	switch h := p.Hung; {
-	case h != nil && wait.stableHarm != nil && stableHung > 0:
-		// The delete alone ends the stable's shortage; a way out that
-		// ends it too also decides the release.
-		p.Reason = fmt.Sprintf("first %s; that alone ends the stable's shortage — or %s", h.Fix, p.Reason)
-	case h != nil:
-		// Every way out that scales waits on them too: the delete comes
-		// first, whichever way out is then taken.
-		p.Reason = fmt.Sprintf("first %s; then %s", h.Fix, p.Reason)
-	}
 	if w, _ := p.Option(Wait); p.Recommended == Wait && w.Verdict == Harmful {
 		p.AllHarmful = true
 		p.Recommended, p.Reason = leastHarmful(p.Options, base, v)
-		if base.TrafficRouted {
+		if o, _ := p.Option(p.Recommended); base.TrafficRouted && o.Effect.Exposure != nil {
 			// The out-of-band option rests on the controller writing its
 			// computed weight on every pass.
 			p.ReasonCites = cite("tr.set-weight-call")
 		}
+	}
+	switch h := p.Hung; {
+	case h != nil && wait.stableHarm != nil && stableHung > 0:
+		// The delete alone ends the stable's shortage; a way out that
+		// ends it too also decides the release.
+		or := "or"
+		if p.AllHarmful {
+			or = "until then,"
+		}
+		p.Reason = fmt.Sprintf("first %s; that alone ends the stable's shortage — %s %s", h.Fix, or, p.Reason)
+	case h != nil:
+		// Every way out that scales waits on them too: the delete comes
+		// first, whichever way out is then taken.
+		p.Reason = fmt.Sprintf("first %s; then %s", h.Fix, p.Reason)
 	}
 	p.GitOps = detectGitOps(v, ver)
 	p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)
