@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func init() {
 	scenarios = append(scenarios, scenario{"basic-canary", basicCanary}, scenario{"basic-replaced", basicReplaced},
 		scenario{"basic-paused-promote", basicPausedPromote}, scenario{"basic-stable-hung", basicStableHung},
 		scenario{"istio-stable-hung", istioStableHung},
-		scenario{"istio-dss-stable-hung", istioDSSStableHung})
+		scenario{"istio-dss-stable-hung", istioDSSStableHung}, scenario{"istio-stable-short", istioStableShort})
 }
 
 // plainCanaryYAML is a canary Rollout without trafficRouting: replicas
@@ -437,6 +438,14 @@ func istioDSSStableHung(t *testing.T, h *harness) {
 	})
 	_, _, canaryHash, _, _ := h.status()
 	hung := h.hangFirstPod(o, stableHash, 3)
+	// Once the pod counts as hung, escape rates the stable's capacity
+	// after an abort: v1.9+ size the stable for the abort's 80%, 4 pods,
+	// 3 of them available; v1.7 and v1.8 scale it back to 5.
+	ab3, _ := h.planLater(3 * time.Minute).Option(escape.Abort)
+	stablePred := "the stable carries its share"
+	if m := shortRE.FindStringSubmatch(ab3.Why); ab3.Verdict == escape.Harmful && m != nil {
+		stablePred = m[1] + "% on " + m[2]
+	}
 	p := h.plan()
 	ab, _ := p.Option(escape.Abort)
 	un, _ := p.Option(escape.Undo)
@@ -451,9 +460,19 @@ func istioDSSStableHung(t *testing.T, h *harness) {
 	}
 
 	h.abortAndHold()
-	got := fmt.Sprintf("abort at %d%%", o.Now().CanaryWeight)
+	s0 := o.Now()
+	got := fmt.Sprintf("abort at %d%%", s0.CanaryWeight)
 	if f := finding(h.diagnose("app"), "RD104"); f == nil || !strings.HasPrefix(f.Message, "aborted, but traffic is not back on stable: 20% still goes to the canary: with dynamicStableScale") {
 		got += " (RD104 not saying why)"
+	}
+	stableGot := "the stable carries its share"
+	if share, a := 100-s0.CanaryWeight, s0.RS[stableHash].Available; int64(a)*100 < int64(share)*5 {
+		stableGot = fmt.Sprintf("%d%% on %d", share, a)
+	}
+	stableWant := map[bool]string{true: "80% on 3", false: "the stable carries its share"}[!strings.HasPrefix(h.version, "v1.7.") && !strings.HasPrefix(h.version, "v1.8.")]
+	h.record("Istio canary with dynamicStableScale at 20%, one stable pod hung: the stable's share after an abort, on its available pods", stablePred, stableGot)
+	if stablePred != stableWant || stableGot != stableWant {
+		t.Errorf("the stable after an abort with a hung pod: escape said %q, the controller left %q; want %q\n%s", stablePred, stableGot, stableWant, h.dump())
 	}
 	h.run("escape", "app", "--do", "undo", "--yes", "--force", "--watch-timeout", "0")
 	h.waitFor("Healthy after the undo", 60*time.Second, func() bool {
@@ -501,25 +520,38 @@ func (h *harness) abortAndHold() {
 // ReplicaSet counts available pods; it returns the pod's name.
 func (h *harness) hangFirstPod(o *observer, hash string, available int64) string {
 	h.t.Helper()
-	// Not one being deleted: a scale-down just before leaves terminating
+	return h.hangPods(o, hash, 1, available)[0]
+}
+
+// hangPods hangs the first n pods of the ReplicaSet as hangFirstPod does
+// one, and returns their names.
+func (h *harness) hangPods(o *observer, hash string, n int, available int64) []string {
+	h.t.Helper()
+	// Not ones being deleted: a scale-down just before leaves terminating
 	// pods in the list (the lab's kwok keeps them a while).
-	pod := ""
+	var pods []string
 	out := h.kubectl("-n", h.ns, "get", "pods", "-l", "rollouts-pod-template-hash="+hash, "--sort-by", "{.metadata.name}",
 		"-o", `jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\n"}{end}`)
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if f := strings.Fields(l); len(f) == 1 {
-			pod = f[0]
-			break
+		if f := strings.Fields(l); len(f) == 1 && len(pods) < n {
+			pods = append(pods, f[0])
 		}
 	}
-	if pod == "" {
-		h.t.Fatalf("no pod of %s that is not being deleted:\n%s", hash, out)
+	if len(pods) < n {
+		h.t.Fatalf("fewer than %d pods of %s that are not being deleted:\n%s", n, hash, out)
 	}
-	h.hang(pod)
-	h.waitFor("the pod to hang", 60*time.Second, func() bool {
-		return h.kubectl("-n", h.ns, "get", "pod", pod, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`) == "False" && o.Now().RS[hash].Available == available
+	for _, pod := range pods {
+		h.hang(pod)
+	}
+	h.waitFor("the pods to hang", 60*time.Second, func() bool {
+		for _, pod := range pods {
+			if h.kubectl("-n", h.ns, "get", "pod", pod, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`) != "False" {
+				return false
+			}
+		}
+		return o.Now().RS[hash].Available == available
 	})
-	return pod
+	return pods
 }
 
 // hang puts the pod in the lab's crash-loop stage: Ready for 1 s, then an
@@ -528,4 +560,50 @@ func (h *harness) hang(pod string) {
 	h.t.Helper()
 	h.kubectl("-n", h.ns, "annotate", "pod", pod, "crash-loop.stage.rolloutdoctor.dev/enabled=true",
 		"crash-loop.stage.rolloutdoctor.dev/ready-for=1s", "crash-loop.stage.rolloutdoctor.dev/back-off=3600s")
+}
+
+// shortRE reads the stable's share and available pods out of a way out's
+// harmful verdict.
+var shortRE = regexp.MustCompile(`(\d+)% of traffic on the stable app-[0-9a-z]+'s (\d+) available pods`)
+
+// istioStableShort: an Istio canary of 5 paused at 20% without
+// dynamicStableScale, two stable pods hung: the stable carries 80% on 3
+// pods. Once they count as hung (planned three minutes on, from a
+// snapshot taken now: the controller does nothing meanwhile) escape must
+// rate doing nothing harmful, a promote as ending it, and an abort by the
+// share it leaves on those 3 pods — 100% on v1.7.2, which writes 0% at
+// once, 80% from v1.8.2, whose stable availability check holds 20%; RD178
+// must name the state. The abort must then leave what escape said.
+func istioStableShort(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 5, steps: "[{setWeight: 20}, {pause: {}}, {setWeight: 60}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.trafficObjects(spec.mode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stableHash := h.healthy(o, 5, 90*time.Second)
+	h.apply(h.rolloutYAML(spec, "b"))
+	h.waitFor("the pause at 20%", 90*time.Second, func() bool { return h.pausedAt(1)() && o.Now().CanaryWeight == 20 })
+	h.hangPods(o, stableHash, 2, 3)
+	p := h.planLater(3 * time.Minute)
+	w, _ := p.Option(escape.Wait)
+	pr, _ := p.Option(escape.Promote)
+	ab, _ := p.Option(escape.Abort)
+	short := "80% of traffic on the stable app-" + stableHash + "'s 3 available pods (that share needs 4)"
+	if w.Verdict != escape.Harmful || w.Why != "doing nothing leaves "+short || !strings.HasPrefix(pr.Why, "it ends the stable's shortage; ") {
+		t.Errorf("escape once the pods hung: wait %s %q; promote %s %q", w.Verdict, w.Why, pr.Verdict, pr.Why)
+	}
+	if f := finding(h.diagnose("app"), "RD178"); f == nil || !strings.HasPrefix(f.Message, "80% of traffic on the stable app-"+stableHash+"'s 3 available pods: that share needs 4 of 5") {
+		t.Errorf("RD178: %+v", f)
+	}
+	pred := "the stable carries its share"
+	if m := shortRE.FindStringSubmatch(ab.Why); ab.Verdict == escape.Harmful && m != nil {
+		pred = m[1] + "% on " + m[2]
+	}
+	h.abortAndHold()
+	s := o.Now()
+	got := fmt.Sprintf("%d%% on %d", 100-s.CanaryWeight, s.RS[stableHash].Available)
+	want := map[bool]string{true: "100% on 3", false: "80% on 3"}[h.version == "v1.7.2"]
+	h.record("Istio canary at 20%, two of 5 stable pods hung: the stable's share after an abort, on its available pods", pred, got)
+	if pred != want || got != want {
+		t.Errorf("abort with the stable short: escape said %q, the controller left %q; want %q\n%s", pred, got, want, h.dump())
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/escape"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/gather"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
 )
 
 func init() {
@@ -47,6 +48,41 @@ func (h *harness) plan() *escape.Plan {
 	p := &escape.Plan{}
 	if err := json.Unmarshal([]byte(out), p); err != nil {
 		h.t.Fatalf("escape -o json: %v\n%s", err, out)
+	}
+	return p
+}
+
+// planLater plans in-process from a snapshot the plugin takes now, read as
+// if d had passed: escape counts a pod as hung only after minutes
+// unready, and in the states this is for the controller does nothing
+// meanwhile, so the lab need not wait them out.
+func (h *harness) planLater(d time.Duration) *escape.Plan {
+	h.t.Helper()
+	cmd := exec.Command(plugin, "snapshot", "app", "-n", h.ns, "--kubeconfig", kubeconfig)
+	out, err := cmd.Output()
+	if err != nil {
+		h.t.Fatalf("snapshot: %v", err)
+	}
+	s, err := snapshot.Read("snapshot", bytes.NewReader(out))
+	if err != nil {
+		h.t.Fatalf("snapshot: %v", err)
+	}
+	ro, err := s.FindRollout(h.ns, "app")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	v, err := s.View(ro)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	v.Now = v.Now.Add(d)
+	cv, err := model.DetectVersionFor("", v, "")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	p, err := escape.Build(escape.Input{View: v, Controller: cv})
+	if err != nil {
+		h.t.Fatalf("escape: %v", err)
 	}
 	return p
 }
