@@ -244,7 +244,7 @@ func knownBugs() []Bug {
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
 			Buggy: []upstream.Key{"tr.promote-full-dss-cap"}, Lab: "reproduced (e2e bug-promote-full-overweight), as in the issue: spec.replicas 1, dynamicStableScale, setCanaryScale 2 then a pause, `promote --full` with the official plugin, Istio host mode, and a validating webhook of the test's enforcing Istio's weight rule (each weight 0–100, a route's total 100): on v1.7.2, v1.8.2 and v1.8.3 the controller wrote canary 200 and stable -100, on v1.9.3 and v1.10.2 canary 200 and stable 0; denied 14–15 times in 21 s (TrafficRoutingError), the VirtualService kept at 0, the canary at 2 and the stable at 1, the Rollout still Paused at step 1 with promoteFull set. spec.replicas raised to 2: weight 100 and Healthy on the new revision within 6–13 s on every version. No fixed version to compare", Match: matchPromoteFullOverweight},
 		{Rule: "RD158", Issue: 3078, Name: "canary Service selector flips after an abort",
-			Buggy: []upstream.Key{"tr.abort-canary-svc-to-stable", "sv.canary-svc-target"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4442)", Lab: "reproduced (e2e bug-canary-svc-flap): nginx, aborted at setWeight 50 of 4 with abortScaleDownDelaySeconds 30: the canary Service selector went to the stable and back to the canary 7–34 times in the first 10 s and 46–114 times until the canary was scaled down 30–32 s after the abort on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2 (load average about 20; 402 with two versions alone), and never afterwards; the Rollout's events showed only 4–6 SwitchService. No fixed version to compare", Match: matchCanaryServiceFlap},
+			Buggy: []upstream.Key{"tr.abort-canary-svc-to-stable", "sv.canary-svc-target", "rs.abort-delay-needs-stable-full"}, FixUpstream: "no release fixes it yet (fix proposed in PR #4442)", Lab: "reproduced (e2e bug-canary-svc-flap): nginx, aborted at setWeight 50 of 4 with abortScaleDownDelaySeconds 30: the canary Service selector went to the stable and back to the canary 7–34 times in the first 10 s and 46–114 times until the canary was scaled down 30–32 s after the abort on v1.7.2, v1.8.2, v1.8.3, v1.9.3 and v1.10.2 (load average about 20; 402 with two versions alone), and never afterwards; the Rollout's events showed only 4–6 SwitchService. With the stable short (Istio, 5 replicas aborted at 20% with two stable pods hung, by hand on v1.7.2 and v1.10.2) the canary was not scaled down and the selector still alternated over a minute after the abort. No fixed version to compare", Match: matchCanaryServiceFlap},
 	}
 }
 
@@ -664,11 +664,21 @@ func matchCanaryServiceFlap(c *Context) *BugMatch {
 	if in.AbortDelay != nil {
 		delay = fmt.Sprintf("abortScaleDownDelaySeconds (%d s)", *in.AbortDelay)
 	}
+	until := "until the canary is scaled down " + delay + " after the stable is full"
+	do := "expect it to stop when the canary is scaled down; to end it sooner lower abortScaleDownDelaySeconds, and do not route anything that must stay on stable through the canary Service meanwhile"
+	if s := in.Stable; s.Available < in.Replicas {
+		// The scale-down deadline waits for a full stable
+		// (rs.abort-delay-needs-stable-full): the lab, v1.7.2 and
+		// v1.10.2, the stable at 3 of 5 with two pods hung, flipped the
+		// Service for as long as they hung.
+		until = fmt.Sprintf("for as long as the stable %s has fewer than %d available (%d now): the canary is scaled down only %s after it is full", s.Name, in.Replicas, s.Available, delay)
+		do = "get the stable's missing pods available (a hung pod: delete it) — the flipping ends " + delay + " later; meanwhile route nothing that must stay on stable through the canary Service"
+	}
 	m := &BugMatch{
 		State: fmt.Sprintf("aborted with traffic routing while canary %s still has %d available pod(s)", in.New.Name, in.New.Available),
-		Effect: "each pass points Service " + c.canary().CanaryService + " at the canary (Service sync) and then back at the stable (traffic routing's abort), until the canary is scaled down " +
-			delay + " after the stable is full; whatever sends to that Service alternates between versions, and a GitOps tool sees it change",
-		Do:       "expect it to stop when the canary is scaled down; to end it sooner lower abortScaleDownDelaySeconds, and do not route anything that must stay on stable through the canary Service meanwhile",
+		Effect: "each pass points Service " + c.canary().CanaryService + " at the canary (Service sync) and then back at the stable (traffic routing's abort), " +
+			until + "; whatever sends to that Service alternates between versions, and a GitOps tool sees it change",
+		Do:       do,
 		Evidence: []rules.Evidence{ev(c.obj(), "status.abort", true), rsEvidence(in.New)},
 	}
 	if n := c.switchEvents(); n > 0 {

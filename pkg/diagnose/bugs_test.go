@@ -200,6 +200,8 @@ var bugCases = []bugCase{
 		says: "each pass points Service checkout-api-canary at the canary"},
 	{name: "aborted, canary 2 available, 5 SwitchService events (what the lab's events showed)", id: "RD158", edit: both(noWindow, aborted), objs: addObjs(switchEvent(5)), fires: allVersions,
 		says: "each pass points Service checkout-api-canary at the canary"},
+	{name: "aborted, canary 2 available, the stable 10 of 20", id: "RD158", edit: both(noWindow, aborted), objs: rsStatus("checkout-api-6d8f7c9b5d", 20, 10), fires: allVersions,
+		says: "for as long as the stable checkout-api-6d8f7c9b5d has fewer than 20 available (10 now): the canary is scaled down only abortScaleDownDelaySeconds after it is full"},
 	{name: "aborted, canary scaled down", id: "RD158", edit: both(noWindow, aborted), objs: rsStatus("checkout-api-5f6c8d7b9a", 0, 0)},
 	{name: "not aborted", id: "RD158", edit: noWindow},
 
