@@ -81,6 +81,11 @@ const (
 	// still at 20% while the canary Service selects the stable's pods,
 	// Degraded once the progress deadline passed.
 	LabIstioUndoneStableShort = "lab/istio-undone-stable-short-v1.10.json"
+	// An ALB canary of 4 that ran with stableService and canaryService,
+	// switched to pingPong with two new Services (selector app: app), then
+	// paused at 25% of its next revision (v1.10.2, #5006): pong, the stable
+	// one, without a pod-template hash.
+	LabPingPongAdopted = "lab/alb-pingpong-adopted-v1.10.json"
 	// A blue-green Rollout of 4 paused before promotion, one of its two
 	// preview pods hung (the lab, v1.7.2 and v1.10.2).
 	LabBlueGreenPreviewShort   = "lab/bluegreen-preview-short-v1.10.json"

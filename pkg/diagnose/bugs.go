@@ -8,6 +8,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
@@ -239,6 +240,10 @@ func knownBugs() []Bug {
 		{Rule: "RD177", Issue: 4973, Name: "an aborted canary with dynamicStableScale is scaled up again while the stable is short of pods",
 			Buggy: []upstream.Key{"uc.desired-canary-weight-abort-dss"}, FixUpstream: "no release fixes it yet; PR #5018 proposed a fix",
 			Lab: "reproduced (e2e bug-dss-abort-rescale, and by hand): an Istio canary of 4 with dynamicStableScale, aborted at 20% and done (0%, the canary at 0), then spec.replicas 6 with three stable pods hung (3 of 6 available): v1.9.3 and v1.10.2 sized the aborted canary 2 again, both pods available, and (by hand, v1.10.2) the canary Service switched between them and the stable; v1.7.2, v1.8.2 and v1.8.3 kept it at 0. With one stable pod hung, v1.10.2 sized it 2 only until the stable had 4 available. Deleting the hung pods brought the canary back to 0 on every version", Match: matchDSSAbortRescale},
+		{Rule: "RD179", Issue: 5006, Name: "the stable ping-pong Service selects the canary's pods",
+			Buggy: []upstream.Key{"pp.canary-service-new", "pp.stable-is-ping", "sv.no-name-no-target"}, FixUpstream: "no release fixes it yet; PR #4994 proposed a fix",
+			Lab:   "reproduced (e2e bug-pingpong-stable-selector, and by hand on v1.7.2 and v1.10.2): an ALB canary of 4 with stableService and canaryService, Healthy, switched to pingPong with two new Services that select app: app, then a new revision at setWeight 25: the ALB action sent 25% to ping, which the controller pointed at the canary, and 75% to pong, the stable one (status.canary.stablePingPong empty), whose selector the controller left without a pod-template hash — it selected the canary's pod as well as the stable's 4. A Rollout created with pingPong from the start was not affected: its first deploy points ping at the stable",
+			Match: matchPingPongStableSelector},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
@@ -598,6 +603,72 @@ func matchStableUnderweight(c *Context) *BugMatch {
 		Effect:   "this version sets the weight without checking that the stable has the pods for it, so the stable's pods take more than their share until it scales up",
 		Do:       "watch the stable's pods for overload until it has " + fmt.Sprint(need) + " available; on this version do not push a new revision over an unfinished canary with dynamicStableScale: abort first and let the stable scale up",
 		Evidence: []rules.Evidence{ev(c.obj(), "status.canary.weights.stable.weight", sw), rsEvidence(in.Stable)},
+	}
+}
+
+// matchPingPongStableSelector: with ping-pong, the Service in the stable
+// role (pong unless status.canary.stablePingPong is ping) is never pointed
+// at the stable by the controller; one without the pod-template hash —
+// ping-pong enabled on a Rollout that had run without it — selects the
+// canary's pods too, so part of the stable's weight reaches the canary.
+func matchPingPongStableSelector(c *Context) *BugMatch {
+	cs, in, w := c.canary(), c.Analysis.Inputs, c.View.Workload
+	if c.bg() != nil || cs == nil || cs.PingPong == nil || w == nil || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash || in.New.Available == 0 {
+		return nil // no canary pod for the stable's weight to reach
+	}
+	role, other := cs.PingPong.PongService, cs.PingPong.PingService
+	if c.ro.Status.Canary.StablePingPong == v1alpha1.PPPing {
+		role, other = other, role
+	}
+	var svc *corev1.Service
+	for _, s := range w.Services {
+		if s.Name == role {
+			svc = s
+		}
+	}
+	// The pods carry their ReplicaSet's pod-template hash label: a
+	// selector with another hash does not pick them.
+	picks := func(name string) bool {
+		for _, rs := range c.View.ReplicaSets {
+			if rs.Name == name && svc != nil && len(svc.Spec.Selector) > 0 {
+				for k, v := range svc.Spec.Selector {
+					if rs.Spec.Template.Labels[k] != v {
+						return false
+					}
+				}
+				return true
+			}
+		}
+		return false
+	}
+	if !picks(in.New.Name) {
+		return nil
+	}
+	share := in.MaxWeight - in.Traffic()
+	pods := in.New.Available
+	if picks(in.Stable.Name) {
+		pods += in.Stable.Available
+	}
+	extra := int32(0)
+	if pods > 0 {
+		extra = share * in.New.Available / pods
+	}
+	also := fmt.Sprintf(" as well as the stable's %d", in.Stable.Available)
+	if !picks(in.Stable.Name) {
+		also = ", not the stable's"
+	}
+	return &BugMatch{
+		State: fmt.Sprintf("ping-pong: Service %s, the stable one (status.canary.stablePingPong %q), selects the canary %s's pods (selector %s, not the stable's %s)",
+			role, c.ro.Status.Canary.StablePingPong, in.New.Name, "{"+labels.Set(svc.Spec.Selector).String()+"}", v1alpha1.DefaultRolloutUniqueLabelKey),
+		Effect: fmt.Sprintf("the controller points only %s, the canary one, at a ReplicaSet and leaves %s as it is, so the router's %d%% for the stable reaches the canary's %d available %s%s: the canary takes about %d%%, not %d%%, until a promotion makes %s the canary one",
+			other, role, share, in.New.Available, plural("pod", int(in.New.Available)), also, in.Traffic()+extra, in.Traffic(), role),
+		Do: fmt.Sprintf("point %s at the stable (`kubectl patch service %s -n %s --type merge -p '{\"spec\":{\"selector\":{%q:%q}}}'`) — the controller does not touch it until a promotion makes it the canary one; an abort ends it only once the canary is scaled down",
+			role, role, c.ro.Namespace, v1alpha1.DefaultRolloutUniqueLabelKey, in.Stable.Hash),
+		Evidence: []rules.Evidence{
+			ev("Service "+c.ro.Namespace+"/"+role, "spec.selector", "{"+labels.Set(svc.Spec.Selector).String()+"}"),
+			ev(c.obj(), "status.canary.stablePingPong", string(c.ro.Status.Canary.StablePingPong)),
+			rsEvidence(in.New),
+		},
 	}
 }
 

@@ -80,3 +80,72 @@ func TestStableOverCapacity(t *testing.T) {
 		}
 	}
 }
+
+// The lab's ALB canary that adopted ping-pong with new Services (#5006,
+// v1.10.2): pong, the stable one, selects the canary's pod too.
+var pingPongCases = []struct {
+	name  string
+	ver   upstream.Version
+	edit  func(*snapshot.View)
+	fires bool
+}{
+	{name: "ping-pong adopted, pong (stable) without a hash, paused at 25% (lab v1.10.2)", ver: "v1.10.2", fires: true},
+	{name: "the same on v1.7.2, which has the same code", ver: "v1.7.2", fires: true},
+	{name: "pong patched to the stable's hash", ver: "v1.10.2", edit: func(v *snapshot.View) {
+		for _, s := range v.Workload.Services {
+			if s.Name == "app-pong" {
+				s.Spec.Selector = map[string]string{"app": "app", "rollouts-pod-template-hash": v.Rollout.Status.StableRS}
+			}
+		}
+	}},
+	{name: "after a promotion: ping the stable one, on the stable's hash, pong on the canary's", ver: "v1.10.2", edit: func(v *snapshot.View) {
+		v.Rollout.Status.Canary.StablePingPong = "ping"
+		for _, s := range v.Workload.Services {
+			switch s.Name {
+			case "app-ping":
+				s.Spec.Selector = map[string]string{"app": "app", "rollouts-pod-template-hash": v.Rollout.Status.StableRS}
+			case "app-pong":
+				s.Spec.Selector = map[string]string{"app": "app", "rollouts-pod-template-hash": v.Rollout.Status.CurrentPodHash}
+			}
+		}
+	}},
+	{name: "the canary scaled down after an abort", ver: "v1.10.2", edit: func(v *snapshot.View) {
+		for _, rs := range v.ReplicaSets {
+			if rs.Name != "app-"+v.Rollout.Status.StableRS {
+				rs.Status.AvailableReplicas, rs.Status.ReadyReplicas = 0, 0
+			}
+		}
+	}},
+}
+
+func TestPingPongStableSelector(t *testing.T) {
+	for _, c := range pingPongCases {
+		v := exampletest.View(t, exampletest.LabPingPongAdopted)
+		if c.edit != nil {
+			c.edit(v)
+		}
+		r := Run(v, model.ControllerVersion{Assumed: c.ver, Source: model.SourceFlag, Exact: true}, Options{})
+		f := findingOf(r, "RD179")
+		if (f != nil) != c.fires {
+			t.Errorf("%s: RD179 %+v, want fires=%v", c.name, f, c.fires)
+			continue
+		}
+		if f == nil {
+			continue
+		}
+		for _, want := range []string{
+			`ping-pong: Service app-pong, the stable one (status.canary.stablePingPong ""), selects the canary app-5c6547567c's pods (selector {app=app}, not the stable's rollouts-pod-template-hash)`,
+			"the router's 75% for the stable reaches the canary's 1 available pod as well as the stable's 4: the canary takes about 40%, not 25%",
+			`kubectl patch service app-pong -n pr-v1102 --type merge -p '{"spec":{"selector":{"rollouts-pod-template-hash":"8674898df6"}}}'`,
+		} {
+			if !strings.Contains(f.Message, want) {
+				t.Errorf("%s: RD179 %q\nwant %q", c.name, f.Message, want)
+			}
+		}
+		for _, k := range []upstream.Key{"pp.stable-is-ping", "pp.canary-service-new", "sv.no-name-no-target"} {
+			if _, ok := cited(*f, k); !ok {
+				t.Errorf("%s: RD179 does not cite %s", c.name, k)
+			}
+		}
+	}
+}

@@ -57,6 +57,7 @@ const (
 	srcXC      = `experiments/experiment.go`
 	srcRT      = `rollout/restart.go`
 	srcRU      = `utils/rollout/rolloututil.go`
+	srcSH      = `rollout/trafficrouting/service_helper.go`
 )
 
 var facts = []Fact{
@@ -2493,6 +2494,20 @@ var facts = []Fact{
 		File:     srcSV,
 		Contains: `return c.ensureSVCTargets(canaryService, c.newRS, false)`,
 		Lines:    Lines{"v1.7.2": 247, "v1.8.2": 248, "v1.8.3": 248, "v1.9.3": 250, "v1.10.2": 250},
+	},
+	{
+		Key:      "pp.stable-is-ping",
+		Claim:    `With ping-pong the ping Service is the stable one only when status.canary.stablePingPong is "ping": empty (before the first promotion under ping-pong) or "pong" makes the pong Service the stable one and ping the canary one.`,
+		File:     srcSH,
+		Contains: `return ro.Status.Canary.StablePingPong == v1alpha1.PPPing`,
+		Lines:    Lines{"v1.7.2": 37, "v1.8.2": 37, "v1.8.3": 37, "v1.9.3": 37, "v1.10.2": 37},
+	},
+	{
+		Key:      "sv.no-name-no-target",
+		Claim:    `A Service target with no name is left alone: with ping-pong stableService is empty, so nothing points the stable-role Service at the stable ReplicaSet.`,
+		File:     srcSV,
+		Contains: `if rs == nil || svcName == "" {`,
+		Lines:    Lines{"v1.7.2": 293, "v1.8.2": 294, "v1.8.3": 294, "v1.9.3": 296, "v1.10.2": 296},
 	},
 	{
 		Key:      "pp.swap-on-promotion",

@@ -24,6 +24,7 @@ func init() {
 		scenario{"bug-dss-abort", bugDSSAbort},
 		scenario{"bug-dss-minpods-abort", bugDSSMinPodsAbort},
 		scenario{"bug-dss-abort-rescale", bugDSSAbortRescale},
+		scenario{"bug-pingpong-stable-selector", bugPingPongStableSelector},
 		scenario{"bug-promote-full-abort", bugPromoteFullAbort},
 		scenario{"bug-canary-svc-flap", bugCanarySvcFlap},
 		scenario{"bug-stable-underweight", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, false) }},
@@ -733,5 +734,85 @@ func bugPromoteFullOverweight(t *testing.T, h *harness) {
 	}
 	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD157") {
 		t.Errorf("RD157 still reported once the promotion completed: %s", ids)
+	}
+}
+
+// bugPingPongStableSelector (#5006): an ALB canary of 4 with stableService
+// and canaryService runs revision A; then it adopts ping-pong with two new
+// Services that select app: app, and revision B pauses at 25%. The
+// controller points ping (the canary one while status.canary.stablePingPong
+// is empty) at B and leaves pong, the stable one, without a pod-template
+// hash: it selects B's pod as well as A's. RD179 must say so; the patch it
+// gives must hold, and RD179 go.
+func bugPingPongStableSelector(t *testing.T, h *harness) {
+	svc := func(name string) string {
+		return "apiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec: {selector: {app: app}, ports: [{port: 80}]}\n---\n"
+	}
+	h.apply(svc("app-stable") + svc("app-canary") + svc("app-ping") + svc("app-pong") + svc("app-root") + `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web}
+spec:
+  ingressClassName: ` + albClass(h.version) + `
+  rules: [{http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: app-root, port: {name: use-annotation}}}}]}}]
+`)
+	rollout := func(image, services string) string {
+		return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: app
+  labels: {argo-rollouts.argoproj.io/controller-instance-id: %q}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers: [{name: app, image: "registry.example/app:%s"}]
+  strategy:
+    canary:
+%s
+      trafficRouting:
+        alb: {ingress: web, rootService: app-root, servicePort: 80}
+      steps: [{setWeight: 25}, {pause: {}}]
+`, instanceID(h.version), image, services)
+	}
+	h.apply(rollout("a", "      stableService: app-stable\n      canaryService: app-canary"))
+	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
+		phase, stable, current, _, _ := h.status()
+		return phase == "Healthy" && stable != "" && stable == current
+	})
+	_, stable, _, _, _ := h.status()
+	h.apply(rollout("a", "      pingPong: {pingService: app-ping, pongService: app-pong}"))
+	h.apply(rollout("b", "      pingPong: {pingService: app-ping, pongService: app-pong}"))
+	h.waitFor("the pause at 25%", 90*time.Second, h.pausedAt(1))
+	_, _, canary, _, _ := h.status()
+	sel := func(name string) string {
+		return h.kubectl("-n", h.ns, "get", "service", name, "-o", `jsonpath={.spec.selector.rollouts-pod-template-hash}`)
+	}
+	h.waitFor("ping on the canary", 30*time.Second, func() bool { return sel("app-ping") == canary })
+	pong := map[string]string{"": "no hash", stable: "the stable", canary: "the canary"}[sel("app-pong")]
+	rep := h.diagnose("app")
+	got := fmt.Sprintf("pong (stable) on %s, RD179 %v", pong, hasFinding(rep, "RD179"))
+	want := "pong (stable) on the stable, RD179 false"
+	if h.affects("RD179") {
+		want = "pong (stable) on no hash, RD179 true"
+	}
+	h.record("known bug #5006: ALB canary of 4 switched to pingPong (new Services), then paused at 25%: the stable ping-pong Service's selector (RD179)", want, got)
+	if got != want {
+		t.Fatalf("%s: %s, want %s\n%s", h.version, got, want, h.dump())
+	}
+	if !hasFinding(rep, "RD179") {
+		return
+	}
+	// The finding's patch: it must hold, and the finding go.
+	f := finding(rep, "RD179")
+	if !strings.Contains(f.Message, "the canary takes about 40%, not 25%") {
+		t.Errorf("RD179: %s", f.Message)
+	}
+	h.kubectl("-n", h.ns, "patch", "service", "app-pong", "--type", "merge", "-p", `{"spec":{"selector":{"rollouts-pod-template-hash":"`+stable+`"}}}`)
+	time.Sleep(10 * time.Second)
+	if s := sel("app-pong"); s != stable || hasFinding(h.diagnose("app"), "RD179") {
+		t.Errorf("after the patch: pong on %q (want %s), RD179 %v", s, stable, hasFinding(h.diagnose("app"), "RD179"))
 	}
 }
