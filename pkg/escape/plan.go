@@ -1149,11 +1149,10 @@ func weightStops(x, e Effect, base model.Inputs, what string) string {
 	if xl.Weight == el.Weight && xl.Canary == el.Canary && x.FinalStable == e.FinalStable && x.HeldAt == e.HeldAt {
 		return ""
 	}
-	where := fmt.Sprintf("%d%% on %s", xl.Weight, xl.Canary)
+	msg := fmt.Sprintf("if %s Ready, the weight stays at %d%% on %s", what, xl.Weight, xl.Canary)
 	if xl.Weight == 0 {
-		where = "all traffic on stable " + xl.Stable
+		msg = fmt.Sprintf("if %s Ready, all traffic stays on stable %s, and the Rollout ends %s", what, xl.Stable, x.Phase)
 	}
-	msg := fmt.Sprintf("if %s Ready, the weight stays at %s", what, where)
 	if x.Phase == "Healthy" && xl.Weight > 0 && base.DSS {
 		// With dynamicStableScale the rollback keeps the canary
 		// destination on the revision it left, weight by stable

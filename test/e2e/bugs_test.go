@@ -206,7 +206,7 @@ func bugDSSMinPodsAbort(t *testing.T, h *harness) {
 // pods must bring the canary back to 0 on every version.
 func bugDSSAbortRescale(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 20}, {pause: {}}, {setWeight: 60}, {pause: {}}]", mode: hostMode, dss: true, abortDelay: -1}
-	o := h.observe(isCanaryDest(hostMode))
+	o := h.observeCanarySvc(hostMode)
 	stable, canary := h.firstPause(o, spec, 20)
 	h.abortAndHold()
 	if s := o.Now(); s.CanaryWeight != 0 || s.RS[canary].Spec != 0 {
@@ -222,13 +222,17 @@ func bugDSSAbortRescale(t *testing.T, h *harness) {
 		s := o.Now()
 		return s.RS[stable].Spec == 6 && s.RS[stable].Available == 3
 	})
+	from := time.Now()
 	time.Sleep(15 * time.Second)
 	s := o.Now()
 	rep := h.diagnose("app")
-	got := fmt.Sprintf("canary sized %d (%d available), weight %d%%, RD177 %v", s.RS[canary].Spec, s.RS[canary].Available, s.CanaryWeight, hasFinding(rep, "RD177"))
-	want := "canary sized 0 (0 available), weight 0%, RD177 false"
+	// Once the re-sized canary has available pods, the Service sync points
+	// the canary Service at them, and the abort back at the stable.
+	toCanary, _ := selectorSwitches(o.Samples(), canary, stable, from, time.Now())
+	got := fmt.Sprintf("canary sized %d (%d available), weight %d%%, canary Service to the canary %v, RD177 %v", s.RS[canary].Spec, s.RS[canary].Available, s.CanaryWeight, toCanary > 0, hasFinding(rep, "RD177"))
+	want := "canary sized 0 (0 available), weight 0%, canary Service to the canary false, RD177 false"
 	if h.affects("RD177") {
-		want = "canary sized 2 (2 available), weight 0%, RD177 true"
+		want = "canary sized 2 (2 available), weight 0%, canary Service to the canary true, RD177 true"
 	}
 	h.record("known bug #4973: aborted at 20% of 4 with dynamicStableScale (done), then spec.replicas 6 with three stable pods hung, after 15 s (RD177)", want, got)
 	if got != want {
