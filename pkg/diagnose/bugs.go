@@ -244,6 +244,10 @@ func knownBugs() []Bug {
 			Buggy: []upstream.Key{"pp.canary-service-new", "pp.stable-is-ping", "sv.no-name-no-target"}, FixUpstream: "no release fixes it yet; PR #4994 proposed a fix",
 			Lab:   "reproduced (e2e bug-pingpong-stable-selector, and by hand on v1.7.2 and v1.10.2): an ALB canary of 4 with stableService and canaryService, Healthy, switched to pingPong with two new Services that select app: app, then a new revision at setWeight 25: the ALB action sent 25% to ping, which the controller pointed at the canary, and 75% to pong, the stable one (status.canary.stablePingPong empty), whose selector the controller left without a pod-template hash — it selected the canary's pod as well as the stable's 4. A Rollout created with pingPong from the start was not affected: its first deploy points ping at the stable",
 			Match: matchPingPongStableSelector},
+		{Rule: "RD180", Issue: 3850, Name: "an Inconclusive background analysis during a pause step is replaced, not paused on",
+			Buggy: []upstream.Key{"an.rerun-after-inconclusive"}, Fixed: []upstream.Key{"an.rerun-not-in-pause-step"},
+			Lab:   "reproduced (e2e bug-background-inconclusive): a canary of 2 with a background analysis from step 1, a pause of 40 s there and a metric that is neither success nor failure: v1.7.2 replaced each Inconclusive run with a new one (.1, .2, …) and did not pause on any while the step lasted; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 paused with InconclusiveAnalysisRun on the first run. When the 40 s were up every version stood at the next step, paused on an Inconclusive run",
+			Match: matchBackgroundInconclusiveLoop},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
@@ -669,6 +673,42 @@ func matchPingPongStableSelector(c *Context) *BugMatch {
 			ev(c.obj(), "status.canary.stablePingPong", string(c.ro.Status.Canary.StablePingPong)),
 			rsEvidence(in.New),
 		},
+	}
+}
+
+// matchBackgroundInconclusiveLoop: a canary held by a pause step whose
+// background AnalysisRuns for the update came out Inconclusive, with no
+// InconclusiveAnalysis pause: the controller replaced them.
+func matchBackgroundInconclusiveLoop(c *Context) *BugMatch {
+	cs := c.canary()
+	st := c.ro.Status
+	if c.bg() != nil || cs == nil || cs.Analysis == nil || len(cs.Analysis.Templates) == 0 || !st.ControllerPause {
+		return nil
+	}
+	var stepPause, inconclusivePause bool
+	for _, pc := range st.PauseConditions {
+		stepPause = stepPause || pc.Reason == v1alpha1.PauseReasonCanaryPauseStep
+		inconclusivePause = inconclusivePause || pc.Reason == v1alpha1.PauseReasonInconclusiveAnalysis
+	}
+	if !stepPause || inconclusivePause {
+		return nil
+	}
+	var inconclusive []string
+	for _, ar := range c.View.AnalysisRuns {
+		if ar.Labels[v1alpha1.RolloutTypeLabel] == v1alpha1.RolloutTypeBackgroundRunLabel && ar.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == st.CurrentPodHash &&
+			ar.Status.Phase == v1alpha1.AnalysisPhaseInconclusive {
+			inconclusive = append(inconclusive, ar.Name)
+		}
+	}
+	if len(inconclusive) == 0 {
+		return nil
+	}
+	return &BugMatch{
+		State: fmt.Sprintf("held by a canary pause step with %d Inconclusive background %s for the update (%s) and no InconclusiveAnalysisRun pause",
+			len(inconclusive), plural("AnalysisRun", len(inconclusive)), strings.Join(inconclusive, ", ")),
+		Effect:   "during a pause step this version replaces an Inconclusive background run with a new one instead of pausing on it, so the analysis does not hold the Rollout while the step lasts: nobody is asked to decide, a timed pause runs out regardless (after the last step the update can be promoted before a later run pauses it), and an indefinite one keeps replacing runs",
+		Do:       "decide by hand: read the runs' measurements (kubectl rolloutdoctor diagnose shows them) and abort, or promote; set spec.paused to hold a timed pause while you look",
+		Evidence: []rules.Evidence{ev(c.obj(), "status.pauseConditions", "CanaryPauseStep"), ev("AnalysisRuns (background, "+st.CurrentPodHash+")", "status.phase Inconclusive", len(inconclusive))},
 	}
 }
 

@@ -113,7 +113,37 @@ func switchEvent(count int64) *unstructured.Unstructured {
 	}}
 }
 
+// backgroundRun is a background AnalysisRun of the example's canary in
+// the given phase, owned by its Rollout.
+func backgroundRun(name, phase string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun",
+		"metadata": map[string]interface{}{"name": name, "namespace": "shop", "creationTimestamp": "2026-08-11T03:12:00Z",
+			"labels": map[string]interface{}{"rollout-type": "Background", "rollouts-pod-template-hash": "5f6c8d7b9a"},
+			"ownerReferences": []interface{}{map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "checkout-api",
+				"uid": "3f0c2d4e-8c1a-4c55-9d0e-6a9b7f1e2a10", "controller": true}}},
+		"spec":   map[string]interface{}{"metrics": []interface{}{map[string]interface{}{"name": "success-rate", "provider": map[string]interface{}{"web": map[string]interface{}{"url": "http://metrics/"}}}}},
+		"status": map[string]interface{}{"phase": phase},
+	}}
+}
+
+// inPauseStep holds the example at a canary pause step, with a background
+// analysis.
+var inPauseStep = both(noWindow, set([]string{"status", "controllerPause"}, true),
+	set([]string{"status", "pauseConditions"}, []interface{}{map[string]interface{}{"reason": "CanaryPauseStep", "startTime": "2026-08-11T03:11:00Z"}}),
+	set(canaryField("analysis"), map[string]interface{}{"templates": []interface{}{map[string]interface{}{"templateName": "success-rate"}}}))
+
 var bugCases = []bugCase{
+	// The lab (#3850): v1.7.2 replaced Inconclusive background runs during
+	// a pause step and never paused on them.
+	{name: "pause step, background runs Inconclusive twice, no Inconclusive pause", id: "RD180", edit: inPauseStep,
+		objs:  addObjs(backgroundRun("checkout-api-5f6c8d7b9a-3", "Inconclusive"), backgroundRun("checkout-api-5f6c8d7b9a-3.1", "Inconclusive"), backgroundRun("checkout-api-5f6c8d7b9a-3.2", "Running")),
+		fires: []upstream.Version{"v1.7.2"}, says: "held by a canary pause step with 2 Inconclusive background AnalysisRuns for the update (checkout-api-5f6c8d7b9a-3, checkout-api-5f6c8d7b9a-3.1) and no InconclusiveAnalysisRun pause"},
+	{name: "pause step, the Inconclusive pause taken", id: "RD180",
+		edit: both(inPauseStep, set([]string{"status", "pauseConditions"}, []interface{}{map[string]interface{}{"reason": "CanaryPauseStep", "startTime": "2026-08-11T03:11:00Z"}, map[string]interface{}{"reason": "InconclusiveAnalysisRun", "startTime": "2026-08-11T03:12:00Z"}})),
+		objs: addObjs(backgroundRun("checkout-api-5f6c8d7b9a-3", "Inconclusive"))},
+	{name: "pause step, the background run Running", id: "RD180", edit: inPauseStep, objs: addObjs(backgroundRun("checkout-api-5f6c8d7b9a-3", "Running"))},
+
 	{name: "subset-only, canary 2/20", id: "RD150", edit: both(noWindow, subsetOnly), fires: []upstream.Version{"v1.8.2", "v1.9.3", "v1.10.2"},
 		says: "Istio subset-only routing waits for ReplicaSet checkout-api-5f6c8d7b9a (2/20 available)"},
 	{name: "canary and stable Services", id: "RD150", edit: noWindow},

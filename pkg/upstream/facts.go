@@ -1840,6 +1840,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 174, "v1.8.2": 180, "v1.8.3": 180, "v1.9.3": 189, "v1.10.2": 192},
 	},
 	{
+		Key:      "an.rerun-not-in-pause-step",
+		Claim:    `A new AnalysisRun replaces an Inconclusive one only while the Rollout is not held by a canary pause step (nor a blue-green pause): during a pause step the Inconclusive run pauses the Rollout instead.`,
+		File:     srcAN,
+		Contains: `getPauseCondition(rollout, v1alpha1.PauseReasonCanaryPauseStep) == nil &&`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": 177, "v1.8.3": 177, "v1.9.3": 186, "v1.10.2": 189},
+	},
+	{
 		Key:      "an.new-run-suffix",
 		Claim:    `A run the controller creates where a completed (or different) run of the same name exists is named with a ".N" suffix: a new run never reuses a finished one.`,
 		File:     "utils/analysis/helpers.go",

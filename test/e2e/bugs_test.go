@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
@@ -25,6 +26,7 @@ func init() {
 		scenario{"bug-dss-minpods-abort", bugDSSMinPodsAbort},
 		scenario{"bug-dss-abort-rescale", bugDSSAbortRescale},
 		scenario{"bug-pingpong-stable-selector", bugPingPongStableSelector},
+		scenario{"bug-background-inconclusive", bugBackgroundInconclusive},
 		scenario{"bug-promote-full-abort", bugPromoteFullAbort},
 		scenario{"bug-canary-svc-flap", bugCanarySvcFlap},
 		scenario{"bug-stable-underweight", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, false) }},
@@ -819,4 +821,58 @@ spec:
 	if s := sel("app-pong"); s != stable || hasFinding(h.diagnose("app"), "RD179") {
 		t.Errorf("after the patch: pong on %q (want %s), RD179 %v", s, stable, hasFinding(h.diagnose("app"), "RD179"))
 	}
+}
+
+// bugBackgroundInconclusive (#3850): a canary of 2 whose background
+// analysis starts at its pause step (40 s) and measures a value that is
+// neither success nor failure. On v1.7.2 each Inconclusive run is replaced
+// by a new one while the pause step holds, and no InconclusiveAnalysisRun
+// pause is added; RD180 must say so. Fixed versions pause on the first.
+// What v1.7.2 does when the pause ends is recorded, not asserted: it
+// depends on whether a run ends Inconclusive after the step has moved on.
+func bugBackgroundInconclusive(t *testing.T, h *harness) {
+	s := h.metricServer(func(int) reply { return value("0.80") })
+	h.apply(h.templateYAML(s, webMetric{interval: "1s", count: 2, success: "result >= 0.95", failure: "result < 0.5"}))
+	bg := "\n      analysis: {templates: [{templateName: check}], startingStep: 1, args: " + analysisArgs + "}"
+	steps := "[{setWeight: 50}, {pause: {duration: 40s}}, {setWeight: 100}]"
+	h.apply(h.plainCanaryYAML(2, analysisPods, "a", bg, steps))
+	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
+		phase, stable, current, _, _ := h.status()
+		return phase == "Healthy" && stable != "" && stable == current
+	})
+	h.setImage("b")
+	h.waitFor("the pause step", 60*time.Second, h.pausedAt(1))
+	start := time.Now()
+	inconclusivePause := func() bool {
+		pcs, _, _ := unstructured.NestedSlice(h.get(gvrRollout, "app").Object, "status", "pauseConditions")
+		for _, pc := range pcs {
+			if m, _ := pc.(map[string]interface{}); m["reason"] == string(v1alpha1.PauseReasonInconclusiveAnalysis) {
+				return true
+			}
+		}
+		return false
+	}
+	// Runs take about 2 s each: by 20 s into the pause a fixed version has
+	// paused on the first, and v1.7.2 has replaced several.
+	time.Sleep(20 * time.Second)
+	n := 0
+	for _, ar := range h.runs() {
+		if ar.Labels[v1alpha1.RolloutTypeLabel] == v1alpha1.RolloutTypeBackgroundRunLabel && ar.Status.Phase == v1alpha1.AnalysisPhaseInconclusive {
+			n++
+		}
+	}
+	rep := h.diagnose("app")
+	got := fmt.Sprintf("InconclusiveAnalysisRun pause %v, more than one Inconclusive run %v, RD180 %v", inconclusivePause(), n > 1, hasFinding(rep, "RD180"))
+	want := "InconclusiveAnalysisRun pause true, more than one Inconclusive run false, RD180 false"
+	if h.affects("RD180") {
+		want = "InconclusiveAnalysisRun pause false, more than one Inconclusive run true, RD180 true"
+	}
+	h.record("known bug #3850: background analysis Inconclusive during a 40 s pause step, 20 s in (RD180)", want, got)
+	if got != want {
+		t.Fatalf("%s: %s, want %s (%d Inconclusive runs)\n%s", h.version, got, want, n, h.dump())
+	}
+	// After the pause: what the Rollout does, for the record.
+	time.Sleep(time.Until(start.Add(55 * time.Second)))
+	phase, stable, current, idx, _ := h.status()
+	t.Logf("%s, 55 s after the pause began: phase %s, step %d, promoted %v, InconclusiveAnalysisRun pause %v", h.version, phase, idx, stable == current, inconclusivePause())
 }
