@@ -258,13 +258,13 @@ type Effect struct {
 	stableHarm *Shortage
 	// endShort is the ReplicaSet the simulation ends short of pods, and by
 	// how many (a what-if whose hung pods stay).
-	endShort Short
+	endShort rsShort
 }
 
-// Short is a ReplicaSet short of available pods.
-type Short struct {
-	RS string
-	By int32
+// rsShort is a ReplicaSet short of available pods.
+type rsShort struct {
+	rs string
+	by int32
 }
 
 // Shortage is traffic beyond the stable's capacity: its share of the
@@ -966,10 +966,8 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	if n := len(e.Serving); in.TrafficRouted && n > 0 {
 		e.stableEnd = stableAfter(in, last, e.Serving[n-1].Weight)
 	}
-	for name, spec := range last.Specs {
-		if name == last.StableName && spec > last.StableAvailable {
-			e.endShort = Short{RS: name, By: spec - last.StableAvailable}
-		}
+	if spec, ok := last.Specs[last.StableName]; ok && spec > last.StableAvailable {
+		e.endShort = rsShort{rs: last.StableName, by: spec - last.StableAvailable}
 	}
 	switch {
 	case e.FinalAbort:

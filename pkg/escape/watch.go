@@ -56,7 +56,7 @@ func (o Observation) Reached(want Effect) bool {
 	if x := want.lasting; x != nil && o.ShortRS == x.Canary && o.ShortBy == x.Replicas-x.OnPods {
 		return true
 	}
-	if x := want.endShort; x.RS != "" && o.ShortRS == x.RS && o.ShortBy == x.By {
+	if x := want.endShort; x.rs != "" && o.ShortRS == x.rs && o.ShortBy == x.by {
 		return true
 	}
 	return o.Settled
