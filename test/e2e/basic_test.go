@@ -385,12 +385,7 @@ func basicStableHung(t *testing.T, h *harness) {
 // abort must reach 0% on every version.
 func istioStableHung(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 5, steps: "[{setWeight: 20}, {pause: {}}]", mode: hostMode}
-	o := h.observe(isCanaryDest(hostMode))
-	h.apply(h.trafficObjects(spec.mode))
-	h.apply(h.rolloutYAML(spec, "a"))
-	stableHash := h.healthy(o, 5, 90*time.Second)
-	h.apply(h.rolloutYAML(spec, "b"))
-	h.waitFor("the pause at 20%", 90*time.Second, func() bool { return h.pausedAt(1)() && o.Now().CanaryWeight == 20 })
+	o, stableHash := h.istioPausedAt20(spec)
 	hung := h.hangFirstPod(o, stableHash, 4)
 	ab, _ := h.plan().Option(escape.Abort)
 	pred := "0%"
@@ -502,6 +497,20 @@ func istioDSSStableHung(t *testing.T, h *harness) {
 	}
 }
 
+// istioPausedAt20 brings an Istio canary of 5 (spec, whose first step is
+// setWeight 20 and then a pause) from revision a, Healthy, to b paused at
+// 20%, and returns its observer and the stable's hash.
+func (h *harness) istioPausedAt20(spec rolloutSpec) (*observer, string) {
+	h.t.Helper()
+	o := h.observe(isCanaryDest(hostMode))
+	h.apply(h.trafficObjects(spec.mode))
+	h.apply(h.rolloutYAML(spec, "a"))
+	stableHash := h.healthy(o, 5, 90*time.Second)
+	h.apply(h.rolloutYAML(spec, "b"))
+	h.waitFor("the pause at 20%", 90*time.Second, func() bool { return h.pausedAt(1)() && o.Now().CanaryWeight == 20 })
+	return o, stableHash
+}
+
 // abortAndHold aborts with escape --do abort, waits for the abort to land,
 // and gives the controller 20 s to do whatever it does next.
 func (h *harness) abortAndHold() {
@@ -576,12 +585,7 @@ var shortRE = regexp.MustCompile(`(\d+)% of traffic on the stable app-[0-9a-z]+'
 // must name the state. The abort must then leave what escape said.
 func istioStableShort(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 5, steps: "[{setWeight: 20}, {pause: {}}, {setWeight: 60}, {pause: {}}]", mode: hostMode}
-	o := h.observe(isCanaryDest(hostMode))
-	h.apply(h.trafficObjects(spec.mode))
-	h.apply(h.rolloutYAML(spec, "a"))
-	stableHash := h.healthy(o, 5, 90*time.Second)
-	h.apply(h.rolloutYAML(spec, "b"))
-	h.waitFor("the pause at 20%", 90*time.Second, func() bool { return h.pausedAt(1)() && o.Now().CanaryWeight == 20 })
+	o, stableHash := h.istioPausedAt20(spec)
 	h.hangPods(o, stableHash, 2, 3)
 	p := h.planLater(3 * time.Minute)
 	w, _ := p.Option(escape.Wait)
