@@ -248,6 +248,10 @@ func knownBugs() []Bug {
 			Buggy: []upstream.Key{"an.rerun-after-inconclusive"}, Fixed: []upstream.Key{"an.rerun-not-in-pause-step"},
 			Lab:   "reproduced (e2e bug-background-inconclusive): a canary of 2 with a background analysis from step 1, a pause of 40 s there and a metric that is neither success nor failure: v1.7.2 replaced each Inconclusive run with a new one (.1, .2, …) and did not pause on any while the step lasted; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 paused with InconclusiveAnalysisRun on the first run. When the 40 s were up every version stood at the next step, paused on an Inconclusive run",
 			Match: matchBackgroundInconclusiveLoop},
+		{Rule: "RD181", Issue: 4256, Name: "pods keep stale ephemeral labels after one failed update",
+			Buggy: []upstream.Key{"em.skip-when-rs-current", "em.rs-before-pods", "em.pod-update-stops"}, Always: true, FixUpstream: "fixed in v1.9 by PR #4477",
+			Lab:   "reproduced (e2e bug-ephemeral-stale): a canary of 4 with canaryMetadata role: canary and stableMetadata role: stable, promoted --full at 50% while a ValidatingAdmissionPolicy denied relabeling one canary pod; 20 s after the policy was removed v1.8.2 and v1.8.3 still had both pods of the first canary labelled role: canary in the now stable ReplicaSet (2–4 of its 4 pods: the ones scaled up during the promotion came from the template before it was relabeled); v1.7.2 had relabeled them all; v1.9.3 and v1.10.2 had relabeled all but the denied pod, which was still labelled role: canary three minutes later (its failures had backed the Rollout's retries off)",
+			Match: matchStaleEphemeralLabels},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
@@ -710,6 +714,78 @@ func matchBackgroundInconclusiveLoop(c *Context) *BugMatch {
 		Do:       "decide by hand: read the runs' measurements (kubectl rolloutdoctor diagnose shows them) and abort, or promote; set spec.paused to hold a timed pause while you look",
 		Evidence: []rules.Evidence{ev(c.obj(), "status.pauseConditions", "CanaryPauseStep"), ev("AnalysisRuns (background, "+st.CurrentPodHash+")", "status.phase Inconclusive", len(inconclusive))},
 	}
+}
+
+// matchStaleEphemeralLabels: pods of the Rollout's ReplicaSets whose
+// ephemeral labels (canaryMetadata/stableMetadata, previewMetadata/
+// activeMetadata) differ from the ones their ReplicaSet's template has.
+func matchStaleEphemeralLabels(c *Context) *BugMatch {
+	var metas []*v1alpha1.PodTemplateMetadata
+	switch s := c.ro.Spec.Strategy; {
+	case s.Canary != nil:
+		metas = []*v1alpha1.PodTemplateMetadata{s.Canary.CanaryMetadata, s.Canary.StableMetadata}
+	case s.BlueGreen != nil:
+		metas = []*v1alpha1.PodTemplateMetadata{s.BlueGreen.PreviewMetadata, s.BlueGreen.ActiveMetadata}
+	}
+	keys := map[string]bool{}
+	for _, m := range metas {
+		if m != nil {
+			for k := range m.Labels {
+				keys[k] = true
+			}
+		}
+	}
+	if len(keys) == 0 || c.View.Workload == nil {
+		return nil
+	}
+	var stale []string
+	var rsName, want, have string
+	for _, rs := range c.View.ReplicaSets {
+		hash := rs.Labels[v1alpha1.DefaultRolloutUniqueLabelKey]
+		for _, p := range c.View.Workload.Pods {
+			if hash == "" || p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash || p.DeletionTimestamp != nil {
+				continue
+			}
+			for k := range keys {
+				if w, h := rs.Spec.Template.Labels[k], p.Labels[k]; w != h {
+					stale = append(stale, p.Name)
+					if rsName == "" {
+						rsName, want, have = rs.Name, k+"="+w, k+"="+h
+					}
+					break
+				}
+			}
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	slices.Sort(stale)
+	role := "a ReplicaSet"
+	if in := c.Analysis.Inputs; in.Stable != nil && in.Stable.Name == rsName {
+		role = "the stable"
+	} else if in.New != nil && in.New.Name == rsName {
+		role = "the update's"
+	}
+	return &BugMatch{
+		State:    fmt.Sprintf("%d %s of %s %s %s %s where its template has %s (%s)", len(stale), plural("pod", len(stale)), role, rsName, map[bool]string{true: "carries", false: "carry"}[len(stale) == 1], have, want, strings.Join(stale, ", ")),
+		Effect:   staleLabelsEffect(c.Version.Assumed),
+		Do:       fmt.Sprintf("relabel them (`kubectl label pod -n %s %s %s --overwrite`) or delete them one at a time so their ReplicaSet recreates them from its template", c.ro.Namespace, strings.Join(stale, " "), want),
+		Evidence: []rules.Evidence{ev("ReplicaSet "+rsName, "spec.template.metadata.labels", want), ev("pods", "metadata.labels", have)},
+	}
+}
+
+// staleLabelsEffect says what the controller of version v does about pods
+// with stale ephemeral labels.
+func staleLabelsEffect(v upstream.Version) string {
+	const selects = "whatever selects on them (a Service, a ServiceMonitor, a NetworkPolicy) takes them for the other revision"
+	switch {
+	case upstream.At("em.skip-when-rs-current", v).Absent:
+		return "the controller relabels every pod on its next pass of the Rollout (the fix of argo-rollouts #4256), but after failed relabels its retries back off (in the lab a denied pod was still stale three minutes after the cause was gone); meanwhile " + selects
+	case upstream.At("em.rs-before-pods", v).Absent:
+		return "the controller relabels the pods before the template, so a failed relabel is tried again on the next pass (unlike v1.8, argo-rollouts #4256); meanwhile " + selects
+	}
+	return "this version writes the ReplicaSet's template first and stops at the first pod it fails to relabel; on later passes the template is current, so the pods are not looked at again: they keep the old labels until they are replaced, and " + selects
 }
 
 // lostPods counts a ReplicaSet's pods that are unready after having run

@@ -133,7 +133,36 @@ var inPauseStep = both(noWindow, set([]string{"status", "controllerPause"}, true
 	set([]string{"status", "pauseConditions"}, []interface{}{map[string]interface{}{"reason": "CanaryPauseStep", "startTime": "2026-08-11T03:11:00Z"}}),
 	set(canaryField("analysis"), map[string]interface{}{"templates": []interface{}{map[string]interface{}{"templateName": "success-rate"}}}))
 
+// withRoles gives the Rollout canaryMetadata and stableMetadata role
+// labels, and the canary ReplicaSet's template role: canary.
+var withRoles = set(canaryField("canaryMetadata"), map[string]interface{}{"labels": map[string]interface{}{"role": "canary"}})
+
+func roleLabelled(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == "ReplicaSet" && o.GetName() == "checkout-api-5f6c8d7b9a" {
+			set([]string{"spec", "template", "metadata", "labels", "role"}, "canary")(o)
+		}
+	}
+	return objs
+}
+
+// rolePod is a canary pod labelled role.
+func rolePod(name, role string) *unstructured.Unstructured {
+	p := canaryPod(name, "2026-08-11T03:10:00Z", 0)
+	set([]string{"metadata", "labels", "role"}, role)(p)
+	return p
+}
+
 var bugCases = []bugCase{
+	// The lab (#4256): after a denied relabel v1.8 never relabels; the
+	// others do on a later pass, and the rule reports stale pods anyway.
+	{name: "canaryMetadata role: canary, one canary pod labelled role: stable", id: "RD181", edit: both(noWindow, withRoles),
+		objs: both2(roleLabelled, addObjs(rolePod("checkout-api-5f6c8d7b9a-aaaaa", "canary"), rolePod("checkout-api-5f6c8d7b9a-bbbbb", "stable"))), fires: allVersions,
+		says: "1 pod of the update's checkout-api-5f6c8d7b9a carries role=stable where its template has role=canary (checkout-api-5f6c8d7b9a-bbbbb)"},
+	{name: "canaryMetadata role: canary, the canary pods labelled so", id: "RD181", edit: both(noWindow, withRoles),
+		objs: both2(roleLabelled, addObjs(rolePod("checkout-api-5f6c8d7b9a-aaaaa", "canary")))},
+	{name: "no ephemeral metadata", id: "RD181", edit: noWindow, objs: addObjs(rolePod("checkout-api-5f6c8d7b9a-bbbbb", "stable"))},
+
 	// The lab (#3850): v1.7.2 replaced Inconclusive background runs during
 	// a pause step and never paused on them.
 	{name: "pause step, background runs Inconclusive twice, no Inconclusive pause", id: "RD180", edit: inPauseStep,

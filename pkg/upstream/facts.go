@@ -58,6 +58,7 @@ const (
 	srcRT      = `rollout/restart.go`
 	srcRU      = `utils/rollout/rolloututil.go`
 	srcSH      = `rollout/trafficrouting/service_helper.go`
+	srcEM      = `rollout/ephemeralmetadata.go`
 )
 
 var facts = []Fact{
@@ -2515,6 +2516,27 @@ var facts = []Fact{
 		File:     srcSV,
 		Contains: `if rs == nil || svcName == "" {`,
 		Lines:    Lines{"v1.7.2": 293, "v1.8.2": 294, "v1.8.3": 294, "v1.9.3": 296, "v1.10.2": 296},
+	},
+	{
+		Key:      "em.skip-when-rs-current",
+		Claim:    `The ephemeral metadata sync (canaryMetadata, stableMetadata, previewMetadata, activeMetadata) returns at once when the ReplicaSet's template already carries the metadata, without looking at its pods.`,
+		File:     srcEM,
+		Contains: `if !modified {`,
+		Lines:    Lines{"v1.7.2": 63, "v1.8.2": 63, "v1.8.3": 63, "v1.9.3": absent, "v1.10.2": absent},
+	},
+	{
+		Key:      "em.rs-before-pods",
+		Claim:    `The ephemeral metadata is written to the ReplicaSet's template before its pods are relabeled.`,
+		File:     srcEM,
+		Contains: `First update replicasets, then pods owned by it.`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": 71, "v1.8.3": 71, "v1.9.3": 82, "v1.10.2": 106},
+	},
+	{
+		Key:      "em.pod-update-stops",
+		Claim:    `A pod whose ephemeral metadata update fails ends the sync: the pods after it are not relabeled in that pass.`,
+		File:     srcEM,
+		Contains: `_, err = c.kubeclientset.CoreV1().Pods(pod.Namespace).Update(ctx, pod, metav1.UpdateOptions{})`,
+		Lines:    Lines{"v1.7.2": 76, "v1.8.2": 91, "v1.8.3": 91, "v1.9.3": absent, "v1.10.2": absent},
 	},
 	{
 		Key:      "pp.swap-on-promotion",
