@@ -903,35 +903,8 @@ func bugEphemeralStale(t *testing.T, h *harness) {
 	}
 	h.waitFor("two canary pods labelled role=canary", 30*time.Second, func() bool { return len(canaryPods("canary")) == 2 })
 	first := canaryPods("canary")
-	name := "deny-relabel-" + h.ns
-	h.kubectlIn(fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: %[1]s}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [UPDATE], resources: [pods]}]
-  validations:
-  - expression: "object.metadata.name != '%[3]s' || object.metadata.labels == oldObject.metadata.labels"
-    message: relabeling this pod is not allowed
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: %[1]s}
-spec:
-  policyName: %[1]s
-  validationActions: [Deny]
-  matchResources: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[2]s}}}
-`, name, h.ns, first[0]), "apply", "-f", "-")
-	removed := false
-	remove := func() {
-		if !removed {
-			removed = true
-			exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", name, "--ignore-not-found").Run()
-		}
-	}
-	t.Cleanup(remove)
-	time.Sleep(2 * time.Second) // the policy is read from an informer
+	remove := h.admissionPolicy("deny-relabel-"+h.ns, `{apiGroups: [""], apiVersions: [v1], operations: [UPDATE], resources: [pods]}`,
+		fmt.Sprintf("object.metadata.name != '%s' || object.metadata.labels == oldObject.metadata.labels", first[0]), "relabeling this pod is not allowed")
 	h.officialPlugin("promote", "app", "--full")
 	h.waitFor("B Healthy", 90*time.Second, func() bool {
 		phase, stable, current, _, _ := h.status()

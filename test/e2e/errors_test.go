@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,16 +155,26 @@ func (h *harness) invalidSpec() string {
 // named name (removed when the test ends), and returns name.
 func (h *harness) denySplits(name string) string {
 	h.t.Helper()
+	h.admissionPolicy(name, `{apiGroups: [networking.istio.io], apiVersions: ["*"], operations: [UPDATE], resources: [virtualservices]}`,
+		"object.spec.http.all(h, h.route.all(r, !has(r.weight) || r.weight == 0 || r.weight == 100))", "traffic splits are not allowed in this namespace")
+	return name
+}
+
+// admissionPolicy denies the requests that rule matches in the scenario's
+// namespace unless expression holds. It returns the policy's removal
+// (also run when the test ends).
+func (h *harness) admissionPolicy(name, rule, expression, message string) (remove func()) {
+	h.t.Helper()
 	h.kubectlIn(fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: %[1]s}
 spec:
   failurePolicy: Fail
   matchConstraints:
-    resourceRules: [{apiGroups: [networking.istio.io], apiVersions: ["*"], operations: [UPDATE], resources: [virtualservices]}]
+    resourceRules: [%[3]s]
   validations:
-  - expression: "object.spec.http.all(h, h.route.all(r, !has(r.weight) || r.weight == 0 || r.weight == 100))"
-    message: traffic splits are not allowed in this namespace
+  - expression: %[4]q
+    message: %[5]s
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
@@ -172,10 +183,14 @@ spec:
   policyName: %[1]s
   validationActions: [Deny]
   matchResources: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[2]s}}}
-`, name, h.ns), "apply", "-f", "-")
-	h.t.Cleanup(func() {
-		exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", name, "--ignore-not-found").Run()
-	})
+`, name, h.ns, rule, expression, message), "apply", "-f", "-")
+	var once sync.Once
+	remove = func() {
+		once.Do(func() {
+			exec.Command("kubectl", "--kubeconfig", kubeconfig, "delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", name, "--ignore-not-found").Run()
+		})
+	}
+	h.t.Cleanup(remove)
 	time.Sleep(2 * time.Second) // the policy is read from an informer
-	return name
+	return remove
 }
