@@ -15,14 +15,7 @@ import (
 // The lab states of an Istio canary of 5 with dynamicStableScale and one
 // stable pod hung, on v1.7.2 and v1.10.2: after an undo both read Healthy
 // with the router at 80/20 and the canary Service on the aborted canary.
-var dssCases = []struct {
-	name, file string
-	ver        upstream.Version
-	edit       func(*snapshot.View)
-	fires      bool
-	sev        rules.Severity
-	says, do   string
-}{
+var dssCases = []labCase{
 	{name: "undone, the stable pod hung (lab v1.10.2)", file: exampletest.LabDSSUndoneStableHung, ver: "v1.10.2", fires: true, sev: rules.Critical,
 		says: "the Rollout reads Healthy, but 20% of traffic still goes to app-84454fffb5 (revision 2), the revision it rolled back from: with dynamicStableScale the controller moves weight off it only as the stable app-6d7d6d5fd8's pods become available (4 of 5 now), and the canary Service selects its pods until then; app-6d7d6d5fd8-8vxzt has not been Ready for minutes, so it does not end by itself",
 		do:   "`kubectl delete pod -n e10-2 app-6d7d6d5fd8-8vxzt`"},
@@ -46,29 +39,13 @@ var dssCases = []struct {
 }
 
 func TestDynamicRollbackHoldsWeight(t *testing.T) {
-	for _, c := range dssCases {
-		v := exampletest.View(t, c.file)
-		if c.edit != nil {
-			c.edit(v)
-		}
-		r := Run(v, model.ControllerVersion{Assumed: c.ver, Source: model.SourceFlag, Exact: true}, Options{})
-		f := findingOf(r, "RD175")
-		if (f != nil) != c.fires {
-			t.Errorf("%s: RD175 %+v, want fires=%v", c.name, f, c.fires)
-			continue
-		}
-		if f == nil {
-			continue
-		}
-		if f.Severity != c.sev || !strings.Contains(f.Message, c.says) || !strings.Contains(f.Remediation, c.do) {
-			t.Errorf("%s: RD175 %s %q\nfix %q\nwant %s, %q, %q", c.name, f.Severity, f.Message, f.Remediation, c.sev, c.says, c.do)
-		}
+	checkLabCases(t, "RD175", dssCases, func(c labCase, _ *Report, f *rules.Finding) {
 		for _, k := range []upstream.Key{"tr.branch-rollback-to-stable", "tr.abort-weight-formula", "sv.dss-rollback-keeps-canary-svc", "ru.phase-available"} {
 			if _, ok := cited(*f, k); !ok {
 				t.Errorf("%s: RD175 does not cite %s", c.name, k)
 			}
 		}
-	}
+	})
 }
 
 // Aborted with dynamicStableScale and a hung stable pod, both versions kept

@@ -17,14 +17,7 @@ func later(v *snapshot.View) { v.Now = v.Now.Add(3 * time.Minute) }
 // The lab's Istio canaries of 5 at 20% with the stable at 3 available
 // pods (v1.7.2 and v1.10.2), and states around them where the stable's
 // pods carry their share.
-var stableLoadCases = []struct {
-	name, file string
-	ver        upstream.Version
-	edit       func(*snapshot.View)
-	fires      bool
-	sev        rules.Severity
-	says, do   string
-}{
+var stableLoadCases = []labCase{
 	{name: "paused at 20%, two of 5 stable pods unready a minute (v1.7.2)", file: exampletest.LabIstioPausedStableShort17, ver: "v1.7.2", fires: true, sev: rules.Warning,
 		says: "80% of traffic on the stable app-55594bfb's 3 available pods: that share needs 4 of 5", do: "Wait for app-55594bfb-2lvl2 app-55594bfb-jst4d to turn Ready"},
 	{name: "paused at 20%, two of 5 stable pods hung (v1.10.2)", file: exampletest.LabIstioPausedStableShort, ver: "v1.10.2", edit: later, fires: true, sev: rules.Critical,
@@ -50,23 +43,7 @@ var stableLoadCases = []struct {
 }
 
 func TestStableOverCapacity(t *testing.T) {
-	for _, c := range stableLoadCases {
-		v := exampletest.View(t, c.file)
-		if c.edit != nil {
-			c.edit(v)
-		}
-		r := Run(v, model.ControllerVersion{Assumed: c.ver, Source: model.SourceFlag, Exact: true}, Options{})
-		f := findingOf(r, "RD178")
-		if (f != nil) != c.fires {
-			t.Errorf("%s: RD178 %+v, want fires=%v", c.name, f, c.fires)
-			continue
-		}
-		if f == nil {
-			continue
-		}
-		if f.Severity != c.sev || !strings.Contains(f.Message, c.says) || !strings.Contains(f.Remediation, c.do) {
-			t.Errorf("%s: RD178 %s %q\nfix %q\nwant %s, %q, %q", c.name, f.Severity, f.Message, f.Remediation, c.sev, c.says, c.do)
-		}
+	checkLabCases(t, "RD178", stableLoadCases, func(c labCase, r *Report, f *rules.Finding) {
 		if _, ok := cited(*f, "tr.stable-check-call"); !ok {
 			t.Errorf("%s: RD178 does not cite tr.stable-check-call", c.name)
 		}
@@ -78,6 +55,41 @@ func TestStableOverCapacity(t *testing.T) {
 		if findingOf(r, "RD156") != nil {
 			t.Errorf("%s: RD156 blames the controller for pods the stable lost", c.name)
 		}
+	})
+}
+
+// labCase is a lab fixture, edited, diagnosed on a version: whether rule
+// fires, at which severity, saying and fixing what.
+type labCase struct {
+	name, file string
+	ver        upstream.Version
+	edit       func(*snapshot.View)
+	fires      bool
+	sev        rules.Severity
+	says, do   string
+}
+
+// checkLabCases runs the cases for rule id; more checks each finding.
+func checkLabCases(t *testing.T, id string, cases []labCase, more func(labCase, *Report, *rules.Finding)) {
+	t.Helper()
+	for _, c := range cases {
+		v := exampletest.View(t, c.file)
+		if c.edit != nil {
+			c.edit(v)
+		}
+		r := Run(v, model.ControllerVersion{Assumed: c.ver, Source: model.SourceFlag, Exact: true}, Options{})
+		f := findingOf(r, id)
+		if (f != nil) != c.fires {
+			t.Errorf("%s: %s %+v, want fires=%v", c.name, id, f, c.fires)
+			continue
+		}
+		if f == nil {
+			continue
+		}
+		if f.Severity != c.sev || !strings.Contains(f.Message, c.says) || !strings.Contains(f.Remediation, c.do) {
+			t.Errorf("%s: %s %s %q\nfix %q\nwant %s, %q, %q", c.name, id, f.Severity, f.Message, f.Remediation, c.sev, c.says, c.do)
+		}
+		more(c, r, f)
 	}
 }
 
