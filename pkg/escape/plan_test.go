@@ -915,3 +915,25 @@ func TestStableShortage(t *testing.T) {
 		t.Errorf("before hung: wait %s, abort %s %+v, undo %s, hung %+v", w.Verdict, a.Verdict, a.Effect.StableExposure, u.Verdict, p.Hung)
 	}
 }
+
+// The lab (v1.10.2): undone without dynamicStableScale with two stable pods
+// hung, the router still at 20% while the canary Service selects the
+// stable's pods: all traffic on 3 of 5. Every way out is harmful; the
+// delete still comes first, the least harmful says how long it lasts, and
+// the out-of-band router edit (weights back to the stable) is not offered:
+// it would add to the stable's shortage.
+func TestStableShortageEveryWayHarmful(t *testing.T) {
+	p := plan(t, exampletest.View(t, exampletest.LabIstioUndoneStableShort), "v1.10.2")
+	for _, want := range []string{
+		"first delete the hung pods (`kubectl delete pod -n n-wait-v1102 app-757dcfcc6d-595sz app-757dcfcc6d-99c7f`)",
+		"that alone ends the stable's shortage — until then, every way out is harmful; the least harmful is to wait: doing nothing leaves 100% of traffic on the stable app-757dcfcc6d's 3 available pods (that share needs 5)",
+		"It lasts until the stable app-757dcfcc6d has 5 pods available, and app-757dcfcc6d-595sz has not been Ready for minutes",
+	} {
+		if !strings.Contains(p.Reason, want) {
+			t.Errorf("reason %q\nwant %q", p.Reason, want)
+		}
+	}
+	if !p.AllHarmful || p.Recommended != Wait || strings.Contains(p.Reason, "Outside the controller's verbs") || len(p.ReasonCites) != 0 {
+		t.Errorf("all harmful %v, recommended %s, reason cites %v: %s", p.AllHarmful, p.Recommended, p.ReasonCites, p.Reason)
+	}
+}
