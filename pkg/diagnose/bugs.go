@@ -634,11 +634,14 @@ func matchPingPongStableSelector(c *Context) *BugMatch {
 			svc = s
 		}
 	}
+	if svc == nil || len(svc.Spec.Selector) == 0 {
+		return nil
+	}
 	// The pods carry their ReplicaSet's pod-template hash label: a
 	// selector with another hash does not pick them.
 	picks := func(name string) bool {
 		for _, rs := range c.View.ReplicaSets {
-			if rs.Name == name && svc != nil && len(svc.Spec.Selector) > 0 {
+			if rs.Name == name {
 				for k, v := range svc.Spec.Selector {
 					if rs.Spec.Template.Labels[k] != v {
 						return false
@@ -653,27 +656,22 @@ func matchPingPongStableSelector(c *Context) *BugMatch {
 		return nil
 	}
 	share := in.MaxWeight - in.Traffic()
-	pods := in.New.Available
+	pods, also := in.New.Available, ", not the stable's"
 	if picks(in.Stable.Name) {
 		pods += in.Stable.Available
+		also = fmt.Sprintf(" as well as the stable's %d", in.Stable.Available)
 	}
-	extra := int32(0)
-	if pods > 0 {
-		extra = share * in.New.Available / pods
-	}
-	also := fmt.Sprintf(" as well as the stable's %d", in.Stable.Available)
-	if !picks(in.Stable.Name) {
-		also = ", not the stable's"
-	}
+	extra := share * in.New.Available / pods // pods > 0: the canary has available ones
+	selector := "{" + labels.Set(svc.Spec.Selector).String() + "}"
 	return &BugMatch{
 		State: fmt.Sprintf("ping-pong: Service %s, the stable one (status.canary.stablePingPong %q), selects the canary %s's pods (selector %s, not the stable's %s)",
-			role, c.ro.Status.Canary.StablePingPong, in.New.Name, "{"+labels.Set(svc.Spec.Selector).String()+"}", v1alpha1.DefaultRolloutUniqueLabelKey),
+			role, c.ro.Status.Canary.StablePingPong, in.New.Name, selector, v1alpha1.DefaultRolloutUniqueLabelKey),
 		Effect: fmt.Sprintf("the controller points only %s, the canary one, at a ReplicaSet and leaves %s as it is, so the router's %d%% for the stable reaches the canary's %d available %s%s: the canary takes about %d%%, not %d%%, until a promotion makes %s the canary one",
 			other, role, share, in.New.Available, plural("pod", int(in.New.Available)), also, in.Traffic()+extra, in.Traffic(), role),
 		Do: fmt.Sprintf("point %s at the stable (`kubectl patch service %s -n %s --type merge -p '{\"spec\":{\"selector\":{%q:%q}}}'`) — the controller does not touch it until a promotion makes it the canary one; an abort ends it only once the canary is scaled down",
 			role, role, c.ro.Namespace, v1alpha1.DefaultRolloutUniqueLabelKey, in.Stable.Hash),
 		Evidence: []rules.Evidence{
-			ev("Service "+c.ro.Namespace+"/"+role, "spec.selector", "{"+labels.Set(svc.Spec.Selector).String()+"}"),
+			ev("Service "+c.ro.Namespace+"/"+role, "spec.selector", selector),
 			ev(c.obj(), "status.canary.stablePingPong", string(c.ro.Status.Canary.StablePingPong)),
 			rsEvidence(in.New),
 		},

@@ -38,7 +38,7 @@ func checkDynamicRollback(c *Context, r *rules.Rule) []rules.Finding {
 	if hung := HungPods(c.View, in.Stable.Hash); len(hung) > 0 {
 		// Nothing ends it: the hung pod does not come back by itself.
 		f.Severity = rules.Critical
-		f.Message += fmt.Sprintf("; %s %s not been Ready for minutes, so it does not end by itself", names(hung), map[bool]string{true: "has", false: "have"}[len(hung) == 1])
+		f.Message += fmt.Sprintf("; %s %s not been Ready for minutes, so it does not end by itself", names(hung), hasHave(len(hung)))
 	}
 	f.Evidence = []rules.Evidence{
 		ev(c.obj(), "status.canary.weights.canary", fmt.Sprintf("%s at %d%%", in.Weights.Canary.PodTemplateHash, in.Weights.Canary.Weight)),

@@ -18,20 +18,11 @@ import (
 // dynamicStableScale, left 80% on 3 pods for as long as they hung.
 func checkStableOverCapacity(c *Context, r *rules.Rule) []rules.Finding {
 	in := c.Analysis.Inputs
-	s := in.Stable
-	if !in.TrafficRouted || s == nil || in.New == nil {
-		return nil
-	}
-	share := in.MaxWeight - in.Traffic()
-	switch {
-	case in.New.Hash != s.Hash:
-	case in.Weights != nil && in.Weights.Canary.PodTemplateHash != s.Hash && in.Traffic() > 0 && !in.DSS:
-		// Back on the stable's revision (an undo) with the router not yet
-		// at 0: the canary Service already selects the stable's pods.
-		share = in.MaxWeight
-	default:
+	share, ok := in.StableShare()
+	if !ok {
 		return nil // no canary in play: the stable's pods are the Rollout's
 	}
+	s := in.Stable
 	need := model.WeightToReplicas(in.Replicas, share, in.MaxWeight)
 	if share <= 0 || s.Available >= need {
 		return nil
@@ -47,7 +38,7 @@ func checkStableOverCapacity(c *Context, r *rules.Rule) []rules.Finding {
 	if hung := HungPods(c.View, s.Hash); len(hung) > 0 {
 		// It does not end by itself: a hung pod does not come back.
 		f.Severity = rules.Critical
-		f.Message += fmt.Sprintf("; %s %s not been Ready for minutes, so it does not end by itself", names(hung), map[bool]string{true: "has", false: "have"}[len(hung) == 1])
+		f.Message += fmt.Sprintf("; %s %s not been Ready for minutes, so it does not end by itself", names(hung), hasHave(len(hung)))
 	}
 	f.Evidence = []rules.Evidence{
 		ev("ReplicaSet "+c.ro.Namespace+"/"+s.Name, "status.availableReplicas / spec.replicas", fmt.Sprintf("%d/%d", s.Available, s.Spec)),

@@ -41,27 +41,16 @@ func leastHarmful(opts []Option, base model.Inputs, v *snapshot.View) (Action, s
 	if x := best.Effect.Exposure; x != nil {
 		need := model.WeightToReplicas(x.Replicas, x.Weight, base.MaxWeight)
 		why += fmt.Sprintf(". It lasts until %d pods of %s are available", need, x.Canary)
-		var hung []*corev1.Pod
-		for _, r := range base.All {
-			if r.Name == x.Canary {
-				hung = diagnose.HungPods(v, r.Hash)
-			}
-		}
-		if len(hung) > 0 {
+		if hung := hungOf(base, v, x.Canary); hung != "" {
 			// No rate says when a hung pod comes back: it does not.
-			why += fmt.Sprintf(", and %s has not been Ready for minutes: it does not come back by itself", hung[0].Name)
+			why += hung
 		} else if rate, ok := readyRate(v, x.Canary); ok && need > x.OnPods {
 			eta := time.Duration(float64(need-x.OnPods) / rate * float64(time.Minute)).Round(time.Second)
 			why += fmt.Sprintf(" (about %s more at the %.1f pods/min observed)", eta, rate)
 		}
 	}
 	if x := best.Effect.stableHarm; x != nil && best.Effect.Exposure == nil {
-		why += fmt.Sprintf(". It lasts until the stable %s has %d pods available", x.Stable, x.Needs)
-		for _, r := range base.All {
-			if hung := diagnose.HungPods(v, r.Hash); r.Name == x.Stable && len(hung) > 0 {
-				why += fmt.Sprintf(", and %s has not been Ready for minutes: it does not come back by itself", hung[0].Name)
-			}
-		}
+		why += fmt.Sprintf(". It lasts until the stable %s has %d pods available", x.Stable, x.Needs) + hungOf(base, v, x.Stable)
 	}
 	if base.TrafficRouted && best.Effect.Exposure != nil {
 		// Only for the canary's exposure: weights back to the stable by
@@ -69,6 +58,20 @@ func leastHarmful(opts []Option, base model.Inputs, v *snapshot.View) (Action, s
 		why += ". Outside the controller's verbs: scale the argo-rollouts controller Deployment to 0, set the router's weights back to the stable by hand, and scale the controller up again once the canary has the pods — risk: no Rollout in the cluster is reconciled meanwhile, and on its first pass back the controller writes its own weight again"
 	}
 	return best.Action, why
+}
+
+// hungOf says that ReplicaSet name's first hung pod does not come back by
+// itself, or "" when it has none.
+func hungOf(base model.Inputs, v *snapshot.View, name string) string {
+	for _, r := range base.All {
+		if r.Name != name {
+			continue
+		}
+		if hung := diagnose.HungPods(v, r.Hash); len(hung) > 0 {
+			return fmt.Sprintf(", and %s has not been Ready for minutes: it does not come back by itself", hung[0].Name)
+		}
+	}
+	return ""
 }
 
 // overload is how far the worst exposure of an effect exceeds its pods: the

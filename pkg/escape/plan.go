@@ -324,26 +324,23 @@ func citedKey(cs []upstream.Cite, k upstream.Key) (upstream.Cite, bool) {
 	return upstream.Cite{}, false
 }
 
-// canaryInPlay: with trafficRouting, an update is under way, or the
-// router still sends a weight to another revision's destination (an undo
-// to the stable the router has not caught up with).
-func canaryInPlay(in model.Inputs) bool {
-	if !in.TrafficRouted || in.Stable == nil || in.New == nil {
-		return false
+// noteStable keeps the stable's shortage after step s with weight w on the
+// canary destination when it is the worst so far (trafficRouting only: the
+// rest of the traffic goes to the stable's available pods).
+func (e *Effect) noteStable(in model.Inputs, s model.Step, w int32) {
+	if !in.TrafficRouted {
+		return
 	}
-	return in.New.Hash != in.Stable.Hash || in.Weights != nil && in.Weights.Canary.PodTemplateHash != in.Stable.Hash && in.Traffic() > 0
+	if x := stableAfter(in, s, w); x != nil && (e.StableExposure == nil || x.load() > e.StableExposure.load()) {
+		e.StableExposure = x
+	}
 }
 
-// stableNow is the stable's shortage in the state read, if any: all the
-// traffic is its when the update is the stable and, without
-// dynamicStableScale, the canary Service selects its pods too.
+// stableNow is the stable's shortage in the state read, if any.
 func stableNow(in model.Inputs) *Shortage {
-	if !canaryInPlay(in) {
+	share, ok := in.StableShare()
+	if !ok {
 		return nil
-	}
-	share := in.MaxWeight - in.Traffic()
-	if in.New.Hash == in.Stable.Hash && !in.DSS {
-		share = in.MaxWeight
 	}
 	return stableShort(in, in.Stable.Name, share, in.Stable.Available)
 }
@@ -436,8 +433,8 @@ func Build(in Input) (*Plan, error) {
 	// its revision do): a way out that leaves the stable short of them
 	// carrying its share keeps the shortage for as long as they hang.
 	var stableHung int32
-	if r := base.Stable; canaryInPlay(base) && r.Spec > r.Available {
-		stableHung = min(int32(len(diagnose.HungPods(v, r.Hash))), r.Spec-r.Available)
+	if _, inPlay := base.StableShare(); inPlay && base.Stable.Spec > base.Stable.Available {
+		stableHung = min(int32(len(diagnose.HungPods(v, base.Stable.Hash))), base.Stable.Spec-base.Stable.Available)
 	}
 	// stuck sets e's stable harm, and where the watch may see it end:
 	// the stable short of its hung pods, unless a scale-down removed them.
@@ -934,9 +931,7 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 			// A reset pass only rewrites status; the weight stays where it
 			// was — but the Services move (an undo's canary Service to the
 			// stable's pods, on the lab's v1.7.2 and v1.10.2 at once).
-			if x := stableAfter(in, s, applied); in.TrafficRouted && x != nil && (e.StableExposure == nil || x.load() > e.StableExposure.load()) {
-				e.StableExposure = x
-			}
+			e.noteStable(in, s, applied)
 			continue
 		}
 		w := s.Pass.Traffic // what the router applies: the status weight once a pass writes it
@@ -947,12 +942,7 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 		} else {
 			e.Serving = append(e.Serving, Serving{Weight: w, Canary: s.CarrierName, Stable: s.StableName, From: s.CarrierAvailable, To: s.CarrierAvailable, Of: in.Replicas, Promotes: s.Pass.Promotes})
 		}
-		if in.TrafficRouted {
-			// The rest of the traffic goes to the stable's available pods.
-			if x := stableAfter(in, s, w); x != nil && (e.StableExposure == nil || x.load() > e.StableExposure.load()) {
-				e.StableExposure = x
-			}
-		}
+		e.noteStable(in, s, w)
 		if in.TrafficRouted && w > 0 && !s.Pass.Promotes && s.CarrierName != "" && s.CarrierName != s.StableName {
 			need := model.WeightToReplicas(in.Replicas, w, in.MaxWeight)
 			if s.CarrierAvailable < need {

@@ -172,5 +172,29 @@ func (in Inputs) Traffic() int32 {
 	return currentWeight(in)
 }
 
+// StableShare is the traffic the stable's pods take now, with
+// trafficRouting while a canary is in play (an update under way, or the
+// router still sending a weight to another revision's destination: an undo
+// it has not caught up with): the rest of the canary weight, or all of it
+// when the update is the stable's revision and, without
+// dynamicStableScale, the canary Service already selects the stable's pods
+// (sv.canary-svc-target; with it the Service waits, sv.dss-rollback-keeps-canary-svc).
+// ok is false when no canary is in play.
+func (in Inputs) StableShare() (share int32, ok bool) {
+	if !in.TrafficRouted || in.Stable == nil || in.New == nil {
+		return 0, false
+	}
+	if in.New.Hash != in.Stable.Hash {
+		return in.MaxWeight - in.Traffic(), true
+	}
+	if in.Weights == nil || in.Weights.Canary.PodTemplateHash == in.Stable.Hash || in.Traffic() <= 0 {
+		return 0, false
+	}
+	if in.DSS {
+		return in.MaxWeight - in.Traffic(), true
+	}
+	return in.MaxWeight, true
+}
+
 // Index0 is status.currentStepIndex with nil read as 0, as the controller does.
 func (in Inputs) Index0() int32 { return in.index() }

@@ -227,10 +227,7 @@ func (h *harness) analysisUpdate(s *metricServer, m webMetric, steps string, bac
 	h.t.Helper()
 	h.apply(h.templateYAML(s, m))
 	h.apply(h.analysisRolloutYAML("a", steps, background))
-	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
-		phase, stable, current, _, _ := h.status()
-		return phase == "Healthy" && stable != "" && stable == current
-	})
+	h.revisionAHealthy()
 	if n := len(s.Hits()); n != 0 {
 		h.t.Fatalf("the initial deploy measured %d times; no analysis runs on an initial deploy", n)
 	}
@@ -1040,10 +1037,7 @@ func analysisStepIndefinite(t *testing.T, h *harness) {
 	h.apply(h.templateYAML(s, webMetric{interval: "1s", success: "result >= 0.95"}))
 	// Revision A has no analysis step, so it deploys.
 	h.apply(h.analysisRolloutYAML("a", "[{setWeight: 50}, {pause: {}}]", false))
-	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
-		phase, stable, current, _, _ := h.status()
-		return phase == "Healthy" && stable != "" && stable == current
-	})
+	h.revisionAHealthy()
 	h.apply(h.analysisRolloutYAML("b", stepAnalysis, false))
 	var msg string
 	h.waitFor("the InvalidSpec condition", 30*time.Second, func() bool {

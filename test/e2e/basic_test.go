@@ -20,9 +20,9 @@ func init() {
 		scenario{"istio-dss-stable-hung", istioDSSStableHung}, scenario{"istio-stable-short", istioStableShort})
 }
 
-// plainCanaryYAML is a canary Rollout without trafficRouting: replicas
-// pods with the given pod timing annotations, extra lines under canary
-// (each starting with a newline) and steps.
+// plainCanaryYAML is a canary Rollout, without trafficRouting unless extra
+// adds it: replicas pods with the given pod timing annotations, extra lines
+// under canary (each starting with a newline) and steps.
 func (h *harness) plainCanaryYAML(replicas int, timing, image, extra, steps string) string {
 	return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Rollout

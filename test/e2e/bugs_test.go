@@ -764,32 +764,10 @@ spec:
   rules: [{http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: app-root, port: {name: use-annotation}}}}]}}]
 `)
 	rollout := func(image, services string) string {
-		return fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
-kind: Rollout
-metadata:
-  name: app
-  labels: {argo-rollouts.argoproj.io/controller-instance-id: %q}
-spec:
-  replicas: 4
-  selector: {matchLabels: {app: app}}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
-      containers: [{name: app, image: "registry.example/app:%s"}]
-  strategy:
-    canary:
-%s
-      trafficRouting:
-        alb: {ingress: web, rootService: app-root, servicePort: 80}
-      steps: [{setWeight: 25}, {pause: {}}]
-`, instanceID(h.version), image, services)
+		return h.plainCanaryYAML(4, "", image, "\n"+services+"\n      trafficRouting:\n        alb: {ingress: web, rootService: app-root, servicePort: 80}", "[{setWeight: 25}, {pause: {}}]")
 	}
 	h.apply(rollout("a", "      stableService: app-stable\n      canaryService: app-canary"))
-	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
-		phase, stable, current, _, _ := h.status()
-		return phase == "Healthy" && stable != "" && stable == current
-	})
+	h.revisionAHealthy()
 	_, stable, _, _, _ := h.status()
 	h.apply(rollout("a", "      pingPong: {pingService: app-ping, pongService: app-pong}"))
 	h.apply(rollout("b", "      pingPong: {pingService: app-ping, pongService: app-pong}"))
@@ -838,10 +816,7 @@ func bugBackgroundInconclusive(t *testing.T, h *harness) {
 	bg := "\n      analysis: {templates: [{templateName: check}], startingStep: 1, args: " + analysisArgs + "}"
 	steps := "[{setWeight: 50}, {pause: {duration: 40s}}, {setWeight: 100}]"
 	h.apply(h.plainCanaryYAML(2, analysisPods, "a", bg, steps))
-	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
-		phase, stable, current, _, _ := h.status()
-		return phase == "Healthy" && stable != "" && stable == current
-	})
+	h.revisionAHealthy()
 	h.setImage("b")
 	h.waitFor("the pause step", 60*time.Second, h.pausedAt(1))
 	start := time.Now()
@@ -890,10 +865,7 @@ func bugBackgroundInconclusive(t *testing.T, h *harness) {
 func bugEphemeralStale(t *testing.T, h *harness) {
 	meta := "\n      canaryMetadata: {labels: {role: canary}}\n      stableMetadata: {labels: {role: stable}}"
 	h.apply(h.plainCanaryYAML(4, analysisPods, "a", meta, "[{setWeight: 50}, {pause: {}}]"))
-	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
-		phase, stable, current, _, _ := h.status()
-		return phase == "Healthy" && stable != "" && stable == current
-	})
+	h.revisionAHealthy()
 	h.setImage("b")
 	h.waitFor("the pause at 50%", 60*time.Second, h.pausedAt(1))
 	_, _, canary, _, _ := h.status()

@@ -39,10 +39,7 @@ func argsError(t *testing.T, h *harness) {
 	}
 	h.apply(tmpl(""))
 	h.apply(h.analysisRolloutYAML("a", "[{setWeight: 50}, {pause: {}}]", false))
-	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
-		phase, stable, current, _, _ := h.status()
-		return phase == "Healthy" && stable != "" && stable == current
-	})
+	h.revisionAHealthy()
 	h.apply(h.analysisRolloutYAML("b", stepAnalysis, false))
 	h.checkError("the step's template declares an argument nothing gives a value (args.region)", "InvalidSpec", "RD113", "args.region was not resolved")
 	if warnings := h.warningEvents(); strings.Contains(warnings, "resolve") {

@@ -211,6 +211,15 @@ func isCanaryDest(mode trafficMode) func(map[string]interface{}) bool {
 }
 
 // status reads the Rollout's status fields the scenarios wait on.
+// revisionAHealthy waits until the first revision is Healthy and stable.
+func (h *harness) revisionAHealthy() {
+	h.t.Helper()
+	h.waitFor("revision A Healthy", 90*time.Second, func() bool {
+		phase, stable, current, _, _ := h.status()
+		return phase == "Healthy" && stable != "" && stable == current
+	})
+}
+
 func (h *harness) status() (phase, stable, current string, index int64, abort bool) {
 	u := h.get(gvrRollout, "app")
 	st, _ := u.Object["status"].(map[string]interface{})
