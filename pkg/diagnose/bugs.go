@@ -252,6 +252,9 @@ func knownBugs() []Bug {
 			Buggy: []upstream.Key{"em.skip-when-rs-current", "em.rs-before-pods", "em.pod-update-stops"}, Always: true, FixUpstream: "fixed in v1.9 by PR #4477",
 			Lab:   "reproduced (e2e bug-ephemeral-stale): a canary of 4 with canaryMetadata role: canary and stableMetadata role: stable, promoted --full at 50% while a ValidatingAdmissionPolicy denied relabeling one canary pod; 20 s after the policy was removed v1.8.2 and v1.8.3 still had both pods of the first canary labelled role: canary in the now stable ReplicaSet (2–4 of its 4 pods: the ones scaled up during the promotion came from the template before it was relabeled); v1.7.2 had relabeled them all; v1.9.3 and v1.10.2 had relabeled all but the denied pod, which was still labelled role: canary three minutes later (its failures had backed the Rollout's retries off)",
 			Match: matchStaleEphemeralLabels},
+		{Rule: "RD182", Issue: 4261, Name: "a scale of a halted canary Rollout is not applied, and nothing else is done meanwhile",
+			Buggy: []upstream.Key{"se.replicas-only", "se.halt-skips-sync"}, FixUpstream: "no release fixes it yet; PR #5019 proposed a fix",
+			Lab: "reproduced (e2e bug-scaled-paused): an Istio canary of 4 paused at setWeight 50 (canary 2, stable 4), spec.paused set, then scaled to 6 through the scale subresource as an HPA does, then aborted: 20 s later every version still had the stable at 4, the canary at 2 and the weight at 50; unpausing scaled the stable to 6, wrote 0% and scaled the canary to 0. No fixed version to compare", Match: matchScaledWhileHalted},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
@@ -512,6 +515,9 @@ func matchAbortWhilePaused(c *Context) *BugMatch {
 	if c.bg() != nil || !in.Abort || !in.Paused || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash {
 		return nil
 	}
+	if in.ScaledWhileHalted() != nil {
+		return nil // RD182: with a scale pending the abort moves no traffic either
+	}
 	if in.New.Spec == 0 && in.Stable.Available >= in.Replicas {
 		return nil // nothing left to scale
 	}
@@ -521,6 +527,51 @@ func matchAbortWhilePaused(c *Context) *BugMatch {
 		Do:       "unpause it (`kubectl patch rollout " + c.ro.Name + " -n " + c.ro.Namespace + " --type=merge -p '{\"spec\":{\"paused\":false}}'`): the abort then completes",
 		Evidence: []rules.Evidence{ev(c.obj(), "status.abort", true), ev(c.obj(), "spec.paused", true), rsEvidence(in.New)},
 	}
+}
+
+// matchScaledWhileHalted (#4261): spec.replicas changed while spec.paused
+// or an InconclusiveAnalysis pause halts the canary. Each pass then is a
+// scaling event that only syncs replicas, and the halt skips that sync,
+// so the event never ends: the pods stay as they are and the rest of the
+// reconcile — weight, Services, steps, an abort — waits with them.
+func matchScaledWhileHalted(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	r := in.ScaledWhileHalted()
+	if r == nil {
+		return nil
+	}
+	role := "the update's"
+	if in.Stable != nil && r.Name == in.Stable.Name {
+		role = "the stable"
+	}
+	who := "someone scaled the Rollout"
+	if len(c.View.HPAs) > 0 {
+		who = "HorizontalPodAutoscaler " + c.View.HPAs[0].Name + " scales it"
+	}
+	halt := "spec.paused is true"
+	evs := []rules.Evidence{ev(c.obj(), "spec.replicas", in.Replicas),
+		ev("ReplicaSet "+r.Name, "metadata.annotations[rollout.argoproj.io/desired-replicas]", *r.Desired)}
+	do := "unpause it (`kubectl patch rollout " + c.ro.Name + " -n " + c.ro.Namespace + " --type=merge -p '{\"spec\":{\"paused\":false}}'`, or `kubectl argo rollouts promote " + c.ro.Name + "`, which also moves on a step): the scale applies on the next pass, then the rest"
+	if in.Paused {
+		evs = append(evs, ev(c.obj(), "spec.paused", true))
+	} else {
+		halt = "an InconclusiveAnalysis pause holds it"
+		do = "promote (`kubectl argo rollouts promote " + c.ro.Name + " -n " + c.ro.Namespace + "` clears the pause) or decide the analysis: the scale applies on the next pass, then the rest"
+		evs = append(evs, ev(c.obj(), "status.pauseConditions", "InconclusiveAnalysisRun"))
+	}
+	effect := "every pass only syncs replicas, and the halt skips that sync: no pod is added or removed, and no weight, Service, step or abort is acted on, until the halt ends"
+	m := &BugMatch{
+		State:    fmt.Sprintf("spec.replicas is %d (%s), but %s ReplicaSet %s was last sized for %d, and %s", in.Replicas, who, role, r.Name, *r.Desired, halt),
+		Effect:   effect,
+		Do:       do,
+		Evidence: evs,
+	}
+	if in.Abort {
+		// The abort waits too: traffic stays where it is.
+		m.Severity = rules.Critical
+		m.Effect += "; this abort included: the router keeps its weight"
+	}
+	return m
 }
 
 func matchDSSAbortDeadlock(c *Context) *BugMatch {

@@ -37,6 +37,7 @@ var (
 	subsetOnly  = both(remove(canaryField("canaryService")...), remove(canaryField("stableService")...),
 		set(canaryField("trafficRouting", "istio", "destinationRule"), map[string]interface{}{"name": "checkout-api", "canarySubsetName": "canary", "stableSubsetName": "stable"}))
 	aborted = set([]string{"status", "abort"}, true)
+	paused  = set([]string{"spec", "paused"}, true)
 )
 
 // rsStatus sets a ReplicaSet's spec.replicas and available count.
@@ -76,6 +77,19 @@ func canaryPod(name, created string, restarts int64) *unstructured.Unstructured 
 
 func addObjs(extra ...*unstructured.Unstructured) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
 	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured { return append(objs, extra...) }
+}
+
+// desiredAnn sets a ReplicaSet's desired-replicas annotation: the
+// spec.replicas the controller last sized it for.
+func desiredAnn(name string, n int) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
+	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		for _, o := range objs {
+			if o.GetKind() == "ReplicaSet" && o.GetName() == name {
+				set([]string{"metadata", "annotations", "rollout.argoproj.io/desired-replicas"}, strconv.Itoa(n))(o)
+			}
+		}
+		return objs
+	}
 }
 
 // both2 applies each edit of the other objects in turn.
@@ -154,6 +168,21 @@ func rolePod(name, role string) *unstructured.Unstructured {
 }
 
 var bugCases = []bugCase{
+	// #4261: a scale while spec.paused (an HPA's) is never applied.
+	{name: "spec.paused, spec.replicas 30, the stable sized for 20", id: "RD182", edit: both(noWindow, paused, set([]string{"spec", "replicas"}, int64(30))),
+		objs: both2(desiredAnn("checkout-api-6d8f7c9b5d", 20), desiredAnn("checkout-api-5f6c8d7b9a", 20)), fires: allVersions,
+		says: "spec.replicas is 30 (someone scaled the Rollout), but the update's ReplicaSet checkout-api-5f6c8d7b9a was last sized for 20, and spec.paused is true"},
+	{name: "InconclusiveAnalysis pause, spec.replicas 30, the stable sized for 20", id: "RD182",
+		edit: both(noWindow, set([]string{"spec", "replicas"}, int64(30)), set([]string{"status", "pauseConditions"}, []interface{}{map[string]interface{}{"reason": "InconclusiveAnalysisRun", "startTime": "2026-08-11T03:12:00Z"}})),
+		objs: desiredAnn("checkout-api-6d8f7c9b5d", 20), fires: allVersions,
+		says: "the stable ReplicaSet checkout-api-6d8f7c9b5d was last sized for 20, and an InconclusiveAnalysis pause holds it"},
+	{name: "not paused, spec.replicas 30, the stable sized for 20", id: "RD182", edit: both(noWindow, set([]string{"spec", "replicas"}, int64(30))),
+		objs: desiredAnn("checkout-api-6d8f7c9b5d", 20)},
+	{name: "spec.paused, both sized for spec.replicas", id: "RD182", edit: both(noWindow, paused),
+		objs: both2(desiredAnn("checkout-api-6d8f7c9b5d", 20), desiredAnn("checkout-api-5f6c8d7b9a", 20))},
+	{name: "aborted while spec.paused with a scale pending (RD182 says it)", id: "RD154", edit: both(noWindow, aborted, paused, set([]string{"spec", "replicas"}, int64(30))),
+		objs: desiredAnn("checkout-api-6d8f7c9b5d", 20)},
+
 	// The lab (#4256): after a denied relabel v1.8 never relabels; the
 	// others do on a later pass, and the rule reports stale pods anyway.
 	{name: "canaryMetadata role: canary, one canary pod labelled role: stable", id: "RD181", edit: both(noWindow, withRoles),

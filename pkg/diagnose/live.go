@@ -25,10 +25,19 @@ func checkCanaryOverCapacity(c *Context, r *rules.Rule) []rules.Finding {
 	}
 	// What the router applies: the status's weight, or the router objects'
 	// own where they say otherwise (RD107).
+	if in.CanaryWeightOnStable() {
+		return nil // the stable's pods take the canary weight: RD178 rates them
+	}
 	w := in.Traffic()
+	carrier := in.Weights.Canary.PodTemplateHash
+	if in.ServiceRouted && in.CanaryServiceHash != "" {
+		// The router sends the weight to the canary Service: it lands on
+		// the pods that Service selects (the stable's after an abort).
+		carrier = in.CanaryServiceHash
+	}
 	var canary *model.RS
 	for _, r := range in.All {
-		if r.Hash == in.Weights.Canary.PodTemplateHash {
+		if r.Hash == carrier {
 			canary = r
 		}
 	}
@@ -155,6 +164,11 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		for _, g := range c.Analysis.Next.Gates {
 			if g.Holds && g.Effect == model.EffectWeightSkipped {
 				msg = fmt.Sprintf("aborted, but traffic is not back on stable: %d%% still goes to the canary, and the controller does not write 0%% while %s; the index is held at 0; it will not recover by itself", in.Traffic(), g.Why)
+				if in.CanaryWeightOnStable() {
+					// The router's share goes to the canary Service, which
+					// the abort points at the stable's pods.
+					msg = fmt.Sprintf("aborted, but the router still sends %d%% to the canary Service %s, and the controller does not write 0%% while %s: the abort points that Service at the stable's pods, and each pass points it back at the canary's for a moment (argo-rollouts #3078), so most of that share lands on the stable too; the index is held at 0; it will not recover by itself", in.Traffic(), c.canary().CanaryService, g.Why)
+				}
 				msg = strings.Replace(msg, ": the weight change is skipped silently", "", 1)
 				held = &g
 				break
@@ -218,6 +232,9 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		}
 	} else if held != nil {
 		f.Cites = append(f.Cites, held.Cites...)
+		if in.CanaryWeightOnStable() {
+			f.Cites = append(f.Cites, c.cites("tr.abort-canary-svc-to-stable", "sv.canary-svc-target")...)
+		}
 	} else if basic {
 		f.Cites = append(f.Cites, c.cites("bc.counts")...)
 	}

@@ -31,6 +31,8 @@ func checkStableOverCapacity(c *Context, r *rules.Rule) []rules.Finding {
 		pct(share*100/in.MaxWeight), s.Name, s.Available, plural("pod", int(s.Available)), need, in.Replicas)
 	if share == in.MaxWeight && in.New.Hash == s.Hash {
 		msg += fmt.Sprintf(" (the router still sends %d%% to the canary Service, which already selects the stable's pods)", in.Traffic())
+	} else if share == in.MaxWeight && in.Abort && in.Traffic() > 0 {
+		msg = "up to " + msg + fmt.Sprintf(" (the router still sends %d%% to the canary Service, which the abort points at the stable's pods; each pass points it back at the canary for a moment: argo-rollouts #3078)", in.Traffic())
 	} else if in.DSS && s.Spec < in.Replicas {
 		msg += fmt.Sprintf(" (dynamicStableScale sized it for that share, %d pods)", s.Spec)
 	}
@@ -48,8 +50,10 @@ func checkStableOverCapacity(c *Context, r *rules.Rule) []rules.Finding {
 		f.Evidence = append(f.Evidence, ev(c.obj(), "status.canary.weights.canary", fmt.Sprintf("%s at %d%%", in.Weights.Canary.PodTemplateHash, in.Weights.Canary.Weight)))
 	}
 	f.Cites = c.cites("tr.stable-check-call", "tr.stable-check-def")
-	if share == in.MaxWeight {
+	if share == in.MaxWeight && in.New.Hash == s.Hash {
 		f.Cites = append(f.Cites, c.cites("rc.service-before-traffic", "sv.canary-svc-target")...)
+	} else if share == in.MaxWeight && in.Abort {
+		f.Cites = append(f.Cites, c.cites("tr.abort-canary-svc-to-stable", "sv.canary-svc-target")...)
 	}
 	f.Remediation = missingPodsFix(c, s, "the stable carries its share on enough pods again")
 	return []rules.Finding{f}

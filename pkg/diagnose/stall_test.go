@@ -181,15 +181,16 @@ func TestBasicStallOnTheStable(t *testing.T) {
 }
 
 // An aborted Istio canary whose stable has a hung pod (the lab, v1.10.2:
-// 20% stayed on the canary for minutes): RD104 must not say traffic is
-// back on stable, and says what holds it; v1.7.2 writes 0% regardless.
+// the router kept 20% on the canary Service for minutes): RD104 must not
+// say traffic is back on stable, says what holds it, and that the abort
+// points that Service at the stable's pods; v1.7.2 writes 0% regardless.
 func TestAbortHeldByTheStable(t *testing.T) {
 	for name, ver := range map[string]upstream.Version{exampletest.LabIstioStableHung: "v1.10.2", exampletest.LabIstioStableHung17: "v1.7.2"} {
 		v := exampletest.View(t, name)
 		v.Rollout.Status.Abort, v.Rollout.Status.PauseConditions = true, nil
 		r := Run(v, model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}, Options{})
 		f := findingOf(r, "RD104")
-		held := f != nil && strings.HasPrefix(f.Message, "aborted, but traffic is not back on stable: 20% still goes to the canary, and the controller does not write 0% while stable app-65")
+		held := f != nil && strings.HasPrefix(f.Message, "aborted, but the router still sends 20% to the canary Service app-canary, and the controller does not write 0% while stable app-65")
 		if held != (ver == "v1.10.2") {
 			t.Errorf("%s: RD104 %+v; want it held: %v", ver, f, ver == "v1.10.2")
 		}

@@ -274,6 +274,11 @@ type Shortage struct {
 	OnPods int32  `json:"onPods"`
 	Needs  int32  `json:"needs"`
 	Stable string `json:"stable"`
+	// Aborted: the share includes the canary weight because, after an
+	// abort, the canary Service selects the stable's pods — most of the
+	// time: each pass points it back at the canary for a moment (#3078;
+	// the lab, every version: on the stable 64–83% of 15 s).
+	Aborted bool `json:"viaAbortedCanaryService,omitempty"`
 }
 
 // stableShort is the stable's shortage when it carries share of in's
@@ -292,6 +297,9 @@ func (s *Shortage) load() float64 {
 }
 
 func (s *Shortage) String() string {
+	if s.Aborted {
+		return fmt.Sprintf("up to %d%% of traffic on the stable %s's %d available %s (that share needs %d; after the abort the canary Service selects them too, flipping back to the canary on each pass: argo-rollouts #3078)", s.Weight, s.Stable, s.OnPods, verbN("pod", "pods", int(s.OnPods)), s.Needs)
+	}
 	return fmt.Sprintf("%d%% of traffic on the stable %s's %d available %s (that share needs %d)", s.Weight, s.Stable, s.OnPods, verbN("pod", "pods", int(s.OnPods)), s.Needs)
 }
 
@@ -308,10 +316,15 @@ func stableAfter(in model.Inputs, s model.Step, w int32) *Shortage {
 		// The stable after the pass is the promoted ReplicaSet.
 		name, avail = s.CanaryName, s.CanaryAvailable
 	}
+	aborted := w > 0 && s.Abort && !s.Pass.Promotes && s.CarrierName == name && s.CanaryName != name
 	if s.Pass.Promotes || s.CarrierName == name || !in.DSS && s.CanaryName != "" && s.CanaryName == name {
 		share = in.MaxWeight
 	}
-	return stableShort(in, name, share, avail)
+	x := stableShort(in, name, share, avail)
+	if x != nil {
+		x.Aborted = aborted
+	}
+	return x
 }
 
 // citedKey finds k among cs.
@@ -469,6 +482,10 @@ func Build(in Input) (*Plan, error) {
 	for _, a := range Actions {
 		o := Option{Action: a}
 		after, applicable, why := apply(a, base, ro, v, in, &o)
+		halted := false
+		if r := after.ScaledWhileHalted(); r != nil && applicable && why == "" && a != Wait {
+			why, halted = haltedScale(after, r), true
+		}
 		switch {
 		case !applicable:
 			o.Verdict, o.Why = NotApplicable, why
@@ -502,6 +519,9 @@ func Build(in Input) (*Plan, error) {
 			o.Cites = cite("tr.reverse-loop", "sy.full-promote-gate")
 		}
 		o.Cites = append(o.Cites, cite(o.Effect.heldFacts...)...)
+		if halted {
+			o.Cites = append(o.Cites, cite("se.compare-annotation", "se.replicas-only", "se.halt-skips-sync")...)
+		}
 		if o.Effect.PauseEnds {
 			// The effect runs past a timed pause, as the controller does once its duration has passed.
 			o.Cites = append(o.Cites, cite("pa.duration-ends", "rc.spec-paused-no-step")...)
@@ -535,15 +555,18 @@ func Build(in Input) (*Plan, error) {
 			o.Cites = append(o.Cites, cite("bc.others-down")...)
 		}
 		if x := o.Effect.stableHarm; x != nil {
-			// Why the stable keeps or gets the share: an undo's canary
-			// Service on its pods, the availability check holding the
-			// weight, or dynamicStableScale's abort weight and sizing.
+			// Why the stable keeps or gets the share: an undo's or an
+			// abort's canary Service on its pods, the availability check
+			// holding the weight, or dynamicStableScale's abort weight and
+			// sizing.
 			var keys []upstream.Key
 			switch {
 			case base.DSS:
 				keys = append(keys, "tr.abort-weight-formula", "uc.desired-canary-weight-abort-dss")
 			case a == Undo:
 				keys = append(keys, "rc.service-before-traffic", "sv.canary-svc-target")
+			case base.ServiceRouted && (a == Abort || base.Abort && a == Wait):
+				keys = append(keys, "tr.abort-canary-svc-to-stable")
 			}
 			if !base.DSS {
 				keys = append(keys, "tr.stable-check-call", "tr.stable-check-def")
@@ -660,6 +683,17 @@ func apply(a Action, base model.Inputs, ro *v1alpha1.Rollout, v *snapshot.View, 
 		return applyUndo(after, ro, v, in, o)
 	}
 	return after, true, ""
+}
+
+// haltedScale says why a way out that leaves the halt in place does
+// nothing (argo-rollouts #4261, RD182): with a scale pending, every pass
+// only syncs replicas (se.replicas-only), which the halt skips.
+func haltedScale(in model.Inputs, r *model.RS) string {
+	halt, end := "spec.paused is true", "unpause it or promote (which unpauses)"
+	if !in.Paused {
+		halt, end = "an InconclusiveAnalysis pause holds it", "promote"
+	}
+	return fmt.Sprintf("the controller acts on nothing while %s with a scale pending (spec.replicas %d, %s last sized for %d): every pass only syncs replicas, which the halt skips — %s first", halt, in.Replicas, r.Name, *r.Desired, end)
 }
 
 // applyPromoteFull: the status patch (and on v1.9+ the unpause) of
@@ -936,11 +970,16 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 		}
 		w := s.Pass.Traffic // what the router applies: the status weight once a pass writes it
 		applied = w
-		if n := len(e.Serving); n > 0 && e.Serving[n-1].Weight == w && e.Serving[n-1].Canary == s.CarrierName {
+		who, avail := s.CarrierName, s.CarrierAvailable
+		if w == 0 && s.CanaryName != "" {
+			// No weight lands anywhere: the stretch names the canary.
+			who, avail = s.CanaryName, s.CanaryAvailable
+		}
+		if n := len(e.Serving); n > 0 && e.Serving[n-1].Weight == w && e.Serving[n-1].Canary == who {
 			cur := &e.Serving[n-1]
-			cur.To, cur.Promotes = s.CarrierAvailable, cur.Promotes || s.Pass.Promotes
+			cur.To, cur.Promotes = avail, cur.Promotes || s.Pass.Promotes
 		} else {
-			e.Serving = append(e.Serving, Serving{Weight: w, Canary: s.CarrierName, Stable: s.StableName, From: s.CarrierAvailable, To: s.CarrierAvailable, Of: in.Replicas, Promotes: s.Pass.Promotes})
+			e.Serving = append(e.Serving, Serving{Weight: w, Canary: who, Stable: s.StableName, From: avail, To: avail, Of: in.Replicas, Promotes: s.Pass.Promotes})
 		}
 		e.noteStable(in, s, w)
 		if in.TrafficRouted && w > 0 && !s.Pass.Promotes && s.CarrierName != "" && s.CarrierName != s.StableName {
@@ -1140,6 +1179,10 @@ func weightStops(x, e Effect, base model.Inputs, what string) string {
 	msg := fmt.Sprintf("if %s Ready, the weight stays at %d%% on %s", what, xl.Weight, xl.Canary)
 	if xl.Weight == 0 {
 		msg = fmt.Sprintf("if %s Ready, all traffic stays on stable %s, and the Rollout ends %s", what, xl.Stable, x.Phase)
+	} else if xl.Canary == xl.Stable {
+		// After an abort the canary Service selects the stable's pods
+		// (tr.abort-canary-svc-to-stable): the weight is the router's only.
+		msg = fmt.Sprintf("if %s Ready, the router keeps %d%% on the canary Service, which the abort points at the stable %s's pods (each pass points it back at the canary for a moment: argo-rollouts #3078), so nearly all traffic is on them", what, xl.Weight, xl.Stable)
 	}
 	if x.Phase == "Healthy" && xl.Weight > 0 && base.DSS {
 		// With dynamicStableScale the rollback keeps the canary
@@ -1370,6 +1413,10 @@ func summarize(e Effect, in model.Inputs) string {
 			span = fmt.Sprintf("%d→%d/%d", s.From, s.To, s.Of)
 		}
 		part := fmt.Sprintf("%d%% on %s (%s available)", s.Weight, who, span)
+		if s.Weight > 0 && s.Canary == s.Stable && !s.Promotes {
+			// The canary Service selects the stable's pods (an abort).
+			part = fmt.Sprintf("all traffic on stable %s (%s available; the router's %d%% through the canary Service)", s.Stable, span, s.Weight)
+		}
 		if s.Weight == 0 && s.Stable != "" {
 			part = fmt.Sprintf("all traffic on stable %s", s.Stable)
 			if s.Canary != "" && s.Canary != s.Stable {

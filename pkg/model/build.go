@@ -69,6 +69,7 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 				in.MaxWeight = *tr.MaxTrafficWeight
 			}
 			in.SubsetOnly = tr.Istio != nil && !in.HasServices
+			in.ServiceRouted = c.CanaryService != "" && tr.AppMesh == nil && (tr.Istio == nil || tr.Istio.DestinationRule == nil)
 		}
 	}
 	if ro.Spec.Strategy.BlueGreen != nil && ro.Spec.Strategy.Canary == nil {
@@ -94,6 +95,13 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 		if rs := router.Read(ro, routerObjects(v), ver, router.FlagsOf(v.Controllers)); rs != nil && rs.Canary != nil {
 			w := *rs.Canary
 			in.RouterWeight = &w
+		}
+	}
+	if c := ro.Spec.Strategy.Canary; c != nil && c.CanaryService != "" && v.Workload != nil {
+		for _, svc := range v.Workload.Services {
+			if svc.Name == c.CanaryService {
+				in.CanaryServiceHash = svc.Spec.Selector[v1alpha1.DefaultRolloutUniqueLabelKey]
+			}
 		}
 	}
 	for _, rs := range v.ReplicaSets {

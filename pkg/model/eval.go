@@ -92,6 +92,10 @@ type Pass struct {
 	Traffic int32 `json:"traffic"`
 	// Errored: the pass returns an error before scaling and status updates.
 	Errored bool `json:"errored,omitempty"`
+	// ReplicasOnly: a scaling event (spec.replicas changed) while progress
+	// is halted: the pass only syncs replicas, which the halt skips, so
+	// nothing moves (ScaledWhileHalted).
+	ReplicasOnly bool `json:"replicasOnly,omitempty"`
 	// CanaryTarget and StableTarget are the replica counts the pass scales
 	// the canary and stable ReplicaSets to (absent when the pass errors).
 	CanaryTarget int32 `json:"canaryTarget"`

@@ -60,6 +60,11 @@ type Inputs struct {
 	WindowRevision int32 // spec.rollbackWindow.revisions, 0 when unset
 	HasServices    bool  // canaryService or stableService set
 	Paused         bool  // spec.paused
+	// ServiceRouted: the router sends the canary weight to the canary
+	// Service, so it lands on whatever pods that Service selects. Every
+	// router but Istio's DestinationRule subsets and App Mesh's virtual
+	// nodes, which select the pods by pod-template hash themselves.
+	ServiceRouted bool
 	// MaxSurge and MaxUnavailable resolved against Replicas (Fenceposts).
 	MaxSurge, MaxUnavailable int32
 
@@ -78,6 +83,9 @@ type Inputs struct {
 	// otherwise. The controller decides from Weights (the status); traffic
 	// follows the router until a pass writes it again.
 	RouterWeight *int32
+	// CanaryServiceHash is the pod-template hash the canary Service's
+	// selector carries as read ("" when it was not read or has none).
+	CanaryServiceHash string
 	// Unobserved is true when the controller has not yet reconciled the
 	// current pod template or steps (its next pass is the reset pass).
 	Unobserved bool
@@ -179,12 +187,20 @@ func (in Inputs) Traffic() int32 {
 // when the update is the stable's revision and, without
 // dynamicStableScale, the canary Service already selects the stable's pods
 // (sv.canary-svc-target; with it the Service waits, sv.dss-rollback-keeps-canary-svc).
+// After an abort the canary Service selects the stable's pods too, without
+// dynamicStableScale or once its abort weight is 0
+// (tr.abort-canary-svc-to-stable): where the router sends the canary
+// weight through that Service, the stable takes all of it
+// (CanaryWeightOnStable).
 // ok is false when no canary is in play.
 func (in Inputs) StableShare() (share int32, ok bool) {
 	if !in.TrafficRouted || in.Stable == nil || in.New == nil {
 		return 0, false
 	}
 	if in.New.Hash != in.Stable.Hash {
+		if in.CanaryWeightOnStable() {
+			return in.MaxWeight, true
+		}
 		return in.MaxWeight - in.Traffic(), true
 	}
 	if in.Weights == nil || in.Weights.Canary.PodTemplateHash == in.Stable.Hash || in.Traffic() <= 0 {
@@ -194,6 +210,43 @@ func (in Inputs) StableShare() (share int32, ok bool) {
 		return in.MaxWeight - in.Traffic(), true
 	}
 	return in.MaxWeight, true
+}
+
+// CanaryWeightOnStable reports whether the router's canary weight lands on
+// the stable's pods during an update: it goes to the canary Service, which
+// selects them. After an abort (without dynamicStableScale, or with its
+// abort weight at 0) every pass points it there
+// (tr.abort-canary-svc-to-stable) — and back at the canary for a moment
+// before that (#3078), so a read can catch either: the abort decides, not
+// the read (the lab: on the stable 64–83% of the time). Otherwise the
+// selector as read decides.
+func (in Inputs) CanaryWeightOnStable() bool {
+	if !in.ServiceRouted || in.Stable == nil || in.New == nil || in.New.Hash == in.Stable.Hash {
+		return false
+	}
+	if in.Abort && (!in.DSS || in.Traffic() == 0) {
+		return true
+	}
+	return in.CanaryServiceHash != "" && in.CanaryServiceHash == in.Stable.Hash
+}
+
+// ScaledWhileHalted is the canary's new or stable ReplicaSet whose
+// desired-replicas annotation differs from spec.replicas (a scaling event,
+// se.compare-annotation: an autoscaler or someone scaled the Rollout)
+// while spec.paused or an InconclusiveAnalysis pause halts progress; nil
+// otherwise. Every pass then only syncs replicas (se.replicas-only), and
+// the halt skips that sync (se.halt-skips-sync): argo-rollouts #4261.
+func (in Inputs) ScaledWhileHalted() *RS {
+	if in.BG != nil || !(in.Paused || in.Inconclusive) {
+		return nil
+	}
+	for _, r := range []*RS{in.New, in.Stable} {
+		// Only ReplicaSets sized above 0 count (the active ones).
+		if r != nil && r.Spec > 0 && r.Desired != nil && *r.Desired != in.Replicas {
+			return r
+		}
+	}
+	return nil
 }
 
 // Index0 is status.currentStepIndex with nil read as 0, as the controller does.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
 
 // Evaluate predicts the controller's next reconcile of a canary Rollout, in
@@ -36,21 +38,26 @@ func evaluate(in Inputs) Pass {
 		p.IndexCites = in.cites("ct.invalid-spec", in.Invalid[0].Fact)
 		return p
 	}
+	if r := in.ScaledWhileHalted(); r != nil {
+		// Every pass of a scaling event only syncs replicas — no traffic,
+		// Services, steps or abort — and a halted canary skips that too,
+		// leaving the annotation that makes the next pass one again.
+		p.ReplicasOnly, p.NextIndex = true, p.Index
+		p.CanaryTarget, p.StableTarget = rsSpec(in.New), rsSpec(in.Stable)
+		p.AtDesired = AtDesired(in, nil)
+		halt, key := "spec.paused is true", upstream.Key("cx.halt-user-paused")
+		if !in.Paused {
+			halt, key = "an InconclusiveAnalysis pause halts progress", "cx.halt-inconclusive"
+		}
+		p.IndexWhy = fmt.Sprintf("spec.replicas is %d but %s's desired-replicas annotation says %d, so every pass only syncs replicas, and while %s that sync does nothing: no weight, Service, step or abort is acted on until it is unpaused", in.Replicas, r.Name, *r.Desired, halt)
+		p.IndexCites = in.cites("se.compare-annotation", "se.replicas-only", "se.canary-sync", "se.halt-skips-sync", key)
+		return p
+	}
 	if in.Unobserved {
 		return resetPass(in, p)
 	}
-	// Services are reconciled before traffic: a managed canary Service follows
-	// the canary ReplicaSet as soon as it has one available pod.
-	if in.HasServices && in.New != nil {
-		if in.Abort {
-			if in.Stable != nil {
-				p.CanaryServiceHash = in.Stable.Hash
-			}
-		} else if in.New.Available > 0 {
-			p.CanaryServiceHash = in.New.Hash
-		}
-	}
 	p.Decision = DecideWeight(in)
+	p.CanaryServiceHash = canaryServiceTarget(in, p.Decision.Weight)
 	if in.TrafficRouted && !trafficPass(in, &p) {
 		return p
 	}
@@ -58,6 +65,32 @@ func evaluate(in Inputs) Pass {
 	sizePass(in, &p, weights)
 	statusPass(in, &p, weights)
 	return p
+}
+
+// canaryServiceTarget is the pod-template hash a managed canary Service
+// selects after a pass with canary weight w ("" when the pass leaves it as
+// it is). Services are reconciled before traffic: the Service follows the
+// canary once it has an available pod (sv.canary-svc-target) — but not
+// while dynamicStableScale rolls back to a stable that is not full
+// (sv.dss-rollback-keeps-canary-svc) — or the stable after an abort
+// without trafficRouting. With trafficRouting the abort points it back at
+// the stable later in the same pass: without dynamicStableScale at once,
+// with it once the abort weight is 0 (tr.abort-canary-svc-to-stable).
+func canaryServiceTarget(in Inputs, w int32) string {
+	if !in.HasServices || in.New == nil {
+		return ""
+	}
+	if in.Abort && in.Stable != nil && !in.TrafficRouted {
+		return in.Stable.Hash
+	}
+	rollingBack, _ := in.dynamicRollbackToStable()
+	if in.Abort && in.Stable != nil && !rollingBack && !in.fullyPromoted() && (!in.DSS || w == 0) {
+		return in.Stable.Hash
+	}
+	if !rollingBack && in.New.Available > 0 {
+		return in.New.Hash
+	}
+	return ""
 }
 
 // trafficPass runs the traffic reconcile: the stable availability gate, the
@@ -354,7 +387,11 @@ func Apply(in Inputs, p Pass) Inputs {
 		}
 		return out
 	}
-	if p.Errored {
+	if p.CanaryServiceHash != "" {
+		// The Services are reconciled before anything that can fail.
+		out.CanaryServiceHash = p.CanaryServiceHash
+	}
+	if p.Errored || p.ReplicasOnly {
 		return out
 	}
 	if out.TrafficRouted && (p.Applied || p.EarlyWeight) {

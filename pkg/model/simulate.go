@@ -70,11 +70,19 @@ func Simulate(in Inputs, max int) []Step {
 			s.Specs[r.Name] = r.Spec
 		}
 		s.CarrierName, s.CarrierAvailable = s.CanaryName, s.CanaryAvailable
-		if next.Weights != nil && next.Weights.Canary.PodTemplateHash != "" {
-			for _, r := range cur.All {
-				if r.Hash == next.Weights.Canary.PodTemplateHash {
-					s.CarrierName, s.CarrierAvailable = r.Name, r.Available
-				}
+		carrier := ""
+		if next.Weights != nil {
+			carrier = next.Weights.Canary.PodTemplateHash
+		}
+		if next.ServiceRouted && next.CanaryServiceHash != "" {
+			// The router sends the canary weight to the canary Service:
+			// it lands on the pods the Service selects (the stable's,
+			// after an abort).
+			carrier = next.CanaryServiceHash
+		}
+		for _, r := range cur.All {
+			if carrier != "" && r.Hash == carrier {
+				s.CarrierName, s.CarrierAvailable = r.Name, r.Available
 			}
 		}
 		out = append(out, s)

@@ -29,6 +29,7 @@ func init() {
 		scenario{"bug-pingpong-stable-selector", bugPingPongStableSelector},
 		scenario{"bug-background-inconclusive", bugBackgroundInconclusive},
 		scenario{"bug-ephemeral-stale", bugEphemeralStale},
+		scenario{"bug-scaled-paused", bugScaledPaused},
 		scenario{"bug-promote-full-abort", bugPromoteFullAbort},
 		scenario{"bug-canary-svc-flap", bugCanarySvcFlap},
 		scenario{"bug-stable-underweight", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, false) }},
@@ -916,4 +917,45 @@ func bugEphemeralStale(t *testing.T, h *harness) {
 		t.Fatalf("%s: %s, want %s (first canary pods %v, stale %v)\n%s", h.version, got, want, first, stale, h.dump())
 	}
 	t.Logf("%s: %d pods of the new stable labelled role=canary 20 s after the policy was removed: %v", h.version, len(stale), stale)
+}
+
+// bugScaledPaused reproduces #4261 as an autoscaler meets it: an Istio
+// canary of 4 paused at 50% (canary 2, stable 4), spec.paused set as an
+// on-call engineer does to hold it, then the Rollout scaled to 6 through
+// its scale subresource, as an HPA writes it. The catalogue says every
+// version then only syncs replicas, which the halt skips: no pod is added,
+// and an abort moves no traffic — escape must say so and RD182 name it.
+// Unpausing must apply the scale and complete the abort.
+func bugScaledPaused(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	stable, canary := h.firstPause(o, spec, 50)
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":true}}`)
+	h.settled(o, 3*time.Second, 30*time.Second)
+	h.kubectl("-n", h.ns, "scale", "rollout", "app", "--replicas=6")
+	time.Sleep(15 * time.Second)
+	rep := h.diagnose("app")
+	ab, _ := h.plan().Option(escape.Abort)
+	pred := fmt.Sprintf("RD182 %v, abort %s", hasFinding(rep, "RD182"), ab.Verdict)
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
+	time.Sleep(20 * time.Second)
+	s := o.Now()
+	got := fmt.Sprintf("stable %d, canary %d, weight %d 20 s after the abort", s.RS[stable].Spec, s.RS[canary].Spec, s.CanaryWeight)
+	h.record("known bug #4261: Istio canary of 4 at 50%, spec.paused, scaled to 6, then aborted (RD182; escape's abort)", pred, got)
+	want := "stable 4, canary 2, weight 50 20 s after the abort"
+	if !h.affects("RD182") {
+		want = "stable 6, canary 3, weight 50 20 s after the abort"
+	}
+	if got != want || pred != fmt.Sprintf("RD182 %v, abort %s", h.affects("RD182"), escape.NoEffect) {
+		t.Errorf("%s: %s; diagnose and escape %s; want %s\n%s", h.version, got, pred, want, h.dump())
+	}
+	// The finding's remedy: unpausing applies the scale and the abort.
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":false}}`)
+	h.waitFor("the stable at 6, the weight at 0, the canary at 0 after unpausing", 60*time.Second, func() bool {
+		s := o.Now()
+		return s.RS[stable].Spec == 6 && s.CanaryWeight == 0 && s.RS[canary].Spec == 0
+	})
+	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD182") {
+		t.Errorf("RD182 still reported after the unpause: %s", ids)
+	}
 }
