@@ -92,6 +92,31 @@ func desiredAnn(name string, n int) func([]*unstructured.Unstructured) []*unstru
 	}
 }
 
+// metricHPA is an HPA of the example Rollout (10 to 42 replicas) with one
+// metric and the HPA's reading of it.
+func metricHPA(metric, current map[string]interface{}) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"metadata": map[string]interface{}{"name": "checkout-api", "namespace": "shop"},
+		"spec": map[string]interface{}{"minReplicas": int64(10), "maxReplicas": int64(42), "metrics": []interface{}{metric},
+			"scaleTargetRef": map[string]interface{}{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "checkout-api"}},
+		"status": map[string]interface{}{"currentReplicas": int64(20), "desiredReplicas": int64(20), "currentMetrics": []interface{}{current}},
+	}}
+}
+
+// memoryHPA targets 60% memory utilization and reads cur%.
+func memoryHPA(cur int64) *unstructured.Unstructured {
+	return metricHPA(map[string]interface{}{"type": "Resource", "resource": map[string]interface{}{"name": "memory", "target": map[string]interface{}{"type": "Utilization", "averageUtilization": int64(60)}}},
+		map[string]interface{}{"type": "Resource", "resource": map[string]interface{}{"name": "memory", "current": map[string]interface{}{"averageUtilization": cur}}})
+}
+
+// cronHPA has KEDA's cron scaler shape: an External metric, AverageValue
+// 1, read as cur per pod.
+func cronHPA(cur string) *unstructured.Unstructured {
+	return metricHPA(map[string]interface{}{"type": "External", "external": map[string]interface{}{"metric": map[string]interface{}{"name": "s1-cron"}, "target": map[string]interface{}{"type": "AverageValue", "averageValue": "1"}}},
+		map[string]interface{}{"type": "External", "external": map[string]interface{}{"metric": map[string]interface{}{"name": "s1-cron"}, "current": map[string]interface{}{"averageValue": cur}}})
+}
+
 // both2 applies each edit of the other objects in turn.
 func both2(edits ...func([]*unstructured.Unstructured) []*unstructured.Unstructured) func([]*unstructured.Unstructured) []*unstructured.Unstructured {
 	return func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
@@ -168,6 +193,25 @@ func rolePod(name, role string) *unstructured.Unstructured {
 }
 
 var bugCases = []bugCase{
+	// #2857/#3849 (the #3849 comment's numbers: memory at 42% of 60%, a
+	// canary of 65%) and #4847 (a KEDA cron metric within tolerance).
+	{name: "memory HPA at 0.70 of target, canary 13 on top of 20", id: "RD183", edit: both(noWindow, set([]string{"status", "HPAReplicas"}, int64(33))),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 13, 13), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), addObjs(memoryHPA(42))), fires: allVersions,
+		says: "HorizontalPodAutoscaler checkout-api averages memory over the canary's pods too (the Rollout's scale selector matches them): at 0.70 of its target it wants ceil(0.70 × 33 ready pods) = 24, above spec.replicas 20 (argo-rollouts #2857, #3849)"},
+	{name: "memory HPA at 0.70 of target, canary 7 on top of 20", id: "RD183", edit: both(noWindow, set([]string{"status", "HPAReplicas"}, int64(27))),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 7, 7), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), addObjs(memoryHPA(42)))},
+	{name: "memory HPA within tolerance", id: "RD183", edit: both(noWindow, set([]string{"status", "HPAReplicas"}, int64(33))),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 13, 13), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), addObjs(memoryHPA(57)))},
+	{name: "memory HPA, dynamicStableScale", id: "RD183", edit: both(noWindow, set([]string{"status", "HPAReplicas"}, int64(33)), set(canaryField("dynamicStableScale"), true)),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 13, 13), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), addObjs(memoryHPA(42)))},
+	{name: "cron External metric at 0.95 per pod, canary 1 on top of 20", id: "RD183", edit: both(noWindow, set([]string{"status", "HPAReplicas"}, int64(21))),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 1, 1), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), addObjs(cronHPA("950m"))), fires: allVersions,
+		says: "HorizontalPodAutoscaler checkout-api reads 21 pods from the Rollout's scale (status.HPAReplicas counts the canary's 1 on top of spec.replicas 20), and its External metric s1-cron is within its tolerance of the target per pod (0.95 of it)"},
+	{name: "cron External metric at 0.5 per pod", id: "RD183", edit: both(noWindow, set([]string{"status", "HPAReplicas"}, int64(21))),
+		objs: both2(rsStatus("checkout-api-5f6c8d7b9a", 1, 1), rsStatus("checkout-api-6d8f7c9b5d", 20, 20), addObjs(cronHPA("500m")))},
+	{name: "cron HPA, nothing on top of spec.replicas", id: "RD183", edit: both(noWindow, set([]string{"status", "HPAReplicas"}, int64(20))),
+		objs: addObjs(cronHPA("950m"))},
+
 	// #4261: a scale while spec.paused (an HPA's) is never applied.
 	{name: "spec.paused, spec.replicas 30, the stable sized for 20", id: "RD182", edit: both(noWindow, paused, set([]string{"spec", "replicas"}, int64(30))),
 		objs: both2(desiredAnn("checkout-api-6d8f7c9b5d", 20), desiredAnn("checkout-api-5f6c8d7b9a", 20)), fires: allVersions,

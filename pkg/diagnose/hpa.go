@@ -2,9 +2,11 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
 )
@@ -44,6 +46,136 @@ func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.Hori
 	for i := range h.Status.Conditions {
 		if h.Status.Conditions[i].Type == t {
 			return &h.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// hpaTolerance is the autoscaler's tolerance: the kube-controller-manager
+// default (--horizontal-pod-autoscaler-tolerance 0.1), or the HPA's own
+// scale-up tolerance where it sets one.
+func hpaTolerance(h *autoscalingv2.HorizontalPodAutoscaler) float64 {
+	if b := h.Spec.Behavior; b != nil && b.ScaleUp != nil && b.ScaleUp.Tolerance != nil {
+		return b.ScaleUp.Tolerance.AsApproximateFloat64()
+	}
+	return 0.1
+}
+
+// metricRatio is a metric's current value over its target, per pod, from
+// the HPA's status (ok false when the status has no reading for it), and
+// whether the HPA divides it by the pods the scale reports (External and
+// Object AverageValue: by status.HPAReplicas) rather than averaging it
+// over the pods the selector matches (Resource, ContainerResource, Pods).
+func metricRatio(h *autoscalingv2.HorizontalPodAutoscaler, m autoscalingv2.MetricSpec) (name string, ratio float64, perScale, ok bool) {
+	div := func(cur, target *resource.Quantity) (float64, bool) {
+		if cur == nil || target == nil || target.IsZero() {
+			return 0, false
+		}
+		return cur.AsApproximateFloat64() / target.AsApproximateFloat64(), true
+	}
+	for _, s := range h.Status.CurrentMetrics {
+		if s.Type != m.Type {
+			continue
+		}
+		switch {
+		case m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil && s.External != nil && s.External.Metric.Name == m.External.Metric.Name:
+			r, ok := div(s.External.Current.AverageValue, m.External.Target.AverageValue)
+			return "External metric " + m.External.Metric.Name, r, true, ok
+		case m.Type == autoscalingv2.ObjectMetricSourceType && m.Object != nil && s.Object != nil && s.Object.Metric.Name == m.Object.Metric.Name:
+			r, ok := div(s.Object.Current.AverageValue, m.Object.Target.AverageValue)
+			return "Object metric " + m.Object.Metric.Name, r, true, ok
+		case m.Type == autoscalingv2.PodsMetricSourceType && m.Pods != nil && s.Pods != nil && s.Pods.Metric.Name == m.Pods.Metric.Name:
+			r, ok := div(s.Pods.Current.AverageValue, m.Pods.Target.AverageValue)
+			return "Pods metric " + m.Pods.Metric.Name, r, false, ok
+		case m.Type == autoscalingv2.ResourceMetricSourceType && m.Resource != nil && s.Resource != nil && s.Resource.Name == m.Resource.Name:
+			r, ok := utilRatio(s.Resource.Current, m.Resource.Target, div)
+			return string(m.Resource.Name), r, false, ok
+		case m.Type == autoscalingv2.ContainerResourceMetricSourceType && m.ContainerResource != nil && s.ContainerResource != nil && s.ContainerResource.Name == m.ContainerResource.Name && s.ContainerResource.Container == m.ContainerResource.Container:
+			r, ok := utilRatio(s.ContainerResource.Current, m.ContainerResource.Target, div)
+			return string(m.ContainerResource.Name) + " of container " + m.ContainerResource.Container, r, false, ok
+		}
+	}
+	return "", 0, false, false
+}
+
+// utilRatio is a resource metric's current over target: utilization when
+// the target is one, else the average value.
+func utilRatio(cur autoscalingv2.MetricValueStatus, t autoscalingv2.MetricTarget, div func(a, b *resource.Quantity) (float64, bool)) (float64, bool) {
+	if t.Type == autoscalingv2.UtilizationMetricType {
+		if cur.AverageUtilization == nil || t.AverageUtilization == nil || *t.AverageUtilization == 0 {
+			return 0, false
+		}
+		return float64(*cur.AverageUtilization) / float64(*t.AverageUtilization), true
+	}
+	return div(cur.AverageValue, t.AverageValue)
+}
+
+// matchAutoscalerCountsCanary (#4847; #2857, #3849): during a
+// traffic-routed update without dynamicStableScale the canary's pods come
+// on top of a full stable (uc.stable-full-no-dss), and the Rollout's scale
+// reports them all: status.HPAReplicas counts every ReplicaSet's pods
+// (hpa.replicas-all-sets) and status.selector matches the canary's
+// (hpa.selector-all-sets). An autoscaler reads them as the Rollout's size:
+// with a per-scale metric (External, Object AverageValue) within its
+// tolerance it adopts that count as spec.replicas; with a per-pod average
+// (memory) the canary's pods raise the count it computes. Either way
+// spec.replicas rises for pods that are only the canary, and each raise
+// adds canary pods again. The arithmetic is the HPA's (Kubernetes'
+// algorithm details); the counts are the snapshot's.
+func matchAutoscalerCountsCanary(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.TrafficRouted || in.DSS || in.New == nil || in.Stable == nil || in.New.Hash == in.Stable.Hash || in.New.Replicas == 0 {
+		return nil
+	}
+	counted := c.ro.Status.HPAReplicas
+	if counted <= in.Replicas {
+		return nil // nothing on top of spec.replicas
+	}
+	canary := counted - in.Replicas
+	for _, h := range c.View.HPAs {
+		tol := hpaTolerance(h)
+		for _, m := range h.Spec.Metrics {
+			name, r, perScale, ok := metricRatio(h, m)
+			if !ok {
+				continue
+			}
+			hpa := "HorizontalPodAutoscaler " + h.Name
+			evs := []rules.Evidence{ev(c.obj(), "status.HPAReplicas", counted), ev(c.obj(), "spec.replicas", in.Replicas),
+				ev(hpa, "current/target of "+name, fmt.Sprintf("%.2f", r))}
+			pin := fmt.Sprintf("pin the autoscaler at today's count for the rest of the update (%s: maxReplicas %d, or minReplicas = maxReplicas; a KEDA ScaledObject: the autoscaling.keda.sh/paused-replicas annotation), then finish it (promote) or abort; it comes back down only after its scale-down stabilization window. For later updates: dynamicStableScale (the stable shrinks as the canary grows) or setCanaryScale with a fixed count", hpa, max(in.Replicas, h.Status.CurrentReplicas))
+			if perScale && math.Abs(r-1) <= tol {
+				return &BugMatch{
+					State: fmt.Sprintf("%s reads %d pods from the Rollout's scale (status.HPAReplicas counts the canary's %d on top of spec.replicas %d), and its %s is within its tolerance of the target per pod (%.2f of it)",
+						hpa, counted, canary, in.Replicas, name, r),
+					Effect:   fmt.Sprintf("inside its tolerance it sets spec.replicas to the count it read, %d, not %d; the canary is a share of spec.replicas on top of a full stable, so it grows too and the count climbs (or flips back once the metric per pod drops below the tolerance) for as long as the update lasts", counted, in.Replicas),
+					Do:       pin,
+					Evidence: evs,
+				}
+			}
+			if perScale || r >= 1-tol {
+				continue // a per-scale metric outside tolerance sizes from the metric alone; above target is load
+			}
+			ready := in.Stable.Available + in.New.Available
+			want := int32(math.Ceil(r * float64(ready)))
+			if want <= in.Replicas {
+				continue
+			}
+			// Each raise adds canary pods: where it stops.
+			n, share := in.Replicas, float64(in.New.Spec)/float64(in.Replicas)
+			for i := 0; i < 100; i++ {
+				next := min(int32(math.Ceil(r*float64(n+int32(math.Ceil(share*float64(n)))))), h.Spec.MaxReplicas)
+				if next <= n {
+					break
+				}
+				n = next
+			}
+			return &BugMatch{
+				State: fmt.Sprintf("%s averages %s over the canary's pods too (the Rollout's scale selector matches them): at %.2f of its target it wants ceil(%.2f × %d ready pods) = %d, above spec.replicas %d (argo-rollouts #2857, #3849)",
+					hpa, name, r, r, ready, want, in.Replicas),
+				Effect:   fmt.Sprintf("it scales up while under its target, because the canary's %d pods come on top of a full stable; each raise adds canary pods, so at this ratio it goes on to %d (maxReplicas %d) for as long as the update lasts", canary, n, h.Spec.MaxReplicas),
+				Do:       pin,
+				Evidence: evs,
+			}
 		}
 	}
 	return nil

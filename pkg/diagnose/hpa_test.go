@@ -1,9 +1,12 @@
 package diagnose
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
 )
 
 // withHPA adds an HPA that targets the example Rollout, with one condition
@@ -50,5 +53,31 @@ func TestHPAStuckEvidence(t *testing.T) {
 	}
 	if _, ok := cited(f, "uc.ceil"); !ok {
 		t.Errorf("RD165 does not cite how the canary is sized from spec.replicas: %+v", f.Cites)
+	}
+}
+
+// RD183's projection is the HPA's own arithmetic on the snapshot's numbers:
+// at 0.70 of a memory target with a canary of 65% on top of 20 it climbs
+// 20 → 24 → 28 → 33 → 39 → 42 (the #3849 report's 42 + 28), and the
+// cron metric within tolerance is read back as the count with the canary.
+func TestAutoscalerCountsCanaryArithmetic(t *testing.T) {
+	for _, c := range bugCases {
+		if c.id != "RD183" || len(c.fires) == 0 {
+			continue
+		}
+		v := bugView(t, c)
+		r := Run(v, model.ControllerVersion{Assumed: "v1.10.2", Source: model.SourceFlag, Exact: true}, Options{})
+		f := findingOf(r, "RD183")
+		if f == nil {
+			t.Fatalf("%s: no RD183", c.name)
+		}
+		for _, want := range map[bool][]string{
+			true:  {"goes on to 42 (maxReplicas 42)", "pin the autoscaler at today's count", "maxReplicas 20"},
+			false: {"sets spec.replicas to the count it read, 21, not 20", "maxReplicas 20"},
+		}[strings.HasPrefix(c.name, "memory")] {
+			if !strings.Contains(f.Message+" "+f.Remediation, want) {
+				t.Errorf("%s: RD183 does not say %q: %s / %s", c.name, want, f.Message, f.Remediation)
+			}
+		}
 	}
 }

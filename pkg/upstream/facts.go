@@ -1221,6 +1221,27 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 152, "v1.8.2": 138, "v1.8.3": 138, "v1.9.3": 138, "v1.10.2": 147},
 	},
 	{
+		Key:      "hpa.scale-subresource",
+		Claim:    `The Rollout's scale subresource, which an autoscaler reads and writes, maps spec.replicas to spec.replicas, the current replicas to status.HPAReplicas and the pod selector to status.selector.`,
+		File:     srcTypes,
+		Contains: `subresource:scale:specpath=.spec.replicas,statuspath=.status.HPAReplicas,selectorpath=.status.selector`,
+		Lines:    Lines{"v1.7.2": 18, "v1.8.2": 19, "v1.8.3": 19, "v1.9.3": 19, "v1.10.2": 19},
+	},
+	{
+		Key:      "hpa.replicas-all-sets",
+		Claim:    `For a canary Rollout status.HPAReplicas is the pods of every ReplicaSet together: during an update the canary's count on top of the stable's.`,
+		File:     srcRC,
+		Contains: `newStatus.HPAReplicas = replicasetutil.GetActualReplicaCountForReplicaSets(c.allRSs)`,
+		Lines:    Lines{"v1.7.2": 354, "v1.8.2": 361, "v1.8.3": 371, "v1.9.3": 349, "v1.10.2": 349},
+	},
+	{
+		Key:      "hpa.selector-all-sets",
+		Claim:    `For a canary Rollout status.selector is the Rollout's own selector, without a pod-template hash: it matches the canary's pods as well as the stable's.`,
+		File:     srcRC,
+		Contains: `newStatus.Selector = metav1.FormatLabelSelector(c.rollout.Spec.Selector)`,
+		Lines:    Lines{"v1.7.2": 355, "v1.8.2": 362, "v1.8.3": 372, "v1.9.3": 350, "v1.10.2": 350},
+	},
+	{
 		Key:      "se.replicas-only",
 		Claim:    `When spec.replicas differs from the desired-replicas annotation of the new or stable ReplicaSet (a scaling event: an autoscaler or someone scaled the Rollout), the pass only syncs replicas and status: no traffic routing, Services, steps, analysis or abort.`,
 		File:     srcCX,

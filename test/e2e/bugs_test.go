@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/diagnose"
@@ -30,6 +33,7 @@ func init() {
 		scenario{"bug-background-inconclusive", bugBackgroundInconclusive},
 		scenario{"bug-ephemeral-stale", bugEphemeralStale},
 		scenario{"bug-scaled-paused", bugScaledPaused},
+		scenario{"bug-hpa-counts-canary", bugHPACountsCanary},
 		scenario{"bug-promote-full-abort", bugPromoteFullAbort},
 		scenario{"bug-canary-svc-flap", bugCanarySvcFlap},
 		scenario{"bug-stable-underweight", func(t *testing.T, h *harness) { bugStableUnderweight(t, h, false) }},
@@ -957,5 +961,71 @@ func bugScaledPaused(t *testing.T, h *harness) {
 	})
 	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD182") {
 		t.Errorf("RD182 still reported after the unpause: %s", ids)
+	}
+}
+
+// bugHPACountsCanary reproduces the controller's side of #4847 as an
+// autoscaler meets it: an Istio canary of 10 paused at setWeight 10 (one
+// canary pod on top of a full stable). The Rollout's scale, which an HPA
+// reads, must report 11 pods and a selector without the pod-template
+// hash. An HPA with a KEDA-cron-shaped External metric whose value per pod
+// is within its tolerance adopts that count: the test writes it as the
+// HPA does, through the scale subresource, and the controller must put a
+// canary pod on top again (13). The lab serves no metrics API, so the
+// HPA's reading (0.95 of its target per pod) is put into the snapshot,
+// where RD183 must name the state on every version.
+func bugHPACountsCanary(t *testing.T, h *harness) {
+	spec := rolloutSpec{replicas: 10, steps: "[{setWeight: 10}, {pause: {}}]", mode: hostMode}
+	o := h.observe(isCanaryDest(hostMode))
+	stable, canary := h.firstPause(o, spec, 10)
+	scale := func() (int64, string) {
+		var sc struct {
+			Status struct {
+				Replicas int64  `json:"replicas"`
+				Selector string `json:"selector"`
+			} `json:"status"`
+		}
+		raw := h.kubectl("get", "--raw", "/apis/argoproj.io/v1alpha1/namespaces/"+h.ns+"/rollouts/app/scale")
+		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
+			t.Fatalf("the Rollout's scale: %v\n%s", err, raw)
+		}
+		return sc.Status.Replicas, sc.Status.Selector
+	}
+	h.waitFor("the scale to report the canary's pod", 30*time.Second, func() bool { n, _ := scale(); return n == 11 })
+	before, sel := scale()
+	h.apply(`apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: app}
+spec:
+  scaleTargetRef: {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app}
+  minReplicas: 10
+  maxReplicas: 42
+  metrics:
+  - type: External
+    external:
+      metric: {name: s1-cron}
+      target: {type: AverageValue, averageValue: "1"}
+`)
+	h.kubectl("-n", h.ns, "scale", "rollout", "app", fmt.Sprintf("--replicas=%d", before))
+	h.waitFor("stable 11 and canary 2", 60*time.Second, func() bool {
+		s := o.Now()
+		return s.RS[stable].Spec == 11 && s.RS[canary].Spec == 2 && s.RS[canary].Available == 2
+	})
+	h.waitFor("the scale to report 13", 30*time.Second, func() bool { n, _ := scale(); return n == 13 })
+	after, _ := scale()
+	v, cv := h.viewLater(0)
+	if len(v.HPAs) != 1 {
+		t.Fatalf("the snapshot holds %d HPAs of the Rollout, want 1", len(v.HPAs))
+	}
+	per := resource.MustParse("950m")
+	v.HPAs[0].Status.CurrentMetrics = []autoscalingv2.MetricStatus{{Type: autoscalingv2.ExternalMetricSourceType,
+		External: &autoscalingv2.ExternalMetricStatus{Metric: autoscalingv2.MetricIdentifier{Name: "s1-cron"}, Current: autoscalingv2.MetricValueStatus{AverageValue: &per}}}}
+	rep := diagnose.Run(v, cv, diagnose.Options{})
+	hash := map[bool]string{true: "with", false: "without"}[strings.Contains(sel, "rollouts-pod-template-hash")]
+	got := fmt.Sprintf("scale reports %d at spec.replicas 10 (selector %s the hash), %d at 11; RD183 %v", before, hash, after, hasFinding(rep, "RD183"))
+	want := fmt.Sprintf("scale reports 11 at spec.replicas 10 (selector without the hash), 13 at 11; RD183 %v", h.affects("RD183"))
+	h.record("known bug #4847: Istio canary of 10 at setWeight 10, scaled to what the Rollout's scale reports, as an HPA within tolerance does (RD183 with the HPA's reading put in)", want, got)
+	if got != want {
+		t.Errorf("%s: %s, want %s\n%s", h.version, got, want, h.dump())
 	}
 }

@@ -58,6 +58,18 @@ func (h *harness) plan() *escape.Plan {
 // meanwhile, so the lab need not wait them out.
 func (h *harness) planLater(d time.Duration) *escape.Plan {
 	h.t.Helper()
+	v, cv := h.viewLater(d)
+	p, err := escape.Build(escape.Input{View: v, Controller: cv})
+	if err != nil {
+		h.t.Fatalf("escape: %v", err)
+	}
+	return p
+}
+
+// viewLater is the Rollout's view from a snapshot the plugin takes now,
+// read as if d had passed, and the controller version detected in it.
+func (h *harness) viewLater(d time.Duration) (*snapshot.View, model.ControllerVersion) {
+	h.t.Helper()
 	cmd := exec.Command(plugin, "snapshot", "app", "-n", h.ns, "--kubeconfig", kubeconfig)
 	out, err := cmd.Output()
 	if err != nil {
@@ -80,11 +92,7 @@ func (h *harness) planLater(d time.Duration) *escape.Plan {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	p, err := escape.Build(escape.Input{View: v, Controller: cv})
-	if err != nil {
-		h.t.Fatalf("escape: %v", err)
-	}
-	return p
+	return v, cv
 }
 
 // run runs the plugin binary on the lab; exit code 1 is tolerated (findings,
