@@ -258,6 +258,9 @@ func knownBugs() []Bug {
 		{Rule: "RD183", Issue: 4847, Name: "an autoscaler counts the canary's pods as the Rollout's and scales it up for them",
 			Buggy: []upstream.Key{"hpa.replicas-all-sets", "hpa.selector-all-sets", "uc.stable-full-no-dss"}, FixUpstream: "no release fixes it yet; PR #4868 proposed a fix for the per-scale count (#4847), none for the selector (#2857, #3849)",
 			Lab: "reproduced, the controller's side (e2e bug-hpa-counts-canary): an Istio canary of 10 paused at setWeight 10 — the Rollout's scale reported 11 pods and a selector without the pod-template hash on every version; set to 11, as an HPA within its tolerance does, the controller put 2 canary pods on top of 11 and the scale reported 13. The lab serves no metrics API, so the HPA's reading (0.95 of its target per pod) was put into the snapshot: RD183 named the state on every version. No fixed version to compare", Match: matchAutoscalerCountsCanary},
+		{Rule: "RD184", Issue: 4919, Name: "an abort that meets a scale keeps the weight on the aborted canary until its scale-down",
+			Buggy: []upstream.Key{"se.replicas-only", "rs.abort-delay-returns"}, Fixed: []upstream.Key{"rs.abort-delay-syncs-annotation"}, FixUpstream: "fixed in v1.10 by PR #4919",
+			Lab: "reproduced (e2e bug-scaled-paused, its end): an Istio canary of 4 paused at setWeight 50 with spec.paused, scaled to 6 and aborted (nothing moves: RD182), then unpaused, so that the abort meets the scale: v1.7.2, v1.8.2, v1.8.3 and v1.9.3 kept 50% on the aborted canary until the pass that scaled it to 0 (the weight was still 50 then), after the stable had its 6 pods and the 5 s abort delay had passed; v1.10.2 wrote 0% first and scaled the canary down afterwards", Match: matchAbortMeetsScale},
 		{Rule: "RD156", Issue: 3372, Name: "traffic moved to a stable that has not scaled up",
 			Buggy: []upstream.Key{"tr.set-weight-call"}, Fixed: []upstream.Key{"tr.stable-check-call"}, Lab: "reproduced (e2e bug-stable-underweight), as in the issue: dynamicStableScale paused at setWeight 75 of 4 (stable scaled to 1), then a third revision whose pods never turn ready: v1.7.2 wrote canary weight 0 at once, 100% on the 1 available stable pod while three more took 15–20 s; v1.8.2, v1.8.3, v1.9.3 and v1.10.2 kept weight 75 on the second revision (stable 1 pod) for 30 s, never more weight on the stable than its pods carry. The same state aborted instead (e2e bug-stable-abort) stepped the weight down 75 → 50 → 25 → 0 as the stable's pods turned ready on every version, v1.7.2 included", Match: matchStableUnderweight},
 		{Rule: "RD157", Issue: 4424, Name: "promote --full with dynamicStableScale computes a weight above the maximum",
@@ -575,6 +578,39 @@ func matchScaledWhileHalted(c *Context) *BugMatch {
 		m.Effect += "; this abort included: the router keeps its weight"
 	}
 	return m
+}
+
+// matchAbortMeetsScale (PR #4919): an abort with an abort scale-down delay
+// whose canary was last sized for another spec.replicas (an autoscaler
+// scaled the Rollout before the abort's first traffic pass). Every pass
+// is then a scaling event that only syncs replicas (se.replicas-only), and
+// before v1.10 the aborted canary's reconcile returns without syncing its
+// count (rs.abort-delay-returns), so the event lasts until the canary's
+// scale-down deadline — which waits for a full stable
+// (rs.abort-delay-needs-stable-full) — and traffic is not reconciled
+// meanwhile.
+func matchAbortMeetsScale(c *Context) *BugMatch {
+	in := c.Analysis.Inputs
+	if c.bg() != nil || !in.Abort || !in.TrafficRouted || (in.AbortDelay != nil && *in.AbortDelay == 0) || in.ScaledWhileHalted() != nil {
+		return nil
+	}
+	r := in.New
+	if r == nil || in.Stable == nil || r.Hash == in.Stable.Hash || r.Spec == 0 || r.Desired == nil || *r.Desired == in.Replicas || in.Traffic() == 0 {
+		return nil
+	}
+	delay := "30 s, the default"
+	if in.AbortDelay != nil {
+		delay = fmt.Sprintf("%d s", *in.AbortDelay)
+	}
+	return &BugMatch{
+		Severity: rules.Critical,
+		State:    fmt.Sprintf("aborted with %d%% still routed to canary %s, which was last sized for %d while spec.replicas is %d (a scale met the abort before its first traffic pass)", in.Traffic(), r.Name, *r.Desired, in.Replicas),
+		Effect: fmt.Sprintf("every pass only syncs replicas, and the aborted canary's reconcile returns before it syncs that count, so traffic is not reconciled: the router keeps %d%% on the aborted canary until the stable has all %d pods available (%d now) and the abort scale-down delay (%s) has passed — the pass that then scales the canary to 0 leaves the weight on it, and only the next writes 0%%; if the stable never gets there, it stays",
+			in.Traffic(), in.Replicas, in.Stable.Available, delay),
+		Do: fmt.Sprintf("end the scaling event by hand: `kubectl annotate rs %s -n %s rollout.argoproj.io/desired-replicas=%d --overwrite` — the next pass moves the traffic back; hold the autoscaler meanwhile, and upgrade to v1.10 or later", r.Name, c.ro.Namespace, in.Replicas),
+		Evidence: []rules.Evidence{ev(c.obj(), "status.abort", true), ev(c.obj(), "spec.replicas", in.Replicas),
+			ev("ReplicaSet "+r.Name, "metadata.annotations[rollout.argoproj.io/desired-replicas]", *r.Desired)},
+	}
 }
 
 func matchDSSAbortDeadlock(c *Context) *BugMatch {

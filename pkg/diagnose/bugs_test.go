@@ -193,6 +193,15 @@ func rolePod(name, role string) *unstructured.Unstructured {
 }
 
 var bugCases = []bugCase{
+	// PR #4919: an abort that meets a scale of the canary.
+	{name: "aborted, the canary sized for 20, spec.replicas 30", id: "RD184", edit: both(noWindow, aborted, set([]string{"spec", "replicas"}, int64(30))),
+		objs: desiredAnn("checkout-api-5f6c8d7b9a", 20), fires: []upstream.Version{"v1.7.2", "v1.8.2", "v1.8.3", "v1.9.3"},
+		says: "still routed to canary checkout-api-5f6c8d7b9a, which was last sized for 20 while spec.replicas is 30"},
+	{name: "aborted, the canary sized for 20, spec.replicas 30, no abort delay", id: "RD184",
+		edit: both(noWindow, aborted, set([]string{"spec", "replicas"}, int64(30)), set(canaryField("abortScaleDownDelaySeconds"), int64(0))), objs: desiredAnn("checkout-api-5f6c8d7b9a", 20)},
+	{name: "aborted, the canary sized for spec.replicas", id: "RD184", edit: both(noWindow, aborted), objs: desiredAnn("checkout-api-5f6c8d7b9a", 20)},
+	{name: "not aborted, the canary sized for 20, spec.replicas 30", id: "RD184", edit: both(noWindow, set([]string{"spec", "replicas"}, int64(30))), objs: desiredAnn("checkout-api-5f6c8d7b9a", 20)},
+
 	// #2857/#3849 (the #3849 comment's numbers: memory at 42% of 60%, a
 	// canary of 65%) and #4847 (a KEDA cron metric within tolerance).
 	{name: "memory HPA at 0.70 of target, canary 13 on top of 20", id: "RD183", edit: both(noWindow, set([]string{"status", "HPAReplicas"}, int64(33))),

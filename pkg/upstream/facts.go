@@ -1242,6 +1242,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 355, "v1.8.2": 362, "v1.8.3": 372, "v1.9.3": 350, "v1.10.2": 350},
 	},
 	{
+		Key:      "rs.abort-delay-returns",
+		Claim:    `After an abort with abortScaleDownDelaySeconds the canary ReplicaSet's reconcile returns early, leaving the canary's pods (and, before v1.10, its desired-replicas annotation) as they are until the scale-down deadline.`,
+		File:     srcRS,
+		Contains: `// leave newRS scaled up until we annotate`,
+		Lines:    Lines{"v1.7.2": 169, "v1.8.2": 161, "v1.8.3": 161, "v1.9.3": 165, "v1.10.2": 207},
+	},
+	{
+		Key:      "rs.abort-delay-syncs-annotation",
+		Claim:    `From v1.10 the aborted canary's desired-replicas annotation is brought to spec.replicas while it waits for its scale-down deadline, which ends a scaling event on it.`,
+		File:     srcRS,
+		Contains: `if err := c.syncNewRSReplicasAnnotation(); err != nil {`,
+		Lines:    Lines{"v1.7.2": absent, "v1.8.2": absent, "v1.8.3": absent, "v1.9.3": absent, "v1.10.2": 193},
+	},
+	{
 		Key:      "se.replicas-only",
 		Claim:    `When spec.replicas differs from the desired-replicas annotation of the new or stable ReplicaSet (a scaling event: an autoscaler or someone scaled the Rollout), the pass only syncs replicas and status: no traffic routing, Services, steps, analysis or abort.`,
 		File:     srcCX,

@@ -954,13 +954,37 @@ func bugScaledPaused(t *testing.T, h *harness) {
 		t.Errorf("%s: %s; diagnose and escape %s; want %s\n%s", h.version, got, pred, want, h.dump())
 	}
 	// The finding's remedy: unpausing applies the scale and the abort.
+	// The abort now meets a scale of the canary not yet applied (PR
+	// #4919): up to v1.9.3 every pass only syncs replicas until the
+	// canary's scale-down deadline, so the router keeps 50% on the canary
+	// until the pass that scales it to 0; v1.10.2 syncs the canary's
+	// annotation and writes 0% first. RD184 must say which, before it ends.
+	unpaused := time.Now()
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":false}}`)
+	h.waitFor("the stable scaled to 6", 20*time.Second, func() bool { return o.Now().RS[stable].Spec == 6 })
+	rep = h.diagnose("app")
 	h.waitFor("the stable at 6, the weight at 0, the canary at 0 after unpausing", 60*time.Second, func() bool {
 		s := o.Now()
 		return s.RS[stable].Spec == 6 && s.CanaryWeight == 0 && s.RS[canary].Spec == 0
 	})
-	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD182") {
-		t.Errorf("RD182 still reported after the unpause: %s", ids)
+	atZero, zeroAfter := int64(-1), time.Duration(0)
+	for _, s := range o.Samples() {
+		if zeroAfter == 0 && s.At.After(unpaused) && s.CanaryWeight == 0 {
+			zeroAfter = s.At.Sub(unpaused)
+		}
+		if atZero < 0 && s.At.After(unpaused) && s.RS[canary].Spec == 0 {
+			atZero = s.CanaryWeight
+		}
+	}
+	t.Logf("%s: the weight reached 0%% %.1f s after the unpause", h.version, zeroAfter.Seconds())
+	got = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v before", atZero, hasFinding(rep, "RD184"))
+	want = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v before", map[bool]int64{true: 50, false: 0}[h.affects("RD184")], h.affects("RD184"))
+	h.record("PR #4919: that aborted canary unpaused, so the abort meets the scale (RD184 while the stable scales up)", want, got)
+	if got != want {
+		t.Errorf("%s: %s, want %s\n%s", h.version, got, want, h.dump())
+	}
+	if ids := findingIDs(h.diagnose("app")); strings.Contains(ids, "RD182") || strings.Contains(ids, "RD184") {
+		t.Errorf("RD182 or RD184 still reported once the abort is done: %s", ids)
 	}
 }
 
