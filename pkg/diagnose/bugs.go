@@ -591,11 +591,8 @@ func matchScaledWhileHalted(c *Context) *BugMatch {
 // meanwhile.
 func matchAbortMeetsScale(c *Context) *BugMatch {
 	in := c.Analysis.Inputs
-	if c.bg() != nil || !in.Abort || !in.TrafficRouted || (in.AbortDelay != nil && *in.AbortDelay == 0) || in.ScaledWhileHalted() != nil {
-		return nil
-	}
-	r := in.New
-	if r == nil || in.Stable == nil || r.Hash == in.Stable.Hash || r.Spec == 0 || r.Desired == nil || *r.Desired == in.Replicas || in.Traffic() == 0 {
+	r := in.AbortMeetsScale()
+	if c.bg() != nil || r == nil || in.ScaledWhileHalted() != nil || in.Traffic() == 0 {
 		return nil
 	}
 	delay := "30 s, the default"

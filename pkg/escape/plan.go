@@ -482,9 +482,14 @@ func Build(in Input) (*Plan, error) {
 	for _, a := range Actions {
 		o := Option{Action: a}
 		after, applicable, why := apply(a, base, ro, v, in, &o)
-		halted := false
+		// A scaling event that lasts: the controller only syncs replicas
+		// whatever else the way out writes.
+		var replicasOnly []upstream.Key
 		if r := after.ScaledWhileHalted(); r != nil && applicable && why == "" && a != Wait {
-			why, halted = haltedScale(after, r), true
+			why, replicasOnly = haltedScale(after, r), []upstream.Key{"se.compare-annotation", "se.replicas-only", "se.halt-skips-sync"}
+		} else if r := after.AbortMeetsScale(); r != nil && applicable && why == "" && a != Wait {
+			why = fmt.Sprintf("the controller reconciles no traffic until %s's abort scale-down: every pass only syncs replicas while it was last sized for %d (spec.replicas %d) — end that first: kubectl annotate rs %s -n %s rollout.argoproj.io/desired-replicas=%d --overwrite (RD184)", r.Name, *r.Desired, after.Replicas, r.Name, ro.Namespace, after.Replicas)
+			replicasOnly = []upstream.Key{"se.compare-annotation", "se.replicas-only", "rs.abort-delay-returns"}
 		}
 		switch {
 		case !applicable:
@@ -519,9 +524,7 @@ func Build(in Input) (*Plan, error) {
 			o.Cites = cite("tr.reverse-loop", "sy.full-promote-gate")
 		}
 		o.Cites = append(o.Cites, cite(o.Effect.heldFacts...)...)
-		if halted {
-			o.Cites = append(o.Cites, cite("se.compare-annotation", "se.replicas-only", "se.halt-skips-sync")...)
-		}
+		o.Cites = append(o.Cites, cite(replicasOnly...)...)
 		if o.Effect.PauseEnds {
 			// The effect runs past a timed pause, as the controller does once its duration has passed.
 			o.Cites = append(o.Cites, cite("pa.duration-ends", "rc.spec-paused-no-step")...)
@@ -608,6 +611,12 @@ func Build(in Input) (*Plan, error) {
 		// Every way out that scales waits on them too: the delete comes
 		// first, whichever way out is then taken.
 		p.Reason = fmt.Sprintf("first %s; then %s", h.Fix, p.Reason)
+	}
+	if r := base.AbortMeetsScale(); r != nil {
+		// No way out moves traffic before the scaling event ends; the
+		// annotation ends it at once (RD184).
+		p.Reason = fmt.Sprintf("first end the scaling event that holds the abort: kubectl annotate rs %s -n %s rollout.argoproj.io/desired-replicas=%d --overwrite (the next pass moves the traffic back); then %s", r.Name, ro.Namespace, base.Replicas, p.Reason)
+		p.ReasonCites = append(p.ReasonCites, cite("se.compare-annotation", "se.replicas-only", "rs.abort-delay-returns")...)
 	}
 	p.GitOps = detectGitOps(v, ver)
 	p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)

@@ -977,3 +977,40 @@ func TestScaledWhilePaused(t *testing.T) {
 		}
 	}
 }
+
+// An abort that meets a scale of the canary (PR #4919): before v1.10 every
+// pass only syncs replicas until the canary's abort scale-down deadline, so
+// doing nothing leaves the weight on the aborted canary while the stable
+// grows; v1.10.2 syncs the canary's count and moves the weight back once
+// the stable carries it (the lab: e2e bug-scaled-paused).
+func TestAbortMeetsScale(t *testing.T) {
+	ten := int32(10)
+	for _, ver := range upstream.Modeled {
+		v := updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}}, 1, 10)
+		v.Rollout.Status.Abort = true
+		v.Workload.Router = nil // the status's weight, 10%
+		thirty := int32(30)
+		v.Rollout.Spec.Replicas = &thirty
+		for _, rs := range v.ReplicaSets {
+			if rs.Name == "checkout-api-5f6c8d7b9a" {
+				three := int32(3)
+				rs.Spec.Replicas = &three
+				rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 3, 3, 3
+				rs.Annotations = map[string]string{"rollout.argoproj.io/desired-replicas": "20"}
+			}
+		}
+		pl := plan(t, v, ver)
+		w, _ := pl.Option(Wait)
+		want := int32(0)
+		if upstream.At("rs.abort-delay-syncs-annotation", ver).Absent {
+			want = 10
+		}
+		if w.Effect.FinalWeight != want {
+			t.Errorf("%s: doing nothing ends at %d%%, want %d%%: %s", ver, w.Effect.FinalWeight, want, w.Effect.Summary)
+		}
+		first := strings.HasPrefix(pl.Reason, "first end the scaling event that holds the abort: kubectl annotate rs checkout-api-5f6c8d7b9a -n shop rollout.argoproj.io/desired-replicas=30 --overwrite")
+		if first != (want > 0) {
+			t.Errorf("%s: the recommendation %q; want the annotate first: %v", ver, pl.Reason, want > 0)
+		}
+	}
+}

@@ -92,9 +92,10 @@ type Pass struct {
 	Traffic int32 `json:"traffic"`
 	// Errored: the pass returns an error before scaling and status updates.
 	Errored bool `json:"errored,omitempty"`
-	// ReplicasOnly: a scaling event (spec.replicas changed) while progress
-	// is halted: the pass only syncs replicas, which the halt skips, so
-	// nothing moves (ScaledWhileHalted).
+	// ReplicasOnly: a scaling event (spec.replicas changed) that lasts:
+	// the pass only syncs replicas — which a halt skips, so nothing moves
+	// (ScaledWhileHalted), or which scales the stable while an aborted
+	// canary waits for its deadline (AbortMeetsScale). No weight is written.
 	ReplicasOnly bool `json:"replicasOnly,omitempty"`
 	// CanaryTarget and StableTarget are the replica counts the pass scales
 	// the canary and stable ReplicaSets to (absent when the pass errors).

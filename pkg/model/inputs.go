@@ -249,5 +249,23 @@ func (in Inputs) ScaledWhileHalted() *RS {
 	return nil
 }
 
+// AbortMeetsScale is the aborted canary ReplicaSet when it was last sized
+// for another spec.replicas (a scale met the abort before its first
+// traffic pass) on a version whose aborted canary, while it waits for its
+// abort scale-down deadline, returns before it syncs that count
+// (rs.abort-delay-returns, fixed by rs.abort-delay-syncs-annotation): every
+// pass then only syncs replicas (se.replicas-only) until the deadline
+// scales the canary to 0. nil otherwise. PR #4919.
+func (in Inputs) AbortMeetsScale() *RS {
+	r := in.New
+	if !in.Abort || !in.TrafficRouted || r == nil || in.Stable == nil || r.Hash == in.Stable.Hash || r.Spec == 0 || r.Desired == nil || *r.Desired == in.Replicas {
+		return nil
+	}
+	if _, d := in.abortDelay(); d == nil || !in.present("rs.abort-delay-returns") || in.present("rs.abort-delay-syncs-annotation") {
+		return nil
+	}
+	return r
+}
+
 // Index0 is status.currentStepIndex with nil read as 0, as the controller does.
 func (in Inputs) Index0() int32 { return in.index() }

@@ -53,6 +53,17 @@ func evaluate(in Inputs) Pass {
 		p.IndexCites = in.cites("se.compare-annotation", "se.replicas-only", "se.canary-sync", "se.halt-skips-sync", key)
 		return p
 	}
+	if r := in.AbortMeetsScale(); r != nil && !in.Unobserved {
+		// The replica sync scales the stable for spec.replicas; the
+		// aborted canary waits for its deadline, traffic is not touched.
+		p.ReplicasOnly, p.NextIndex = true, p.Index
+		_, p.StableTarget = DesiredCounts(in, in.Weights)
+		p.CanaryTarget = r.Spec
+		p.AtDesired = AtDesired(in, nil)
+		p.IndexWhy = fmt.Sprintf("aborted while %s was last sized for %d and spec.replicas is %d: every pass only syncs replicas, and this version's aborted canary returns before it syncs that count, so the weight is not reconciled until the canary's abort scale-down deadline scales it to 0", r.Name, *r.Desired, in.Replicas)
+		p.IndexCites = in.cites("se.compare-annotation", "se.replicas-only", "rs.abort-delay-returns", "rs.abort-delay-needs-stable-full")
+		return p
+	}
 	if in.Unobserved {
 		return resetPass(in, p)
 	}
@@ -391,7 +402,14 @@ func Apply(in Inputs, p Pass) Inputs {
 		// The Services are reconciled before anything that can fail.
 		out.CanaryServiceHash = p.CanaryServiceHash
 	}
-	if p.Errored || p.ReplicasOnly {
+	if p.ReplicasOnly {
+		// Only the stable may be scaled (AbortMeetsScale).
+		if out.Stable != nil && out.New != nil && out.Stable.Name != out.New.Name {
+			out.Stable.Spec = p.StableTarget
+		}
+		return out
+	}
+	if p.Errored {
 		return out
 	}
 	if out.TrafficRouted && (p.Applied || p.EarlyWeight) {

@@ -963,6 +963,7 @@ func bugScaledPaused(t *testing.T, h *harness) {
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":false}}`)
 	h.waitFor("the stable scaled to 6", 20*time.Second, func() bool { return o.Now().RS[stable].Spec == 6 })
 	rep = h.diagnose("app")
+	first := strings.HasPrefix(h.plan().Reason, "first end the scaling event that holds the abort")
 	h.waitFor("the stable at 6, the weight at 0, the canary at 0 after unpausing", 60*time.Second, func() bool {
 		s := o.Now()
 		return s.RS[stable].Spec == 6 && s.CanaryWeight == 0 && s.RS[canary].Spec == 0
@@ -977,8 +978,8 @@ func bugScaledPaused(t *testing.T, h *harness) {
 		}
 	}
 	t.Logf("%s: the weight reached 0%% %.1f s after the unpause", h.version, zeroAfter.Seconds())
-	got = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v before", atZero, hasFinding(rep, "RD184"))
-	want = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v before", map[bool]int64{true: 50, false: 0}[h.affects("RD184")], h.affects("RD184"))
+	got = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v and escape's annotate first %v before", atZero, hasFinding(rep, "RD184"), first)
+	want = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v and escape's annotate first %v before", map[bool]int64{true: 50, false: 0}[h.affects("RD184")], h.affects("RD184"), h.affects("RD184"))
 	h.record("PR #4919: that aborted canary unpaused, so the abort meets the scale (RD184 while the stable scales up)", want, got)
 	if got != want {
 		t.Errorf("%s: %s, want %s\n%s", h.version, got, want, h.dump())
