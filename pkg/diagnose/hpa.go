@@ -180,3 +180,86 @@ func matchAutoscalerCountsCanary(c *Context) *BugMatch {
 	}
 	return nil
 }
+
+// checkAutoscalerOnCanary (RD221): RD183 before it happens, from the specs
+// alone — in manifests (lint) and in a live Rollout that is not in an
+// update RD183 reports. An HPA that scales a traffic-routed canary
+// without dynamicStableScale will, during every update, read the
+// canary's pods on top of a full stable (uc.stable-full-no-dss,
+// hpa.replicas-all-sets, hpa.selector-all-sets). With memory it then
+// scales up while under its target whenever the use is below its
+// tolerance band but above target/(1+w) at the largest setWeight w (the
+// HPA's ceil(ratio × pods) > spec.replicas); with a metric it divides by
+// the scale's count, it adopts that count within tolerance.
+func checkAutoscalerOnCanary(c *Context, r *rules.Rule) []rules.Finding {
+	cs := c.canary()
+	if cs == nil || cs.TrafficRouting == nil || cs.DynamicStableScale || len(c.View.HPAs) == 0 {
+		return nil
+	}
+	if !c.View.Header.Offline && matchAutoscalerCountsCanary(c) != nil {
+		return nil // RD183 reports it as it happens
+	}
+	var w int32
+	for _, s := range cs.Steps {
+		if s.SetWeight != nil {
+			w = max(w, *s.SetWeight)
+		}
+	}
+	maxW := c.Analysis.Inputs.MaxWeight
+	if w <= 0 || maxW <= 0 {
+		return nil
+	}
+	share := float64(w) / float64(maxW)
+	var out []rules.Finding
+	for _, h := range c.View.HPAs {
+		hpa := "HorizontalPodAutoscaler " + h.Namespace + "/" + h.Name
+		tol := hpaTolerance(h)
+		for _, m := range h.Spec.Metrics {
+			var msg string
+			switch {
+			case memoryMetric(m):
+				lo, hi := 1/(1+share), 1-tol
+				if lo >= hi {
+					continue // at this weight the canary's pods do not push it past its tolerance
+				}
+				msg = fmt.Sprintf("%s scales on memory over the canary's pods too (the Rollout's scale selector matches them): at setWeight %d, this Rollout's largest, the canary's pods come on top of a full stable, so a memory use between %.0f%% and %.0f%% of its target — under it — makes it scale up, and each raise adds canary pods, up to maxReplicas %d, for as long as the update lasts (argo-rollouts #2857, #3849)",
+					hpa, w, 100*lo, 100*hi, h.Spec.MaxReplicas)
+			case perScaleMetric(m):
+				msg = fmt.Sprintf("%s divides a metric by the pods the Rollout's scale reports (status.HPAReplicas), which during an update counts the canary's on top of spec.replicas (up to %d%% more at setWeight %d): whenever the metric per pod is within its tolerance it sets spec.replicas to that count, and each raise adds canary pods (argo-rollouts #4847)",
+					hpa, int(math.Ceil(100*share)), w)
+			default:
+				continue
+			}
+			f := r.NewFinding(msg)
+			f.Evidence = []rules.Evidence{ev(hpa, "spec.scaleTargetRef", "Rollout "+c.ro.Name), ev(c.obj(), "spec.strategy.canary.dynamicStableScale", false)}
+			f.Cites = c.cites("uc.stable-full-no-dss", "hpa.replicas-all-sets", "hpa.selector-all-sets")
+			out = append(out, f)
+			break
+		}
+	}
+	return out
+}
+
+// memoryMetric: a Resource or ContainerResource metric on memory, whose
+// value per pod does not fall as pods are added.
+func memoryMetric(m autoscalingv2.MetricSpec) bool {
+	switch {
+	case m.Type == autoscalingv2.ResourceMetricSourceType && m.Resource != nil:
+		return m.Resource.Name == corev1.ResourceMemory
+	case m.Type == autoscalingv2.ContainerResourceMetricSourceType && m.ContainerResource != nil:
+		return m.ContainerResource.Name == corev1.ResourceMemory
+	}
+	return false
+}
+
+// perScaleMetric: an External or Object metric with an AverageValue
+// target, which the HPA divides by the scale's count of pods.
+func perScaleMetric(m autoscalingv2.MetricSpec) bool {
+	switch {
+	case m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil:
+		return m.External.Target.Type == autoscalingv2.AverageValueMetricType
+	case m.Type == autoscalingv2.ObjectMetricSourceType && m.Object != nil:
+		return m.Object.Target.Type == autoscalingv2.AverageValueMetricType
+	}
+	return false
+}

@@ -42,7 +42,31 @@ var hpaCases = []rolloutCase{
 	{name: "no HPA", id: "RD165"},
 }
 
-func init() { rolloutCases = append(rolloutCases, hpaCases...) }
+// withObj adds an object to the example.
+func withObj(u *unstructured.Unstructured) func(*example) {
+	return func(e *example) { e.objs = append(e.objs, u) }
+}
+
+// cpuHPA targets 60% CPU utilization (load-proportional: no RD221).
+func cpuHPA() *unstructured.Unstructured {
+	return metricHPA(map[string]interface{}{"type": "Resource", "resource": map[string]interface{}{"name": "cpu", "target": map[string]interface{}{"type": "Utilization", "averageUtilization": int64(60)}}},
+		map[string]interface{}{"type": "Resource", "resource": map[string]interface{}{"name": "cpu", "current": map[string]interface{}{"averageUtilization": int64(42)}}})
+}
+
+// autoscalerStaticCases are RD221's, in manifests (offline): the example's
+// largest setWeight is 100, so memory between 50% and 90% of its target.
+var autoscalerStaticCases = []rolloutCase{
+	{name: "memory HPA on a routed canary, in manifests", id: "RD221", fires: true, more: offline(withObj(memoryHPA(42))),
+		says: "HorizontalPodAutoscaler shop/checkout-api scales on memory over the canary's pods too (the Rollout's scale selector matches them): at setWeight 100, this Rollout's largest, the canary's pods come on top of a full stable, so a memory use between 50% and 90% of its target — under it — makes it scale up, and each raise adds canary pods, up to maxReplicas 42, for as long as the update lasts (argo-rollouts #2857, #3849)"},
+	{name: "KEDA-cron-shaped HPA on a routed canary, in manifests", id: "RD221", fires: true, more: offline(withObj(cronHPA("1"))),
+		says: "HorizontalPodAutoscaler shop/checkout-api divides a metric by the pods the Rollout's scale reports (status.HPAReplicas), which during an update counts the canary's on top of spec.replicas (up to 100% more at setWeight 100): whenever the metric per pod is within its tolerance it sets spec.replicas to that count, and each raise adds canary pods (argo-rollouts #4847)"},
+	{name: "CPU HPA on a routed canary, in manifests", id: "RD221", more: offline(withObj(cpuHPA()))},
+	{name: "memory HPA, dynamicStableScale, in manifests", id: "RD221", edit: set(canaryField("dynamicStableScale"), true), more: offline(withObj(memoryHPA(42)))},
+	{name: "memory HPA, setWeight 10 at most, in manifests", id: "RD221", more: offline(withObj(memoryHPA(42))),
+		edit: set(canaryField("steps"), []interface{}{map[string]interface{}{"setWeight": int64(10)}, map[string]interface{}{"pause": map[string]interface{}{}}})},
+}
+
+func init() { rolloutCases = append(rolloutCases, append(hpaCases, autoscalerStaticCases...)...) }
 
 // The evidence names the HPA's condition; the sizing from spec.replicas is cited.
 func TestHPAStuckEvidence(t *testing.T) {

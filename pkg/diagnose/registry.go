@@ -78,6 +78,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD218": checkBackgroundWindow,
 	"RD219": checkExperimentNeverEnds,
 	"RD220": checkWorkloadRefReplicas,
+	"RD221": checkAutoscalerOnCanary,
 	"RD130": checkRouterObjectMissing,
 	"RD131": checkRouterBackendNoEndpoints,
 	"RD132": checkALBVerification,

@@ -349,3 +349,54 @@ spec:
 		}
 	}
 }
+
+// RD221 reads the HorizontalPodAutoscaler from the same manifests as the
+// Rollout (a chart renders both): memory on a routed canary without
+// dynamicStableScale fires, with dynamicStableScale it does not.
+func TestAutoscalerOnRoutedCanary(t *testing.T) {
+	docs := func(dss string) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: app, namespace: shop}
+spec:
+  replicas: 10
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers: [{name: app, image: "app:1", readinessProbe: {httpGet: {path: /ready, port: 8080}}}]
+  strategy:
+    canary:` + dss + `
+      canaryService: app-canary
+      stableService: app-stable
+      trafficRouting: {nginx: {stableIngress: app}}
+      steps: [{setWeight: 20}, {pause: {}}, {setWeight: 65}, {pause: {}}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: app, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: app}
+  minReplicas: 10
+  maxReplicas: 42
+  metrics:
+  - type: Resource
+    resource: {name: memory, target: {type: Utilization, averageUtilization: 60}}
+`
+	}
+	find := func(r *Report) *Finding {
+		for i := range r.Findings {
+			if r.Findings[i].ID == "RD221" {
+				return &r.Findings[i]
+			}
+		}
+		return nil
+	}
+	f := find(lintString(t, docs(""), Options{Controller: cv("v1.10.2")}))
+	if f == nil || !strings.Contains(f.Message, "at setWeight 65, this Rollout's largest") || !strings.Contains(f.Message, "between 61% and 90% of its target") {
+		t.Errorf("RD221 on a memory HPA of a routed canary: %+v", f)
+	}
+	if f := find(lintString(t, docs("\n      dynamicStableScale: true"), Options{Controller: cv("v1.10.2")})); f != nil {
+		t.Errorf("RD221 with dynamicStableScale: %+v", f)
+	}
+}
