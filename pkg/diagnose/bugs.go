@@ -557,7 +557,7 @@ func matchScaledWhileHalted(c *Context) *BugMatch {
 	halt := "spec.paused is true"
 	evs := []rules.Evidence{ev(c.obj(), "spec.replicas", in.Replicas),
 		ev("ReplicaSet "+r.Name, "metadata.annotations[rollout.argoproj.io/desired-replicas]", *r.Desired)}
-	do := "unpause it (`kubectl patch rollout " + c.ro.Name + " -n " + c.ro.Namespace + " --type=merge -p '{\"spec\":{\"paused\":false}}'`, or `kubectl argo rollouts promote " + c.ro.Name + "`, which also moves on a step): the scale applies on the next pass, then the rest"
+	do := "unpause it (`kubectl patch rollout " + c.ro.Name + " -n " + c.ro.Namespace + " --type=merge -p '{\"spec\":{\"paused\":false}}'`, or `kubectl argo rollouts promote " + c.ro.Name + " -n " + c.ro.Namespace + "`, which also moves on a step): the scale applies on the next pass, then the rest"
 	if in.Paused {
 		evs = append(evs, ev(c.obj(), "spec.paused", true))
 	} else {

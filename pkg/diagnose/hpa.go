@@ -142,7 +142,7 @@ func matchAutoscalerCountsCanary(c *Context) *BugMatch {
 			hpa := "HorizontalPodAutoscaler " + h.Name
 			evs := []rules.Evidence{ev(c.obj(), "status.HPAReplicas", counted), ev(c.obj(), "spec.replicas", in.Replicas),
 				ev(hpa, "current/target of "+name, fmt.Sprintf("%.2f", r))}
-			pin := fmt.Sprintf("pin the autoscaler at today's count for the rest of the update (%s: maxReplicas %d, or minReplicas = maxReplicas; a KEDA ScaledObject: the autoscaling.keda.sh/paused-replicas annotation), then finish it (promote) or abort; it comes back down only after its scale-down stabilization window. For later updates: dynamicStableScale (the stable shrinks as the canary grows) or setCanaryScale with a fixed count", hpa, max(in.Replicas, h.Status.CurrentReplicas))
+			pin := fmt.Sprintf("pin the autoscaler at spec.replicas for the rest of the update (%s: maxReplicas %d, or minReplicas = maxReplicas; a KEDA ScaledObject: the autoscaling.keda.sh/paused-replicas annotation), then finish it (promote) or abort; it comes back down only after its scale-down stabilization window. For later updates: dynamicStableScale (the stable shrinks as the canary grows) or setCanaryScale with a fixed count", hpa, in.Replicas)
 			if perScale && math.Abs(r-1) <= tol {
 				return &BugMatch{
 					State: fmt.Sprintf("%s reads %d pods from the Rollout's scale (status.HPAReplicas counts the canary's %d on top of spec.replicas %d), and its %s is within its tolerance of the target per pod (%.2f of it)",

@@ -96,7 +96,7 @@ func TestAutoscalerCountsCanaryArithmetic(t *testing.T) {
 			t.Fatalf("%s: no RD183", c.name)
 		}
 		for _, want := range map[bool][]string{
-			true:  {"goes on to 42 (maxReplicas 42)", "pin the autoscaler at today's count", "maxReplicas 20"},
+			true:  {"goes on to 42 (maxReplicas 42)", "pin the autoscaler at spec.replicas", "maxReplicas 20"},
 			false: {"sets spec.replicas to the count it read, 21, not 20", "maxReplicas 20"},
 		}[strings.HasPrefix(c.name, "memory")] {
 			if !strings.Contains(f.Message+" "+f.Remediation, want) {
