@@ -1424,7 +1424,7 @@ func summarize(e Effect, in model.Inputs) string {
 		part := fmt.Sprintf("%d%% on %s (%s available)", s.Weight, who, span)
 		if s.Weight > 0 && s.Canary == s.Stable && !s.Promotes {
 			// The canary Service selects the stable's pods (an abort).
-			part = fmt.Sprintf("all traffic on stable %s (%s available; the router's %d%% through the canary Service)", s.Stable, span, s.Weight)
+			part = fmt.Sprintf("nearly all traffic on stable %s (%s available; the router's %d%% goes through the canary Service, which flips back to the canary for a moment on each pass)", s.Stable, span, s.Weight)
 		}
 		if s.Weight == 0 && s.Stable != "" {
 			part = fmt.Sprintf("all traffic on stable %s", s.Stable)

@@ -942,30 +942,37 @@ func TestStableShortageEveryWayHarmful(t *testing.T) {
 	}
 }
 
+// scaledTo30 is the example's update at the pause after setWeight 10 (the
+// status's weight: no router objects), its canary at 3 of 3 — enough for
+// 10% of 30 — and spec.replicas raised to 30 while both ReplicaSets were
+// last sized for 20: a scale the controller has not applied yet.
+func scaledTo30(t *testing.T) *snapshot.View {
+	ten, thirty := int32(10), int32(30)
+	v := updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}}, 1, 10)
+	v.Workload.Router = nil
+	v.Rollout.Spec.Replicas = &thirty
+	for _, rs := range v.ReplicaSets {
+		if rs.Annotations == nil {
+			rs.Annotations = map[string]string{}
+		}
+		rs.Annotations["rollout.argoproj.io/desired-replicas"] = "20"
+		if rs.Name == "checkout-api-5f6c8d7b9a" {
+			three := int32(3)
+			rs.Spec.Replicas = &three
+			rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 3, 3, 3
+		}
+	}
+	return v
+}
+
 // A scale (an HPA's) of a Rollout held by spec.paused is never applied,
 // and every pass only syncs replicas (#4261): an abort then moves no
 // traffic, while promote, which clears spec.paused, lets the scale and
 // the steps go on (the lab, every version: e2e bug-scaled-paused).
 func TestScaledWhilePaused(t *testing.T) {
-	ten := int32(10)
 	for _, ver := range upstream.Modeled {
-		v := updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}}, 1, 10)
+		v := scaledTo30(t)
 		v.Rollout.Spec.Paused = true
-		v.Workload.Router = nil // the status's weight, 10%
-		thirty := int32(30)
-		v.Rollout.Spec.Replicas = &thirty
-		for _, rs := range v.ReplicaSets {
-			if rs.Annotations == nil {
-				rs.Annotations = map[string]string{}
-			}
-			rs.Annotations["rollout.argoproj.io/desired-replicas"] = "20"
-			if rs.Name == "checkout-api-5f6c8d7b9a" {
-				// Enough for 10% of 30: only the halt is in play.
-				three := int32(3)
-				rs.Spec.Replicas = &three
-				rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 3, 3, 3
-			}
-		}
 		p := plan(t, v, ver)
 		ab, _ := p.Option(Abort)
 		pr, _ := p.Option(Promote)
@@ -984,21 +991,9 @@ func TestScaledWhilePaused(t *testing.T) {
 // grows; v1.10.2 syncs the canary's count and moves the weight back once
 // the stable carries it (the lab: e2e bug-scaled-paused).
 func TestAbortMeetsScale(t *testing.T) {
-	ten := int32(10)
 	for _, ver := range upstream.Modeled {
-		v := updateAt(t, []v1alpha1.CanaryStep{{SetWeight: &ten}, {Pause: &v1alpha1.RolloutPause{}}}, 1, 10)
+		v := scaledTo30(t)
 		v.Rollout.Status.Abort = true
-		v.Workload.Router = nil // the status's weight, 10%
-		thirty := int32(30)
-		v.Rollout.Spec.Replicas = &thirty
-		for _, rs := range v.ReplicaSets {
-			if rs.Name == "checkout-api-5f6c8d7b9a" {
-				three := int32(3)
-				rs.Spec.Replicas = &three
-				rs.Status.Replicas, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 3, 3, 3
-				rs.Annotations = map[string]string{"rollout.argoproj.io/desired-replicas": "20"}
-			}
-		}
 		pl := plan(t, v, ver)
 		w, _ := pl.Option(Wait)
 		want := int32(0)

@@ -49,7 +49,7 @@ func evaluate(in Inputs) Pass {
 		if !in.Paused {
 			halt, key = "an InconclusiveAnalysis pause halts progress", "cx.halt-inconclusive"
 		}
-		p.IndexWhy = fmt.Sprintf("spec.replicas is %d but %s's desired-replicas annotation says %d, so every pass only syncs replicas, and while %s that sync does nothing: no weight, Service, step or abort is acted on until it is unpaused", in.Replicas, r.Name, *r.Desired, halt)
+		p.IndexWhy = fmt.Sprintf("spec.replicas is %d but %s's desired-replicas annotation says %d, so every pass only syncs replicas, and while %s that sync does nothing: no weight, Service, step or abort is acted on until the halt ends", in.Replicas, r.Name, *r.Desired, halt)
 		p.IndexCites = in.cites("se.compare-annotation", "se.replicas-only", "se.canary-sync", "se.halt-skips-sync", key)
 		return p
 	}
