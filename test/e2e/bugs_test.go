@@ -124,14 +124,23 @@ func bugSubsetUnready(t *testing.T, h *harness) {
 	}
 }
 
+// heldAt50 is an Istio canary of 4 at its pause at setWeight 50 (canary
+// 2, stable 4), then held with spec.paused as an on-call engineer does,
+// and settled.
+func (h *harness) heldAt50() (o *observer, stable, canary string) {
+	h.t.Helper()
+	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
+	o = h.observe(isCanaryDest(hostMode))
+	stable, canary = h.firstPause(o, spec, 50)
+	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":true}}`)
+	h.settled(o, 3*time.Second, 30*time.Second)
+	return o, stable, canary
+}
+
 // bugAbortPaused reproduces #3756: an abort of a Rollout whose spec.paused
 // is true moves traffic to the stable but leaves the canary its pods.
 func bugAbortPaused(t *testing.T, h *harness) {
-	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
-	o := h.observe(isCanaryDest(hostMode))
-	_, canary := h.firstPause(o, spec, 50)
-	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":true}}`)
-	h.settled(o, 3*time.Second, 30*time.Second)
+	o, _, canary := h.heldAt50()
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--subresource", "status", "--type", "merge", "-p", `{"status":{"abort":true}}`)
 	// abortScaleDownDelaySeconds is 5 s in these Rollouts: well past it the
 	// canary of an abort that completes is at 0.
@@ -931,11 +940,7 @@ func bugEphemeralStale(t *testing.T, h *harness) {
 // and an abort moves no traffic — escape must say so and RD182 name it.
 // Unpausing must apply the scale and complete the abort.
 func bugScaledPaused(t *testing.T, h *harness) {
-	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 50}, {pause: {}}]", mode: hostMode}
-	o := h.observe(isCanaryDest(hostMode))
-	stable, canary := h.firstPause(o, spec, 50)
-	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":true}}`)
-	h.settled(o, 3*time.Second, 30*time.Second)
+	o, stable, canary := h.heldAt50()
 	h.kubectl("-n", h.ns, "scale", "rollout", "app", "--replicas=6")
 	time.Sleep(15 * time.Second)
 	rep := h.diagnose("app")
