@@ -866,6 +866,29 @@ func bugBackgroundInconclusive(t *testing.T, h *harness) {
 	time.Sleep(time.Until(start.Add(55 * time.Second)))
 	phase, stable, current, idx, _ := h.status()
 	t.Logf("%s, 55 s after the pause began: phase %s, step %d, promoted %v, InconclusiveAnalysisRun pause %v", h.version, phase, idx, stable == current, inconclusivePause())
+	if !inconclusivePause() {
+		return
+	}
+	// #4261 under an InconclusiveAnalysis pause (RD182): a scale is not
+	// applied while it holds; promote clears it and the scale goes on.
+	sizes := func() string { // every ReplicaSet's hash=spec.replicas
+		out := strings.Fields(h.kubectl("-n", h.ns, "get", "rs", "-o", `jsonpath={range .items[*]}{.metadata.labels.rollouts-pod-template-hash}={.spec.replicas} {end}`))
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	before := sizes()
+	h.kubectl("-n", h.ns, "scale", "rollout", "app", "--replicas=4")
+	time.Sleep(15 * time.Second)
+	held := sizes() == before
+	rep = h.diagnose("app")
+	got = fmt.Sprintf("sizes held %v, RD182 %v", held, hasFinding(rep, "RD182"))
+	want = fmt.Sprintf("sizes held %v, RD182 %v", h.affects("RD182"), h.affects("RD182"))
+	h.record("known bug #4261: that Rollout paused on an Inconclusive run, scaled from 2 to 4, 15 s later (RD182)", want, got)
+	if got != want {
+		t.Fatalf("%s: %s (sizes %s, then %s), want %s\n%s", h.version, got, before, sizes(), want, h.dump())
+	}
+	h.officialPlugin("promote", "app")
+	h.waitFor("the scale to apply after promote", 60*time.Second, func() bool { return sizes() != before })
 }
 
 // bugEphemeralStale (#4256): a canary of 4 with canaryMetadata role: canary
