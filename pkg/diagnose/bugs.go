@@ -592,7 +592,7 @@ func matchScaledWhileHalted(c *Context) *BugMatch {
 func matchAbortMeetsScale(c *Context) *BugMatch {
 	in := c.Analysis.Inputs
 	r := in.AbortMeetsScale()
-	if c.bg() != nil || r == nil || in.ScaledWhileHalted() != nil || in.Traffic() == 0 {
+	if r == nil || in.Traffic() == 0 {
 		return nil
 	}
 	delay := "30 s, the default"
@@ -604,7 +604,7 @@ func matchAbortMeetsScale(c *Context) *BugMatch {
 		State:    fmt.Sprintf("aborted with %d%% still routed to canary %s, which was last sized for %d while spec.replicas is %d (a scale met the abort before its first traffic pass)", in.Traffic(), r.Name, *r.Desired, in.Replicas),
 		Effect: fmt.Sprintf("every pass only syncs replicas, and the aborted canary's reconcile returns before it syncs that count, so traffic is not reconciled: the router keeps %d%% on the aborted canary until the stable has all %d pods available (%d now) and the abort scale-down delay (%s) has passed — the pass that then scales the canary to 0 leaves the weight on it, and only the next writes 0%%; if the stable never gets there, it stays",
 			in.Traffic(), in.Replicas, in.Stable.Available, delay),
-		Do: fmt.Sprintf("end the scaling event by hand: `kubectl annotate rs %s -n %s rollout.argoproj.io/desired-replicas=%d --overwrite` — the next pass moves the traffic back; hold the autoscaler meanwhile, and upgrade to v1.10 or later", r.Name, c.ro.Namespace, in.Replicas),
+		Do: fmt.Sprintf("end the scaling event by hand: `%s` — the next pass moves the traffic back; hold the autoscaler meanwhile, and upgrade to v1.10 or later", r.SyncCountCommand(c.ro.Namespace, in.Replicas)),
 		Evidence: []rules.Evidence{ev(c.obj(), "status.abort", true), ev(c.obj(), "spec.replicas", in.Replicas),
 			ev("ReplicaSet "+r.Name, "metadata.annotations[rollout.argoproj.io/desired-replicas]", *r.Desired)},
 	}

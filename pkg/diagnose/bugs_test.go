@@ -199,6 +199,8 @@ var bugCases = []bugCase{
 		says: "still routed to canary checkout-api-5f6c8d7b9a, which was last sized for 20 while spec.replicas is 30"},
 	{name: "aborted, the canary sized for 20, spec.replicas 30, no abort delay", id: "RD184",
 		edit: both(noWindow, aborted, set([]string{"spec", "replicas"}, int64(30)), set(canaryField("abortScaleDownDelaySeconds"), int64(0))), objs: desiredAnn("checkout-api-5f6c8d7b9a", 20)},
+	{name: "aborted while spec.paused, the canary sized for 20, spec.replicas 30 (RD182 says it)", id: "RD184",
+		edit: both(noWindow, aborted, paused, set([]string{"spec", "replicas"}, int64(30))), objs: desiredAnn("checkout-api-5f6c8d7b9a", 20)},
 	{name: "aborted, the canary sized for spec.replicas", id: "RD184", edit: both(noWindow, aborted), objs: desiredAnn("checkout-api-5f6c8d7b9a", 20)},
 	{name: "not aborted, the canary sized for 20, spec.replicas 30", id: "RD184", edit: both(noWindow, set([]string{"spec", "replicas"}, int64(30))), objs: desiredAnn("checkout-api-5f6c8d7b9a", 20)},
 

@@ -488,7 +488,7 @@ func Build(in Input) (*Plan, error) {
 		if r := after.ScaledWhileHalted(); r != nil && applicable && why == "" && a != Wait {
 			why, replicasOnly = haltedScale(after, r), []upstream.Key{"se.compare-annotation", "se.replicas-only", "se.halt-skips-sync"}
 		} else if r := after.AbortMeetsScale(); r != nil && applicable && why == "" && a != Wait {
-			why = fmt.Sprintf("the controller reconciles no traffic until %s's abort scale-down: every pass only syncs replicas while it was last sized for %d (spec.replicas %d) — end that first: kubectl annotate rs %s -n %s rollout.argoproj.io/desired-replicas=%d --overwrite (RD184)", r.Name, *r.Desired, after.Replicas, r.Name, ro.Namespace, after.Replicas)
+			why = fmt.Sprintf("the controller reconciles no traffic until %s's abort scale-down: every pass only syncs replicas while it was last sized for %d (spec.replicas %d) — end that first: %s (RD184)", r.Name, *r.Desired, after.Replicas, r.SyncCountCommand(ro.Namespace, after.Replicas))
 			replicasOnly = []upstream.Key{"se.compare-annotation", "se.replicas-only", "rs.abort-delay-returns"}
 		}
 		switch {
@@ -615,7 +615,7 @@ func Build(in Input) (*Plan, error) {
 	if r := base.AbortMeetsScale(); r != nil {
 		// No way out moves traffic before the scaling event ends; the
 		// annotation ends it at once (RD184).
-		p.Reason = fmt.Sprintf("first end the scaling event that holds the abort: kubectl annotate rs %s -n %s rollout.argoproj.io/desired-replicas=%d --overwrite (the next pass moves the traffic back); then %s", r.Name, ro.Namespace, base.Replicas, p.Reason)
+		p.Reason = fmt.Sprintf("first end the scaling event that holds the abort: %s (the next pass moves the traffic back); then %s", r.SyncCountCommand(ro.Namespace, base.Replicas), p.Reason)
 		p.ReasonCites = append(p.ReasonCites, cite("se.compare-annotation", "se.replicas-only", "rs.abort-delay-returns")...)
 	}
 	p.GitOps = detectGitOps(v, ver)

@@ -982,6 +982,12 @@ func TestScaledWhilePaused(t *testing.T) {
 		if pr.Verdict == NoEffect {
 			t.Errorf("%s: promote (which unpauses) is no-effect: %s\n  %s", ver, pr.Why, pr.Effect.Summary)
 		}
+		// Aborted as well: the halt comes first, not RD184's annotate
+		// (the replica sync that the annotate would end does not run).
+		v.Rollout.Status.Abort = true
+		if p := plan(t, v, ver); strings.HasPrefix(p.Reason, "first end the scaling event") {
+			t.Errorf("%s: paused, aborted, a scale pending: %s", ver, p.Reason)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -255,16 +256,24 @@ func (in Inputs) ScaledWhileHalted() *RS {
 // abort scale-down deadline, returns before it syncs that count
 // (rs.abort-delay-returns, fixed by rs.abort-delay-syncs-annotation): every
 // pass then only syncs replicas (se.replicas-only) until the deadline
-// scales the canary to 0. nil otherwise. PR #4919.
+// scales the canary to 0. nil otherwise, and while a halt holds the
+// Rollout (ScaledWhileHalted: the replica sync does not even run). PR #4919.
 func (in Inputs) AbortMeetsScale() *RS {
 	r := in.New
-	if !in.Abort || !in.TrafficRouted || r == nil || in.Stable == nil || r.Hash == in.Stable.Hash || r.Spec == 0 || r.Desired == nil || *r.Desired == in.Replicas {
+	if !in.Abort || !in.TrafficRouted || r == nil || in.Stable == nil || r.Hash == in.Stable.Hash || r.Spec == 0 || r.Desired == nil || *r.Desired == in.Replicas || in.ScaledWhileHalted() != nil {
 		return nil
 	}
 	if _, d := in.abortDelay(); d == nil || !in.present("rs.abort-delay-returns") || in.present("rs.abort-delay-syncs-annotation") {
 		return nil
 	}
 	return r
+}
+
+// SyncCountCommand is the kubectl command that sets r's desired-replicas
+// annotation to n (spec.replicas), which ends a scaling event on it
+// (se.compare-annotation).
+func (r *RS) SyncCountCommand(namespace string, n int32) string {
+	return fmt.Sprintf("kubectl annotate rs %s -n %s %s=%d --overwrite", r.Name, namespace, annDesired, n)
 }
 
 // Index0 is status.currentStepIndex with nil read as 0, as the controller does.
