@@ -70,11 +70,13 @@ wait_for "kube-apiserver /readyz" 90 kc get --raw /readyz
 # defaults (controller-manager 20 requests/s per controller, scheduler 50) the
 # ReplicaSet controller queues pod creations and status updates for seconds
 # when many Rollouts ramp at once (the e2e suite runs dozens), and every
-# controller then sees pods turn available late.
+# controller then sees pods turn available late. LAB_KCM_CONTROLLERS is its
+# --controllers (default '*'); the e2e suite drops the legacy Endpoints
+# controllers (see test/lab/README.md).
 start kube-controller-manager "$BIN/kube-controller-manager-$KUBERNETES_VERSION" \
 	--kubeconfig "$KUBECONFIG_LAB" --authentication-kubeconfig "$KUBECONFIG_LAB" \
 	--kube-api-qps 5000 --kube-api-burst 10000 \
-	--authorization-kubeconfig "$KUBECONFIG_LAB" --controllers '*' --leader-elect=false \
+	--authorization-kubeconfig "$KUBECONFIG_LAB" --controllers "${LAB_KCM_CONTROLLERS:-*}" --leader-elect=false \
 	--bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
 	--service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
 	--cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key"
