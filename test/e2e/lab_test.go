@@ -156,9 +156,10 @@ func labPortBase() (int, error) {
 func labCmd(script string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(labDir, script), args...)
 	port := func(name string, offset int) string { return fmt.Sprintf("%s=%d", name, portBase+offset) }
-	// The suite is CPU-bound on two cores, the API server taking the
-	// largest share (docs/performance.md, CI). Two settings cut that work
-	// without touching what a scenario observes:
+	// The suite keeps two cores busy most of its run, the API server taking
+	// the largest share (docs/performance.md, CI). Two settings cut that
+	// work (7–15% of a narrowed run's CPU) without touching what a scenario
+	// observes:
 	//   - GOGC=400 for the lab's processes: the API server spent an eighth
 	//     of its CPU collecting garbage, and this machine has memory to
 	//     spare for a larger heap.
@@ -366,7 +367,7 @@ func newHarness(t *testing.T, version, name string) *harness {
 	t.Cleanup(cancel)
 	h := &harness{t: t, version: version, ns: ns, ctx: ctx}
 	// The namespace through the test's client, not kubectl: a kubectl run
-	// costs about 60 ms of CPU, and the suite creates and deletes one
+	// costs 55–85 ms of CPU, and the suite creates and deletes one
 	// namespace per scenario run.
 	nsObj := &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]interface{}{"name": ns}}}
