@@ -256,18 +256,74 @@ const startSlow = 10 * time.Minute
 
 // isHung: the pod has not been Ready for longer than a pod takes to start
 // (restartSlow), or, while nothing shows it ever ran Ready or failed, for
-// longer than a slow start (startSlow). A Ready pod waiting out
+// longer than a slow start (startSlow) and past the time its probes give
+// its running containers to start (probesAllow). A Ready pod waiting out
 // minReadySeconds is not.
 func isHung(p *corev1.Pod, now time.Time) bool {
 	since, down := unreadySince(p)
 	if !down {
 		return false
 	}
-	limit := restartSlow
-	if stillStarting(p, since) {
-		limit = startSlow
+	if !stillStarting(p, since) {
+		return snapshot.Since(now, since) > restartSlow
 	}
-	return snapshot.Since(now, since) > limit
+	return snapshot.Since(now, since) > startSlow && !now.Before(probesAllow(p))
+}
+
+// probesAllow is the latest time the probes of p's running containers let
+// them turn Ready without a restart: a startupProbe holds readiness back
+// until it succeeds and gets initialDelaySeconds + failureThreshold ×
+// periodSeconds before the kubelet restarts the container; readiness is
+// probed from the readinessProbe's initialDelaySeconds, successThreshold
+// times periodSeconds apart. An application whose startupProbe allows a
+// quarter of an hour is not hung at ten minutes, and deleting it would
+// start it over. Sidecars (init containers that keep running) count: the
+// pod is not Ready before they are. Zero when no running container has a
+// probe.
+func probesAllow(p *corev1.Pod) time.Time {
+	cs := append([]corev1.Container{}, p.Spec.Containers...)
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			cs = append(cs, c)
+		}
+	}
+	statuses := append(append([]corev1.ContainerStatus{}, p.Status.ContainerStatuses...), p.Status.InitContainerStatuses...)
+	var latest time.Time
+	for _, c := range cs {
+		var started time.Time
+		for _, cs := range statuses {
+			if cs.Name == c.Name && cs.State.Running != nil {
+				started = cs.State.Running.StartedAt.Time
+			}
+		}
+		if started.IsZero() || c.StartupProbe == nil && c.ReadinessProbe == nil {
+			continue
+		}
+		var ready time.Duration
+		if sp := c.StartupProbe; sp != nil {
+			ready = seconds(sp.InitialDelaySeconds, 0) + time.Duration(orDefault(sp.FailureThreshold, 3))*seconds(sp.PeriodSeconds, 10)
+		}
+		if rp := c.ReadinessProbe; rp != nil {
+			ready = max(ready, seconds(rp.InitialDelaySeconds, 0)) + time.Duration(orDefault(rp.SuccessThreshold, 1))*seconds(rp.PeriodSeconds, 10)
+		}
+		if t := started.Add(ready); t.After(latest) {
+			latest = t
+		}
+	}
+	return latest
+}
+
+// seconds is a probe's field in seconds, def when unset (0), as the API
+// server defaults it.
+func seconds(v, def int32) time.Duration {
+	return time.Duration(orDefault(v, def)) * time.Second
+}
+
+func orDefault(v, def int32) int32 {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // stillStarting: no container of the pod has restarted, terminated or
