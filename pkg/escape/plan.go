@@ -237,6 +237,11 @@ type Effect struct {
 	NeverHealthy bool `json:"neverHealthy,omitempty"`
 	// PauseEnds: a pause step with a duration on the way ends by itself.
 	PauseEnds bool `json:"pauseEnds,omitempty"`
+	// DeadlineWeight is the weight an abort that meets a scale (RD184)
+	// leaves on the aborted canary through the pass that scales it to 0 at
+	// its abort scale-down deadline: that pass writes no weight, so the
+	// weight goes to pods being deleted until the next pass moves it back.
+	DeadlineWeight int32 `json:"deadlineWeight,omitempty"`
 	// HeldAt is the step the simulation ends at when it completes on what
 	// the simulation does not run (an Experiment, an AnalysisRun): the
 	// Rollout stays there, Progressing, until that completes.
@@ -528,6 +533,10 @@ func Build(in Input) (*Plan, error) {
 		if o.Effect.PauseEnds {
 			// The effect runs past a timed pause, as the controller does once its duration has passed.
 			o.Cites = append(o.Cites, cite("pa.duration-ends", "rc.spec-paused-no-step")...)
+		}
+		if o.Effect.DeadlineWeight > 0 {
+			// The effect runs past the aborted canary's scale-down deadline (RD184).
+			o.Cites = append(o.Cites, cite("se.replicas-only", "rs.abort-delay-needs-stable-full", "rs.abort-delay-deadline-passed", "sy.scale-sets-annotation")...)
 		}
 		if len(o.Effect.Pods) > 0 {
 			// Sizes without trafficRouting: the closest counts, one
@@ -970,6 +979,9 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	applied := in.Traffic()
 	for _, s := range steps {
 		e.PauseEnds = e.PauseEnds || s.PauseEnded
+		if s.AbortDelayEnded {
+			e.DeadlineWeight = s.Pass.Traffic
+		}
 		if s.Pass.Reset {
 			// A reset pass only rewrites status; the weight stays where it
 			// was — but the Services move (an undo's canary Service to the
@@ -1485,6 +1497,14 @@ func rate(a Action, e, wait Effect, base model.Inputs, stable, canary, why, targ
 		case base.Abort && e.IfNeverReady != "" && base.TrafficRouted:
 			// The abort's weight waits on the stable's missing pods.
 			return Safe, "the Rollout stays aborted: traffic goes back to the stable as its missing pods turn available (below), and spec.template still names the aborted revision"
+		case base.Abort && e.DeadlineWeight > 0 && base.TrafficRouted:
+			// RD184 before v1.10: the weight stays until the deadline,
+			// and is left on the canary through the pass that removes it.
+			until := fmt.Sprintf("the stable has all %d pods available and the canary's abort scale-down deadline (abortScaleDownDelaySeconds later) has passed", base.Replicas)
+			if d := base.New.ScaleDownDeadline; d != "" {
+				until = "the canary's abort scale-down deadline (" + d + ") has passed"
+			}
+			return SafeWithCost, fmt.Sprintf("the Rollout stays aborted with %d%% of traffic still on the aborted %s until %s; the pass that then scales %s to 0 writes no weight, so for a moment %d%% goes to pods being deleted, until the next pass moves it to the stable; spec.template still names the aborted revision", e.DeadlineWeight, canary, until, canary, e.DeadlineWeight)
 		case base.Abort && e.FinalWeight > 0 && base.TrafficRouted:
 			// The abort does not bring the weight to 0 by itself
 			// (dynamicStableScale holding it: RD155, RD176).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -994,8 +995,10 @@ func TestScaledWhilePaused(t *testing.T) {
 // An abort that meets a scale of the canary (PR #4919): before v1.10 every
 // pass only syncs replicas until the canary's abort scale-down deadline, so
 // doing nothing leaves the weight on the aborted canary while the stable
-// grows; v1.10.2 syncs the canary's count and moves the weight back once
-// the stable carries it (the lab: e2e bug-scaled-paused).
+// grows, and on it still through the pass that scales it to 0 at the
+// deadline; the pass after moves it back. v1.10.2 syncs the canary's count
+// and moves the weight back once the stable carries it (the lab: e2e
+// bug-scaled-paused).
 func TestAbortMeetsScale(t *testing.T) {
 	for _, ver := range upstream.Modeled {
 		v := scaledTo30(t)
@@ -1006,8 +1009,15 @@ func TestAbortMeetsScale(t *testing.T) {
 		if upstream.At("rs.abort-delay-syncs-annotation", ver).Absent {
 			want = 10
 		}
-		if w.Effect.FinalWeight != want {
-			t.Errorf("%s: doing nothing ends at %d%%, want %d%%: %s", ver, w.Effect.FinalWeight, want, w.Effect.Summary)
+		if w.Effect.FinalWeight != 0 || w.Effect.DeadlineWeight != want {
+			t.Errorf("%s: doing nothing ends at %d%%, %d%% left through the deadline's pass; want 0%%, %d%%: %s", ver, w.Effect.FinalWeight, w.Effect.DeadlineWeight, want, w.Effect.Summary)
+		}
+		moment := strings.Contains(w.Why, "until the stable has all 30 pods available and the canary's abort scale-down deadline (abortScaleDownDelaySeconds later) has passed; the pass that then scales checkout-api-5f6c8d7b9a to 0 writes no weight, so for a moment 10% goes to pods being deleted")
+		if moment != (want > 0) || (w.Verdict == SafeWithCost) != (want > 0) {
+			t.Errorf("%s: wait %s: %s; want the deadline's pass said: %v", ver, w.Verdict, w.Why, want > 0)
+		}
+		if want > 0 && !slices.ContainsFunc(w.Cites, func(c upstream.Cite) bool { return c.Key == "rs.abort-delay-deadline-passed" }) {
+			t.Errorf("%s: wait cites %v, without the deadline's scale-down", ver, w.Cites)
 		}
 		first := strings.HasPrefix(pl.Reason, "first end the scaling event that holds the abort: kubectl annotate rs checkout-api-5f6c8d7b9a -n shop rollout.argoproj.io/desired-replicas=30 --overwrite")
 		if first != (want > 0) {

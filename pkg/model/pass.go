@@ -403,9 +403,15 @@ func Apply(in Inputs, p Pass) Inputs {
 		out.CanaryServiceHash = p.CanaryServiceHash
 	}
 	if p.ReplicasOnly {
-		// Only the stable may be scaled (AbortMeetsScale).
+		// Only the stable may be scaled (AbortMeetsScale), and the aborted
+		// canary at its deadline (endAbortDelay): scaling a ReplicaSet
+		// writes its desired-replicas annotation too.
 		if out.Stable != nil && out.New != nil && out.Stable.Name != out.New.Name {
 			out.Stable.Spec = p.StableTarget
+			if out.New.Spec != p.CanaryTarget {
+				d := in.Replicas
+				out.New.Spec, out.New.Desired = p.CanaryTarget, &d
+			}
 		}
 		return out
 	}

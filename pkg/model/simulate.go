@@ -31,6 +31,11 @@ type Step struct {
 	// PauseEnded: the pass ends a pause step with a duration (the time
 	// between simulated passes is not counted: the duration is let pass).
 	PauseEnded bool `json:"pauseEnded,omitempty"`
+	// AbortDelayEnded: on a pass of an abort that meets a scale
+	// (AbortMeetsScale), the abort scale-down delay is let pass: the pass
+	// scales the aborted canary to 0 with the weight still on it, and the
+	// next pass moves the weight back (endAbortDelay).
+	AbortDelayEnded bool `json:"abortDelayEnded,omitempty"`
 	// After the pass.
 	Abort      bool   `json:"abort"`
 	StableHash string `json:"stableHash,omitempty"`
@@ -52,7 +57,7 @@ func Simulate(in Inputs, max int) []Step {
 	for i := 0; i < max; i++ {
 		p := Evaluate(cur)
 		ended := endTimedPause(cur, &p)
-		s := Step{Pass: p, PauseEnded: ended}
+		s := Step{Pass: p, PauseEnded: ended, AbortDelayEnded: endAbortDelay(cur, &p)}
 		if cur.New != nil {
 			s.CanaryName, s.CanaryHash, s.CanaryAvailable, s.CanarySpec = cur.New.Name, cur.New.Hash, cur.New.Available, cur.New.Spec
 		}
@@ -163,5 +168,26 @@ func endTimedPause(in Inputs, p *Pass) bool {
 	p.NextIndex = idx + 1
 	p.IndexWhy = fmt.Sprintf("step %d (%s) ends by itself once its duration has passed: the index moves to %d", idx, stepString(in.Steps[idx]), idx+1)
 	p.IndexCites = in.cites("pa.duration-ends", "rc.spec-paused-no-step", "rc.step-completed")
+	return true
+}
+
+// endAbortDelay lets, on a pass of an abort that meets a scale
+// (AbortMeetsScale), the abort scale-down delay pass once the controller
+// has stamped the deadline — it does when the stable has spec.replicas
+// available — as endTimedPause lets a pause's duration pass. The pass at
+// the deadline scales the aborted canary to 0, still writing no weight,
+// and that scale brings the canary's desired-replicas annotation to
+// spec.replicas, which ends the scaling event: the next pass writes the
+// weight back to the stable. The lab saw it on v1.7.2–v1.9.3 (e2e
+// bug-scaled-paused): the weight was still on the canary when it reached
+// 0 pods, and 0 soon after.
+func endAbortDelay(in Inputs, p *Pass) bool {
+	r := in.AbortMeetsScale()
+	if r == nil || !p.ReplicasOnly || in.Unobserved || (r.ScaleDownDeadline == "" && !in.abortStableReady()) {
+		return false
+	}
+	p.CanaryTarget = 0
+	p.IndexWhy = fmt.Sprintf("aborted while %s was last sized for %d and spec.replicas is %d: every pass only syncs replicas until the canary's abort scale-down deadline, which the controller sets once the stable has %d available; once it has passed, the pass scales %s to 0 with %d%% still on it — it writes no weight — and the scale brings its desired-replicas annotation to %d, so the next pass moves the weight back", r.Name, *r.Desired, in.Replicas, in.Replicas, r.Name, p.Traffic, in.Replicas)
+	p.IndexCites = in.cites("se.compare-annotation", "se.replicas-only", "rs.abort-delay-needs-stable-full", "rs.abort-delay-deadline-passed", "sy.scale-sets-annotation")
 	return true
 }

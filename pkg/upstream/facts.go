@@ -976,6 +976,20 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 174, "v1.8.2": 166, "v1.8.3": 166, "v1.9.3": 170, "v1.10.2": 212},
 	},
 	{
+		Key:      "rs.abort-delay-deadline-passed",
+		Claim:    `Once the aborted canary's scale-down deadline has passed, its reconcile scales it to 0.`,
+		File:     srcRS,
+		Contains: `newReplicasCount = int32(0)`,
+		Lines:    Lines{"v1.7.2": 158, "v1.8.2": 150, "v1.8.3": 150, "v1.9.3": 154, "v1.10.2": 187},
+	},
+	{
+		Key:      "sy.scale-sets-annotation",
+		Claim:    `Every scale of a ReplicaSet by the controller also writes its desired-replicas annotation as spec.replicas.`,
+		File:     srcSY,
+		Contains: `annotations.SetReplicasAnnotations(rsCopy, rolloutReplicas)`,
+		Lines:    Lines{"v1.7.2": 375, "v1.8.2": 373, "v1.8.3": 373, "v1.9.3": 373, "v1.10.2": 373},
+	},
+	{
 		Key:      "df.abort-delay-default",
 		Claim:    `A canary with traffic routing defaults abortScaleDownDelaySeconds to 30 seconds.`,
 		File:     srcDF,

@@ -986,28 +986,38 @@ func bugScaledPaused(t *testing.T, h *harness) {
 	// #4919): up to v1.9.3 every pass only syncs replicas until the
 	// canary's scale-down deadline, so the router keeps 50% on the canary
 	// until the pass that scales it to 0; v1.10.2 syncs the canary's
-	// annotation and writes 0% first. RD184 must say which, before it ends.
+	// annotation and writes 0% first. RD184 must say which, before it ends,
+	// and escape's wait the weight the canary has when it reaches 0 pods.
 	unpaused := time.Now()
 	h.kubectl("-n", h.ns, "patch", "rollout", "app", "--type", "merge", "-p", `{"spec":{"paused":false}}`)
 	h.waitFor("the stable scaled to 6", 20*time.Second, func() bool { return o.Now().RS[stable].Spec == 6 })
 	rep = h.diagnose("app")
-	first := strings.HasPrefix(h.plan().Reason, "first end the scaling event that holds the abort")
+	pl := h.plan()
+	first := strings.HasPrefix(pl.Reason, "first end the scaling event that holds the abort")
+	// escape's wait says what the weight is when the canary reaches 0.
+	wait, _ := pl.Option(escape.Wait)
 	h.waitFor("the stable at 6, the weight at 0, the canary at 0 after unpausing", 60*time.Second, func() bool {
 		s := o.Now()
 		return s.RS[stable].Spec == 6 && s.CanaryWeight == 0 && s.RS[canary].Spec == 0
 	})
 	atZero, zeroAfter := int64(-1), time.Duration(0)
+	var scaledDown time.Time
 	for _, s := range o.Samples() {
 		if zeroAfter == 0 && s.At.After(unpaused) && s.CanaryWeight == 0 {
 			zeroAfter = s.At.Sub(unpaused)
 		}
 		if atZero < 0 && s.At.After(unpaused) && s.RS[canary].Spec == 0 {
-			atZero = s.CanaryWeight
+			atZero, scaledDown = s.CanaryWeight, s.At
 		}
 	}
-	t.Logf("%s: the weight reached 0%% %.1f s after the unpause", h.version, zeroAfter.Seconds())
+	// How long the weight stayed on a canary scaled to 0 (escape's wait
+	// calls it a moment).
+	t.Logf("%s: the weight reached 0%% %.1f s after the unpause, %.2f s after the canary was scaled to 0 (below 0: before)", h.version, zeroAfter.Seconds(), (unpaused.Add(zeroAfter)).Sub(scaledDown).Seconds())
 	got = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v and escape's annotate first %v before", atZero, hasFinding(rep, "RD184"), first)
-	want = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v and escape's annotate first %v before", map[bool]int64{true: 50, false: 0}[h.affects("RD184")], h.affects("RD184"), h.affects("RD184"))
+	want = fmt.Sprintf("weight %d when the canary reached 0 pods; RD184 %v and escape's annotate first %v before", wait.Effect.DeadlineWeight, h.affects("RD184"), h.affects("RD184"))
+	if w := map[bool]int32{true: 50, false: 0}[h.affects("RD184")]; wait.Effect.DeadlineWeight != w || wait.Effect.FinalWeight != 0 {
+		t.Errorf("%s: escape's wait leaves %d%% through the deadline's pass and ends at %d%%; the catalogue says %d%%, then 0%%: %s", h.version, wait.Effect.DeadlineWeight, wait.Effect.FinalWeight, w, wait.Why)
+	}
 	h.record("PR #4919: that aborted canary unpaused, so the abort meets the scale (RD184 while the stable scales up)", want, got)
 	if got != want {
 		t.Errorf("%s: %s, want %s\n%s", h.version, got, want, h.dump())
