@@ -94,6 +94,14 @@ const (
 	// then three stable pods hung: v1.10.2 sized the aborted canary 2 again
 	// (#4973). The controller log is cut to its last 300 lines.
 	LabDSSAbortedRescaled = "lab/istio-dss-aborted-rescaled-v1.10.json"
+	// An Istio canary of 4 (steps setWeight 25, pause 5s) rolled back
+	// within its window from B to A under a ResourceQuota of 5 pods: A's
+	// ReplicaSet created 1 of its 4 pods (ReplicaFailure, FailedCreate),
+	// 25% on it, B at 4 (e2e window-deadline-abort, before its deadline),
+	// on v1.10.2 and v1.7.2. The controller log is cut to its last 150
+	// lines.
+	LabWindowQuota   = "lab/istio-window-quota-v1.10.json"
+	LabWindowQuota17 = "lab/istio-window-quota-v1.7.json"
 	// An Istio canary of 4 with dynamicStableScale and
 	// minPodsPerReplicaSet 2, aborted at 20% (v1.10.2): 20% kept, the
 	// stable complete (#4841).

@@ -60,6 +60,9 @@ func checkDeadlineDue(c *Context, r *rules.Rule) []rules.Finding {
 	f.Cites = c.cites("co.timed-out-from-update", "co.readiness-is-progress", "sy.requeue-at-deadline", "sy.indefinite-step-no-deadline", "sy.paused-progressing-unknown", "sy.waiting-scale-down", "co.timed-out-not-after-abort")
 	if clock.Abort {
 		f.Cites = append(f.Cites, c.cites("sy.deadline-abort")...)
+		if clock.Window {
+			f.Cites = append(f.Cites, c.cites("co.updated-change-is-progress", "rc.every-pass-remove-abort")...)
+		}
 	}
 	return []rules.Finding{f}
 }

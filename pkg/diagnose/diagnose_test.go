@@ -271,6 +271,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 	for _, c := range stableLoadCases {
 		cases = append(cases, rulestest.Case{ID: "RD178", State: c.name, Fire: c.fires})
 	}
+	for _, c := range refusedCases {
+		cases = append(cases, rulestest.Case{ID: "RD185", State: c.name, Fire: c.fires})
+	}
 	for _, c := range pingPongCases {
 		cases = append(cases, rulestest.Case{ID: "RD179", State: c.name, Fire: c.fires})
 	}

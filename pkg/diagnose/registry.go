@@ -68,6 +68,7 @@ var checks = rules.Register(rules.AreaRollout, prose, bugRules(map[string]rules.
 	"RD173": checkRestartStalled,
 	"RD175": checkDynamicRollback,
 	"RD178": checkStableOverCapacity,
+	"RD185": checkPodsRefused,
 	"RD211": checkTemplateMissing,
 	"RD212": checkArgUnsupplied,
 	"RD213": checkArgIgnored,

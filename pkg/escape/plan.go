@@ -99,6 +99,62 @@ type Plan struct {
 	// reports it: no way out ends it (an update does not mark it done),
 	// and while it cannot go on (RD173) only its own fix moves it.
 	Restart *RestartNote `json:"restart,omitempty"`
+	// Refused names the ReplicaSets whose new pods the API server refuses
+	// (RD185): every way out is judged with their missing pods missing.
+	Refused *RefusedNote `json:"podsRefused,omitempty"`
+}
+
+// RefusedNote is diagnose's RD185 in a plan: which ReplicaSets cannot
+// create their pods, why, and the fix.
+type RefusedNote struct {
+	ReplicaSets []string `json:"replicaSets"`
+	Text        string   `json:"text"`
+	Fix         string   `json:"fix"`
+}
+
+// refusedReason puts the refusal's fix into the recommendation: first,
+// when waiting is what the controller would do well by itself once the
+// pods come (the refusal is then all that holds it); else beside the way
+// out, which does not wait on them.
+func refusedReason(p *Plan, base model.Inputs, names map[string]string, stable, canary string) {
+	free := base.Clone()
+	for _, r := range free.All {
+		r.Capped = false
+	}
+	e := effectOf(free, names)
+	wait, _ := p.Option(Wait)
+	if v, why := rate(Wait, e, e, free, stable, canary, "", ""); v == Safe && wait.Effect.refusedEnd != "" && !base.Abort {
+		p.Recommended = Wait
+		p.Reason = fmt.Sprintf("first let the pods be created (RD185): %s; then nothing needs an escape: %s", strings.TrimSuffix(p.Refused.Fix, "."), why)
+		return
+	}
+	p.Reason += "; apart from that, the API server refuses new pods (RD185): " + p.Refused.Fix
+}
+
+// capRefused marks in base the ReplicaSets whose pods the API server
+// refuses, so that no way out counts on their missing pods, and returns
+// the plan's note on them (nil without any).
+func capRefused(v *snapshot.View, base model.Inputs) *RefusedNote {
+	refused := diagnose.Refused(v.ReplicaSets)
+	if len(refused) == 0 {
+		return nil
+	}
+	n := &RefusedNote{}
+	var parts []string
+	for _, x := range refused {
+		for _, r := range base.All {
+			if r.Name == x.RS.Name {
+				r.Capped = true
+			}
+		}
+		n.ReplicaSets = append(n.ReplicaSets, x.RS.Name)
+		parts = append(parts, fmt.Sprintf("%s cannot create %d of its pods (%s)", x.RS.Name, x.Missing, x.Message))
+		if n.Fix == "" {
+			n.Fix = diagnose.RefusalFix(x.Message, x.RS.Namespace)
+		}
+	}
+	n.Text = strings.Join(parts, "; ") + " (RD185): every way out below assumes the missing pods do not come until that is fixed"
+	return n
 }
 
 // RestartNote is diagnose's RD172 or RD173 on the pending restart.
@@ -255,6 +311,10 @@ type Effect struct {
 	// lasting, for blue-green, is the active Service's shortage once
 	// everything that can start has: pods that do not come back (hung).
 	lasting *Exposure
+	// refusedEnd names the ReplicaSet whose pods the API server refuses
+	// (RD185) that the simulation ends short of them, if any: what it
+	// waits for does not come until the cause is fixed.
+	refusedEnd string
 	// stableEnd is the stable's shortage where the simulation settles:
 	// only a what-if whose hung pods stay leaves one.
 	stableEnd *Shortage
@@ -424,10 +484,14 @@ func Build(in Input) (*Plan, error) {
 		// look safe. Refuse rather than plan from an empty list.
 		return nil, fmt.Errorf("rollout %s/%s: no way out can be planned without its ReplicaSets, which were not read (%s): %s", ro.Namespace, ro.Name, g, g.Fix())
 	}
+	refused := capRefused(v, base)
 	if base.BG != nil {
 		p := &Plan{APIVersion: PlanAPIVersion, Kind: "EscapePlan", Namespace: ro.Namespace, Name: ro.Name,
 			ResourceVersion: ro.ResourceVersion, Controller: in.Controller}
 		buildBlueGreen(in, base, p)
+		if p.Refused = refused; refused != nil {
+			p.Reason += "; apart from that, the API server refuses new pods (RD185): " + refused.Fix
+		}
 		p.Deadline = deadlineNote(ro, base, v)
 		p.GitOps = detectGitOps(v, ver)
 		p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)
@@ -626,6 +690,9 @@ func Build(in Input) (*Plan, error) {
 		// annotation ends it at once (RD184).
 		p.Reason = fmt.Sprintf("first end the scaling event that holds the abort: %s (the next pass moves the traffic back); then %s", r.SyncCountCommand(ro.Namespace, base.Replicas), p.Reason)
 		p.ReasonCites = append(p.ReasonCites, cite("se.compare-annotation", "se.replicas-only", "rs.abort-delay-returns")...)
+	}
+	if p.Refused = refused; refused != nil {
+		refusedReason(p, base, names, stable, canary)
 	}
 	p.GitOps = detectGitOps(v, ver)
 	p.ControllerNotRunning = snapshot.NoneRunning(v.Controllers)
@@ -1019,6 +1086,11 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 	if spec, ok := last.Specs[last.StableName]; ok && spec > last.StableAvailable {
 		e.endShort = rsShort{rs: last.StableName, by: spec - last.StableAvailable}
 	}
+	for _, r := range in.All {
+		if r.Capped && last.Specs[r.Name] > r.Replicas {
+			e.refusedEnd = r.Name
+		}
+	}
 	switch {
 	case e.FinalAbort:
 		e.Phase = "Degraded"
@@ -1363,7 +1435,19 @@ func deadlineNote(ro *v1alpha1.Rollout, in model.Inputs, v *snapshot.View) *Dead
 	return &DeadlineNote{Due: clock.Due,
 		Text: fmt.Sprintf("if %s's %s not turn ready %s, the update is ProgressDeadlineExceeded and the controller aborts it (progressDeadlineAbort): %s",
 			in.New.Name, pods, when, model.DeadlineAbortEffect(in)),
-		Cites: []upstream.Cite{upstream.At("co.timed-out-from-update", in.Version), upstream.At("sy.requeue-at-deadline", in.Version), upstream.At("sy.deadline-abort", in.Version)}}
+		Cites: deadlineCites(clock, in.Version)}
+}
+
+func deadlineCites(clock model.Deadline, ver upstream.Version) []upstream.Cite {
+	keys := []upstream.Key{"co.timed-out-from-update", "sy.requeue-at-deadline", "sy.deadline-abort"}
+	if clock.Window {
+		keys = append(keys, "co.updated-change-is-progress", "rc.every-pass-remove-abort")
+	}
+	out := make([]upstream.Cite, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, upstream.At(k, ver))
+	}
+	return out
 }
 
 // PodSizes names the sizes of ps and writes them in order, as the
@@ -1513,6 +1597,8 @@ func rate(a Action, e, wait Effect, base model.Inputs, stable, canary, why, targ
 			return Safe, "the Rollout stays aborted: traffic on the stable, but spec.template still names the aborted revision"
 		case e.NeverHealthy:
 			return SafeWithCost, "traffic is served, but the Rollout never becomes Healthy: " + e.Summary
+		case e.refusedEnd != "":
+			return SafeWithCost, fmt.Sprintf("the Rollout does not finish while the API server refuses %s's missing pods (RD185): %s", e.refusedEnd, e.Summary)
 		case e.WaitsForPerson && e.moves(base):
 			return Safe, "the controller finishes the current step, then nothing moves by itself: " + e.Summary
 		case e.WaitsForPerson:

@@ -607,7 +607,9 @@ func TestBasicCanaryWithAnOlderRevision(t *testing.T) {
 // not turn ready by the deadline: "if nothing is done" (which assumes they
 // do) says when, and only then; the lab's bug-stale-scale-down-deadline
 // scenario checks the moment against the controller. The example is a
-// rollback within the window, which clears aborts: nothing is said there.
+// rollback within the window, where the abort lasts only until the canary's
+// scale-down, and the rollback starts over (the lab's
+// window-deadline-abort): the note says that too.
 func TestPlanDeadlineAbort(t *testing.T) {
 	edit := func(abort, window, paused bool) func(*unstructured.Unstructured) {
 		return func(u *unstructured.Unstructured) {
@@ -629,10 +631,16 @@ func TestPlanDeadlineAbort(t *testing.T) {
 		} else if _, ok := citedKey(p.Deadline.Cites, "sy.deadline-abort"); !ok {
 			t.Errorf("%s: the deadline's abort is not cited: %+v", ver, p.Deadline.Cites)
 		}
+		p = planAt(t, viewOf(t, exampletest.Incident, edit(true, true, false)), ver)
+		want += " — but only until that scale-down, which counts as progress: the window's next pass clears the abort and the rollback starts over, so traffic goes back to checkout-api-5f6c8d7b9a and away again every progressDeadlineSeconds or so while its pods stay missing"
+		if p.Deadline == nil || p.Deadline.Text != want {
+			t.Errorf("%s within the window: deadline %+v\nwant %s", ver, p.Deadline, want)
+		} else if _, ok := citedKey(p.Deadline.Cites, "co.updated-change-is-progress"); !ok {
+			t.Errorf("%s within the window: the scale-down as progress is not cited: %+v", ver, p.Deadline.Cites)
+		}
 		for name, e := range map[string]func(*unstructured.Unstructured){
-			"without progressDeadlineAbort":        edit(false, false, false),
-			"under spec.paused":                    edit(true, false, true),
-			"a rollback within the rollbackWindow": edit(true, true, false),
+			"without progressDeadlineAbort": edit(false, false, false),
+			"under spec.paused":             edit(true, false, true),
 		} {
 			if p := planAt(t, viewOf(t, exampletest.Incident, e), ver); p.Deadline != nil {
 				t.Errorf("%s %s: %s", ver, name, p.Deadline.Text)

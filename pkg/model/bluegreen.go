@@ -746,6 +746,12 @@ func movingBG(a, b Inputs) bool {
 // movingUnstuck: some ReplicaSet that can still move is not at its spec.
 func movingUnstuck(in Inputs) bool {
 	for _, r := range in.All {
+		if r.Capped && r.Spec > r.Replicas {
+			if r.Available < r.Replicas {
+				return true
+			}
+			continue
+		}
 		if r.Replicas != r.Spec || r.Available > r.Spec || (r.Available < r.Spec && !r.Stuck) {
 			return true
 		}

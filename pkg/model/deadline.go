@@ -22,14 +22,20 @@ type Deadline struct {
 	// carry a scale-down-deadline annotation (sy.waiting-scale-down), are
 	// those ReplicaSets; From, Due and Seconds are still filled in.
 	HeldBy []*RS
+	// Window: the update is a rollback within the rollback window. The
+	// clock runs as for any update, but an abort it brings lasts only until
+	// the aborted ReplicaSet's scale-down, which counts as progress: then
+	// the window's pass clears the abort and the rollback starts over
+	// (the lab, every modeled version: e2e window-deadline-abort).
+	Window bool
 }
 
-// ProgressClock is the progress deadline's clock on ro's update, and false
+// ProgressClock is the progress deadline's clock on ro's update (a
+// rollback within the window's too: Window), and false
 // where the controller does not run it: no update under way, aborted
 // (co.timed-out-not-after-abort), promoted, paused (a pause condition or
 // spec.paused: sy.paused-progressing-unknown), at a pause, analysis or
-// experiment step (sy.indefinite-step-no-deadline), a rollback within the
-// rollback window (not modeled here: it clears aborts), or while another
+// experiment step (sy.indefinite-step-no-deadline), or while another
 // ReplicaSet carries a scale-down deadline (sy.waiting-scale-down; its
 // time may be long past: known bug #4971, whose ReplicaSets HeldBy names).
 // It does not know the bugs that keep a running clock from firing (the
@@ -63,9 +69,12 @@ func ProgressClock(ro *v1alpha1.Rollout, in Inputs) (Deadline, bool) {
 	if len(d.HeldBy) > 0 {
 		return d, false
 	}
-	if RollbackWindow(in).WithinWindow {
-		// Such a rollback clears an abort on every pass: what a timed-out
-		// one then does is not modeled, so nothing is said of it.
+	// A rollback within the window runs at the end of its steps (no
+	// indefinite step) and is timed out like any update; its abort does
+	// not last (Window).
+	if d.Window = RollbackWindow(in).WithinWindow; d.Window && in.BG != nil {
+		// A blue-green rollback within the window and its deadline have
+		// not been measured: nothing is said of them.
 		return Deadline{}, false
 	}
 	return d, true
@@ -86,7 +95,8 @@ func (in Inputs) AtIndefiniteStep() bool {
 // DeadlineAbortEffect says in a few words what the deadline's abort does
 // to in's traffic and ReplicaSets: a canary's weight goes back to the
 // stable; a blue-green Rollout's production was on the stable all along
-// (its active Service switches only at promotion).
+// (its active Service switches only at promotion). Within the rollback
+// window the abort does not last: the rollback starts over.
 func DeadlineAbortEffect(in Inputs) string {
 	stable := "the stable"
 	if in.Stable != nil {
@@ -94,6 +104,11 @@ func DeadlineAbortEffect(in Inputs) string {
 	}
 	if in.BG != nil {
 		return fmt.Sprintf("production stays on %s, %s is scaled down", stable, in.New.Name)
+	}
+	if RollbackWindow(in).WithinWindow {
+		// The scale-down is progress (co.updated-change-is-progress), and
+		// the window's pass clears the abort (rc.every-pass-remove-abort).
+		return fmt.Sprintf("traffic back on %s, %s scaled down — but only until that scale-down, which counts as progress: the window's next pass clears the abort and the rollback starts over, so traffic goes back to %s and away again every progressDeadlineSeconds or so while its pods stay missing", stable, in.New.Name, in.New.Name)
 	}
 	return fmt.Sprintf("traffic back on %s, %s scaled down", stable, in.New.Name)
 }

@@ -40,6 +40,11 @@ type RS struct {
 	// removes the hung ones first, as the ReplicaSet controller deletes
 	// unready pods before ready ones. 0: every missing pod stays missing.
 	Hung int32 `json:"-"`
+	// Capped: the API server refuses its new pods (a full ResourceQuota,
+	// an admission policy: its ReplicaFailure condition), so it keeps the
+	// pods it has — which may still turn available — and never gets more
+	// while the cause lasts. Scaling it down works.
+	Capped bool `json:"-"`
 }
 
 // Inputs is everything a reconcile decision depends on, flattened out of the

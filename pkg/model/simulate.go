@@ -100,9 +100,17 @@ func Simulate(in Inputs, max int) []Step {
 	return out
 }
 
-// moving reports whether some ReplicaSet is not yet at its spec.
+// moving reports whether some ReplicaSet is not yet at its spec (a capped
+// one: at the pods it has).
 func moving(in Inputs) bool {
 	for _, r := range in.All {
+		if r.Capped && r.Spec > r.Replicas {
+			// It gets no more pods: moving only while those it has turn available.
+			if r.Available < r.Replicas {
+				return true
+			}
+			continue
+		}
 		if r.Available != r.Spec || r.Replicas != r.Spec {
 			return true
 		}
@@ -130,6 +138,10 @@ func tickAll(in Inputs) Inputs {
 			stride = 1
 		}
 		switch {
+		case r.Capped && r.Spec > r.Replicas:
+			// No pod is created; those there may still turn available.
+			r.Available = min32(r.Replicas, r.Available+stride)
+			r.Ready = r.Available
 		case r.Stuck && r.Hung > 0:
 			if r.Replicas > r.Spec {
 				r.Hung = max(0, r.Hung-(r.Replicas-r.Spec)) // unready pods go first

@@ -193,6 +193,9 @@ func cardWayOut(b *strings.Builder, rep *diagnose.Report, p *escape.Plan, opt Ca
 	if h := p.Hung; h != nil {
 		fmt.Fprintf(b, "- first: %s — %s\n", h.Fix, h.Text)
 	}
+	if r := p.Refused; r != nil {
+		fmt.Fprintf(b, "- pods refused: %s — %s\n", r.Text, r.Fix)
+	}
 	fmt.Fprintf(b, "- %s: **%s** (%s) — %s\n", label, o.Action, o.Verdict, o.Why)
 	if r := p.Restart; r != nil && r.Stalled {
 		fmt.Fprintf(b, "- restart: %s — %s\n", r.Text, r.Fix)

@@ -44,6 +44,9 @@ func Plan(w io.Writer, p *escape.Plan, s Styles) error {
 	if h := p.Hung; h != nil {
 		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(h.Text))
 	}
+	if r := p.Refused; r != nil {
+		fmt.Fprintf(&b, "  %s\n", s.Warn.Render(r.Text))
+	}
 	if r := p.Restart; r != nil {
 		// No way out ends a restart: it goes on beside whichever is taken.
 		text := r.Rule + " " + r.Text + "; no way out below ends it"

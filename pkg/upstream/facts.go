@@ -976,6 +976,13 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 174, "v1.8.2": 166, "v1.8.3": 166, "v1.9.3": 170, "v1.10.2": 212},
 	},
 	{
+		Key:      "sy.replica-failure-copied",
+		Claim:    `The Rollout's ReplicaFailure condition is a copy of its ReplicaSets' (the new one's first): pods the API server refuses to create are reported there, and the controller does nothing else about them.`,
+		File:     srcSY,
+		Contains: `if c.Type != appsv1.ReplicaSetReplicaFailure {`,
+		Lines:    Lines{"v1.7.2": 859, "v1.8.2": 860, "v1.8.3": 860, "v1.9.3": 862, "v1.10.2": 892},
+	},
+	{
 		Key:      "rs.abort-delay-deadline-passed",
 		Claim:    `Once the aborted canary's scale-down deadline has passed, its reconcile scales it to 0.`,
 		File:     srcRS,
@@ -1303,6 +1310,13 @@ var facts = []Fact{
 		File:     srcPA,
 		Contains: `if len(newPauseConditions) == 0 {`,
 		Lines:    Lines{"v1.7.2": 112, "v1.8.2": 112, "v1.8.3": 112, "v1.9.3": 120, "v1.10.2": 120},
+	},
+	{
+		Key:      "co.updated-change-is-progress",
+		Claim:    `Any change in the number of the update's pods (status.updatedReplicas), a scale-down included, counts as progress and restarts the progress deadline.`,
+		File:     srcCO,
+		Contains: `return (newStatus.UpdatedReplicas != oldStatus.UpdatedReplicas) ||`,
+		Lines:    Lines{"v1.7.2": 266, "v1.8.2": 277, "v1.8.3": 277, "v1.9.3": 277, "v1.10.2": 277},
 	},
 	{
 		Key:      "co.readiness-is-progress",

@@ -1,0 +1,123 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/model"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/rules"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/snapshot"
+	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
+)
+
+// rsRole is the view's ReplicaSet of a role: "canary" (the update's) or
+// "stable".
+func rsRole(v *snapshot.View, role string) *appsv1.ReplicaSet {
+	want := v.Rollout.Status.StableRS
+	for _, rs := range v.ReplicaSets {
+		if h := rs.Labels["rollouts-pod-template-hash"]; (h == want) == (role == "stable") {
+			return rs
+		}
+	}
+	return nil
+}
+
+// The lab's rollback within the window under a pods quota (v1.10.2,
+// v1.7.2): A's ReplicaSet has 1 of its 4 pods and quotes the quota's
+// refusal; and edits of it.
+var refusedCases = []labCase{
+	{name: "a rollback within the window, 3 of 4 pods refused by a quota (lab v1.10.2)", file: exampletest.LabWindowQuota, ver: "v1.10.2", fires: true, sev: rules.Critical,
+		says: `app-5c86d995c8, the ReplicaSet a rollback within the window returns to, cannot create its pods: 3 of 4 missing — pods "app-5c86d995c8-vk26n" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=5, limited: pods=5 (its ReplicaFailure condition, FailedCreate, since 2026-12-07T23:35:12Z). They never appear until that is fixed: the rollback cannot finish, and 25% of traffic stays on its 1 available pod`,
+		do:   "A ResourceQuota in the namespace is full (`kubectl describe resourcequota -n e2e-v1-10-2-window-deadline-abort`)"},
+	{name: "the same on v1.7.2", file: exampletest.LabWindowQuota17, ver: "v1.7.2", fires: true, sev: rules.Critical,
+		says: "cannot create its pods: 3 of 4 missing", do: "an edit of the ReplicaSet (an annotation) makes it retry at once"},
+	// The ReplicaSet controller removes the condition once it creates
+	// what it needs; until its next sync a condition may stay with every
+	// pod there.
+	{name: "the condition, every pod created", file: exampletest.LabWindowQuota, ver: "v1.10.2", edit: func(v *snapshot.View) { rsRole(v, "canary").Status.Replicas = 4 }},
+	{name: "pods missing, no condition", file: exampletest.LabWindowQuota, ver: "v1.10.2", edit: func(v *snapshot.View) { rsRole(v, "canary").Status.Conditions = nil }},
+	{name: "a condition that is False", file: exampletest.LabWindowQuota, ver: "v1.10.2", edit: func(v *snapshot.View) {
+		rsRole(v, "canary").Status.Conditions[0].Status = corev1.ConditionFalse
+	}},
+	// The stable refused (a Pod Security level raised on the namespace
+	// while its pods were being replaced), the canary fine.
+	{name: "the stable refused by Pod Security admission", file: exampletest.LabWindowQuota, ver: "v1.10.2", fires: true, sev: rules.Critical, edit: func(v *snapshot.View) {
+		c, s := rsRole(v, "canary"), rsRole(v, "stable")
+		s.Status.Conditions, c.Status.Conditions = c.Status.Conditions, nil
+		s.Status.Conditions[0].Message = `pods "app-6b8c67c687-x2x9q" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false)`
+		s.Status.Replicas = 2
+	}, says: "app-6b8c67c687, the stable ReplicaSet, cannot create its pods: 2 of 4 missing — pods \"app-6b8c67c687-x2x9q\" is forbidden: violates PodSecurity", do: "Pod Security admission refuses the pod template"},
+}
+
+func TestPodsRefused(t *testing.T) {
+	checkLabCases(t, "RD185", refusedCases, func(c labCase, r *Report, f *rules.Finding) {
+		if _, ok := cited(*f, "sy.replica-failure-copied"); !ok {
+			t.Errorf("%s: RD185 does not cite sy.replica-failure-copied", c.name)
+		}
+		if len(f.Evidence) != 2 {
+			t.Errorf("%s: evidence %+v", c.name, f.Evidence)
+		}
+	})
+}
+
+// TestRefusalFix: each admission plugin's refusal, in the words the API
+// server gives it, gets its own fix.
+func TestRefusalFix(t *testing.T) {
+	for _, c := range []struct{ msg, fix string }{
+		{`pods "app-1" is forbidden: exceeded quota: compute, requested: limits.cpu=2, used: limits.cpu=8, limited: limits.cpu=9`, "A ResourceQuota in the namespace is full (`kubectl describe resourcequota -n shop`)"},
+		{`pods "app-1" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`, "Pod Security admission refuses the pod template"},
+		{`admission webhook "validate.kyverno.svc-fail" denied the request: policy Pod/shop/app-1 for resource violation: require-requests-limits`, "An admission webhook denied the pods"},
+		{`pods "app-1" is forbidden: error looking up service account shop/app: serviceaccount "app" not found`, "The pod template's ServiceAccount does not exist"},
+		{`pods "app-1" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi`, "A LimitRange refuses the pod's resources"},
+		{`Internal error occurred: failed calling webhook`, "Fix what refuses the pods: the message says what."},
+	} {
+		if got := RefusalFix(c.msg, "shop"); !strings.HasPrefix(got, c.fix) {
+			t.Errorf("%q: %q, want %q…", c.msg, got, c.fix)
+		}
+	}
+}
+
+// Refused reads only a ReplicaFailure that is True with pods missing.
+func TestRefused(t *testing.T) {
+	four := int32(4)
+	rs := func(replicas int32, conds ...appsv1.ReplicaSetCondition) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Spec: appsv1.ReplicaSetSpec{Replicas: &four},
+			Status: appsv1.ReplicaSetStatus{Replicas: replicas, Conditions: conds}}
+	}
+	fail := appsv1.ReplicaSetCondition{Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "refused"}
+	got := Refused([]*appsv1.ReplicaSet{rs(1, fail), rs(4, fail), rs(1)})
+	if len(got) != 1 || got[0].Missing != 3 || got[0].Message != "refused" {
+		t.Errorf("%+v", got)
+	}
+}
+
+// The same rollback 12 s after A's last pod turned available (deadline 20 s,
+// progressDeadlineAbort): RD170 says when the deadline aborts it, and that
+// within the window the abort lasts only until A's scale-down, after which
+// the rollback starts over (the lab's window-deadline-abort saw the cycle
+// on every version).
+func TestDeadlineInWindow(t *testing.T) {
+	for file, ver := range map[string]upstream.Version{exampletest.LabWindowQuota: "v1.10.2", exampletest.LabWindowQuota17: "v1.7.2"} {
+		v := exampletest.View(t, file)
+		v.Now = v.Now.Add(12 * time.Second)
+		r := Run(v, model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}, Options{})
+		f := findingOf(r, "RD170")
+		if f == nil {
+			t.Fatalf("%s: no RD170: %v", ver, findingIDs(r))
+		}
+		if !strings.Contains(f.Message, "the controller aborts it: traffic back on the stable") ||
+			!strings.Contains(f.Message, "scaled down — but only until that scale-down, which counts as progress: the window's next pass clears the abort and the rollback starts over") ||
+			f.Severity != rules.Warning {
+			t.Errorf("%s: %s %s", ver, f.Severity, f.Message)
+		}
+		if _, ok := cited(*f, "co.updated-change-is-progress"); !ok {
+			t.Errorf("%s: RD170 in the window does not cite the scale-down as progress", ver)
+		}
+	}
+}
