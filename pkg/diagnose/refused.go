@@ -95,7 +95,7 @@ func checkPodsRefused(c *Context, r *rules.Rule) []rules.Finding {
 func RefusalFix(msg, ns string) string {
 	switch {
 	case strings.Contains(msg, "exceeded quota"):
-		return fmt.Sprintf("A ResourceQuota in the namespace is full (`kubectl describe resourcequota -n %s`): while an update or a rollback runs, both revisions' pods count against it — up to twice spec.replicas without dynamicStableScale — so raise it or make room.", ns)
+		return fmt.Sprintf("A ResourceQuota in the namespace is full (`kubectl describe resourcequota -n %s`): while an update or a rollback runs, both revisions' pods count against it — up to twice spec.replicas (a canary with dynamicStableScale needs fewer) — so raise it or make room.", ns)
 	case strings.Contains(msg, "violates PodSecurity"):
 		return fmt.Sprintf("Pod Security admission refuses the pod template; the message lists what violates the namespace's enforce level: fix the template's securityContext, or the namespace's pod-security.kubernetes.io/enforce label (`kubectl get ns %s --show-labels`).", ns)
 	case strings.Contains(msg, "admission webhook"):
