@@ -1438,6 +1438,9 @@ func deadlineNote(ro *v1alpha1.Rollout, in model.Inputs, v *snapshot.View) *Dead
 		Cites: deadlineCites(clock, in.Version)}
 }
 
+// deadlineCites are the deadline note's citations: the clock, the
+// requeue and the abort; within the rollback window also why the abort
+// does not last.
 func deadlineCites(clock model.Deadline, ver upstream.Version) []upstream.Cite {
 	keys := []upstream.Key{"co.timed-out-from-update", "sy.requeue-at-deadline", "sy.deadline-abort"}
 	if clock.Window {

@@ -632,7 +632,7 @@ func TestPlanDeadlineAbort(t *testing.T) {
 			t.Errorf("%s: the deadline's abort is not cited: %+v", ver, p.Deadline.Cites)
 		}
 		p = planAt(t, viewOf(t, exampletest.Incident, edit(true, true, false)), ver)
-		want += " — but only until that scale-down, which counts as progress: the window's next pass clears the abort and the rollback starts over, so traffic goes back to checkout-api-5f6c8d7b9a and away again every progressDeadlineSeconds or so while its pods stay missing"
+		want += " — but only until that scale-down, which counts as progress: the window's next pass clears the abort and the rollback starts over, so traffic goes back to checkout-api-5f6c8d7b9a as its pods return and away again at the next deadline, for as long as some stay missing"
 		if p.Deadline == nil || p.Deadline.Text != want {
 			t.Errorf("%s within the window: deadline %+v\nwant %s", ver, p.Deadline, want)
 		} else if _, ok := citedKey(p.Deadline.Cites, "co.updated-change-is-progress"); !ok {

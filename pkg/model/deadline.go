@@ -108,7 +108,7 @@ func DeadlineAbortEffect(in Inputs) string {
 	if RollbackWindow(in).WithinWindow {
 		// The scale-down is progress (co.updated-change-is-progress), and
 		// the window's pass clears the abort (rc.every-pass-remove-abort).
-		return fmt.Sprintf("traffic back on %s, %s scaled down — but only until that scale-down, which counts as progress: the window's next pass clears the abort and the rollback starts over, so traffic goes back to %s and away again every progressDeadlineSeconds or so while its pods stay missing", stable, in.New.Name, in.New.Name)
+		return fmt.Sprintf("traffic back on %s, %s scaled down — but only until that scale-down, which counts as progress: the window's next pass clears the abort and the rollback starts over, so traffic goes back to %s as its pods return and away again at the next deadline, for as long as some stay missing", stable, in.New.Name, in.New.Name)
 	}
 	return fmt.Sprintf("traffic back on %s, %s scaled down", stable, in.New.Name)
 }

@@ -26,10 +26,10 @@ func init() {
 // letting the pods be created first, its wait ending short of Healthy.
 // Before the deadline RD170 must say that the deadline's abort lasts only
 // until A's scale-down, after which the rollback starts over; the
-// controller must then abort at the deadline, move the weight to 0, clear
-// the abort and put 25% back on A. Deleting the quota and annotating A's
-// ReplicaSet, as RD185's remedy says, must bring A's pods at once, and
-// the rollback must finish.
+// controller must then abort at the deadline, move the weight to 0, scale
+// A down after the abort delay, clear the abort and scale A up again.
+// Deleting the quota and annotating A's ReplicaSet, as RD185's remedy
+// says, must bring A's pods at once, and the rollback must finish.
 func windowDeadlineAbort(t *testing.T, h *harness) {
 	spec := rolloutSpec{replicas: 4, steps: "[{setWeight: 25}, {pause: {duration: 5s}}]", mode: hostMode, progressDeadline: 20, deadlineAbort: true}
 	o := h.observe(isCanaryDest(hostMode))
@@ -66,25 +66,32 @@ func windowDeadlineAbort(t *testing.T, h *harness) {
 		return said != ""
 	})
 	cycle := strings.Contains(said, "the window's next pass clears the abort and the rollback starts over")
-	// The controller: the abort (weight 0), its end, 25% on A again.
-	var aborted, cleared, back time.Time
-	h.waitFor("the deadline's abort, its end and 25% on A again", 90*time.Second, func() bool {
+	// The controller: the abort (weight 0) and A scaled down, the abort
+	// cleared, A asking for its 4 pods again. When its one pod comes back
+	// (and 25% with it) is up to the ReplicaSet controller's back-off,
+	// which grows with every refusal: 8–30 s alone, minutes under the
+	// full suite's load.
+	var aborted, down, cleared, again time.Time
+	h.waitFor("the deadline's abort, its end and A scaled up again", 90*time.Second, func() bool {
 		for _, s := range o.Samples() {
 			switch {
 			case aborted.IsZero() && s.Abort && s.CanaryWeight == 0:
 				aborted = s.At
-			case !aborted.IsZero() && cleared.IsZero() && !s.Abort && s.At.After(aborted):
+			case !aborted.IsZero() && down.IsZero() && s.RS[hashA].Spec == 0 && s.At.After(aborted):
+				down = s.At
+			case !down.IsZero() && cleared.IsZero() && !s.Abort && !s.At.Before(down):
 				cleared = s.At
-			case !cleared.IsZero() && back.IsZero() && s.CanaryWeight == 25 && s.At.After(cleared):
-				back = s.At
+			case !cleared.IsZero() && again.IsZero() && s.RS[hashA].Spec == 4 && !s.At.Before(cleared):
+				again = s.At
 			}
 		}
-		return !back.IsZero()
+		return !again.IsZero()
 	})
-	got = fmt.Sprintf("RD170 says the rollback starts over %v; aborted (0%%), cleared %.0f s later, 25%% on A %.0f s after that",
-		cycle, cleared.Sub(aborted).Seconds(), back.Sub(cleared).Seconds())
-	h.record("rollback within the window under a pods quota, at the progress deadline (20 s, progressDeadlineAbort): RD170, then the controller", "RD170 says the rollback starts over true; the abort cleared after the canary's scale-down (5 s), then 25% on A", got)
-	if !cycle || cleared.Sub(aborted) > 30*time.Second {
+	got = fmt.Sprintf("RD170 says the rollback starts over %v; aborted (0%%), A scaled to 0 %.0f s later, the abort cleared %.1f s after that, A scaled to 4 again %.1f s after that",
+		cycle, down.Sub(aborted).Seconds(), cleared.Sub(down).Seconds(), again.Sub(cleared).Seconds())
+	h.record("rollback within the window under a pods quota, at the progress deadline (20 s, progressDeadlineAbort): RD170, then the controller",
+		"RD170 says the rollback starts over true; aborted (0%), A scaled to 0 after the abort delay (5 s), the abort cleared at once, A scaled to 4 again", got)
+	if !cycle || down.Sub(aborted) > 30*time.Second || cleared.Sub(down) > 10*time.Second {
 		t.Errorf("%s: %s\nRD170: %s\n%s", h.version, got, said, h.dump())
 	}
 
