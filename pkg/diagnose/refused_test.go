@@ -121,3 +121,13 @@ func TestDeadlineInWindow(t *testing.T) {
 		}
 	}
 }
+
+// A scan reads the ReplicaSets' status whole: the fleet row of the
+// refused rollback says RD185 as diagnose does.
+func TestPodsRefusedInAFleetRead(t *testing.T) {
+	objs, hdr := exampletest.Decode(t, exampletest.LabWindowQuota)
+	r := Run(exampletest.ViewOf(t, snapshot.New(fleetHeader(*hdr), fleetShaped(objs))), model.ControllerVersion{Assumed: "v1.10.2", Source: model.SourceFlag, Exact: true}, Options{NoPods: true, Source: "scan"})
+	if f := findingOf(r, "RD185"); f == nil || f.Severity != rules.Critical || !strings.Contains(f.Message, "exceeded quota") {
+		t.Errorf("a fleet read of the refused rollback: RD185 %+v; findings %v", f, findingIDs(r))
+	}
+}
