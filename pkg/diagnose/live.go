@@ -197,7 +197,18 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 		msg += "; the index is held at 0; it will not recover by itself"
 		held = nil
 	}
-	if c.Analysis.Window.WithinWindow {
+	var again []upstream.Cite
+	switch {
+	case c.Analysis.Window.WithinWindow && in.DeadlineAborted && in.New != nil:
+		// The lab (e2e window-deadline-abort, every version): the abort
+		// held until the canary's scale-down, then went.
+		when := "abortScaleDownDelaySeconds after the stable has all its pods"
+		if d := in.New.ScaleDownDeadline; d != "" {
+			when = "at its scale-down deadline " + d
+		}
+		msg = fmt.Sprintf("aborted by the progress deadline during a rollback within rollbackWindow: traffic is back on the stable; every pass clears the abort, but while the update stays past its deadline the same pass aborts it again, until %s is scaled down (%s) — that is progress: the abort then goes and the rollback starts over, %s scaled up again", in.New.Name, when, in.New.Name)
+		again = c.cites("sy.deadline-abort-again", "rc.every-pass-remove-abort", "co.updated-change-is-progress")
+	case c.Analysis.Window.WithinWindow:
 		msg = "aborted during a rollback within rollbackWindow: the controller clears this abort on its next pass and the rollback resumes"
 	}
 	if a := c.bg(); a != nil && a.State == model.BGAborted {
@@ -222,6 +233,8 @@ func checkAborted(c *Context, r *rules.Rule) []rules.Finding {
 	f.Cites = c.cites("tr.branch-aborted", "rc.abort-idx", "ct.fully-promoted-remove-abort")
 	if c.bg() != nil {
 		f.Cites = c.cites("bg.active-abort-to-stable", "bg.preview-switch", "rs.abort-delay-needs-stable-full", "ct.fully-promoted-remove-abort")
+	} else if again != nil {
+		f.Cites = append(f.Cites, again...)
 	} else if c.Analysis.Window.WithinWindow {
 		f.Cites = append(f.Cites, c.cites("rc.every-pass-remove-abort")...)
 	} else if dss != nil {

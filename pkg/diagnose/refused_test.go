@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,5 +130,57 @@ func TestPodsRefusedInAFleetRead(t *testing.T) {
 	r := Run(exampletest.ViewOf(t, snapshot.New(fleetHeader(*hdr), fleetShaped(objs))), model.ControllerVersion{Assumed: "v1.10.2", Source: model.SourceFlag, Exact: true}, Options{NoPods: true, Source: "scan"})
 	if f := findingOf(r, "RD185"); f == nil || f.Severity != rules.Critical || !strings.Contains(f.Message, "exceeded quota") {
 		t.Errorf("a fleet read of the refused rollback: RD185 %+v; findings %v", f, findingIDs(r))
+	}
+}
+
+// The same rollback at the deadline's abort (the lab's window-deadline-abort
+// after 20 s): status.abort, the Progressing condition
+// ProgressDeadlineExceeded, 0% on A. RD104 must say that the abort holds
+// until A's scale-down and then goes, not that the next pass clears it;
+// the next pass keeps it; the simulation scales A down, clears the abort
+// and resumes the rollback. Without progressDeadlineAbort it is a person's
+// abort, which the window clears on the next pass.
+func TestDeadlineAbortInWindow(t *testing.T) {
+	for file, ver := range map[string]upstream.Version{exampletest.LabWindowQuota: "v1.10.2", exampletest.LabWindowQuota17: "v1.7.2"} {
+		v := exampletest.View(t, file)
+		ro := v.Rollout
+		ro.Status.Abort = true
+		ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 0, 100
+		for i := range ro.Status.Conditions {
+			if c := &ro.Status.Conditions[i]; c.Type == v1alpha1.RolloutProgressing {
+				c.Status, c.Reason = corev1.ConditionFalse, "ProgressDeadlineExceeded"
+			}
+		}
+		cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
+		r := Run(v, cv, Options{})
+		f := findingOf(r, "RD104")
+		if f == nil || !strings.Contains(f.Message, "aborted by the progress deadline during a rollback within rollbackWindow") ||
+			!strings.Contains(f.Message, "the abort then goes and the rollback starts over") {
+			t.Errorf("%s: RD104 %+v", ver, f)
+		} else if _, ok := cited(*f, "sy.deadline-abort-again"); !ok {
+			t.Errorf("%s: RD104 does not cite sy.deadline-abort-again", ver)
+		}
+		a := model.Analyze(v, ver)
+		if a.Next.AbortCleared || !strings.Contains(a.Next.IndexWhy, "progressDeadlineAbort aborts it again in the same pass") {
+			t.Errorf("%s: next pass clears the abort %v: %s", ver, a.Next.AbortCleared, a.Next.IndexWhy)
+		}
+		steps := model.Simulate(a.Inputs, 100)
+		ended := -1
+		for i, s := range steps {
+			if s.DeadlineAbortEnded {
+				ended = i
+			}
+		}
+		if ended < 0 || !steps[ended].Pass.AbortCleared || steps[ended].Specs[a.Inputs.New.Name] != 0 || steps[len(steps)-1].Abort || steps[len(steps)-1].Specs[a.Inputs.New.Name] != 4 {
+			t.Errorf("%s: the deadline's abort never ends, or the rollback does not resume: ended at %d, last %+v", ver, ended, steps[len(steps)-1])
+		}
+		// A person's abort: cleared on the next pass, as before.
+		ro.Spec.ProgressDeadlineAbort = false
+		if a := model.Analyze(v, ver); !a.Next.AbortCleared {
+			t.Errorf("%s: a person's abort in the window is not cleared on the next pass: %s", ver, a.Next.IndexWhy)
+		}
+		if f := findingOf(Run(v, cv, Options{}), "RD104"); f == nil || !strings.HasPrefix(f.Message, "aborted during a rollback within rollbackWindow: the controller clears this abort on its next pass") {
+			t.Errorf("%s: RD104 for a person's abort %+v", ver, f)
+		}
 	}
 }

@@ -123,7 +123,7 @@ func refusedReason(p *Plan, base model.Inputs, names map[string]string, stable, 
 	}
 	e := effectOf(free, names)
 	wait, _ := p.Option(Wait)
-	if v, why := rate(Wait, e, e, free, stable, canary, "", ""); v == Safe && wait.Effect.refusedEnd != "" && !base.Abort {
+	if v, why := rate(Wait, e, e, free, stable, canary, "", ""); wait.Effect.refusedEnd != "" && (v == Safe && !base.Abort || base.Abort && wait.Effect.DeadlineAbortEnds && !e.FinalAbort && e.Phase == "Healthy") {
 		p.Recommended = Wait
 		p.Reason = fmt.Sprintf("first let the pods be created (RD185): %s; then nothing needs an escape: %s", strings.TrimSuffix(p.Refused.Fix, "."), why)
 		return
@@ -293,6 +293,10 @@ type Effect struct {
 	NeverHealthy bool `json:"neverHealthy,omitempty"`
 	// PauseEnds: a pause step with a duration on the way ends by itself.
 	PauseEnds bool `json:"pauseEnds,omitempty"`
+	// DeadlineAbortEnds: a rollback within the window that the progress
+	// deadline keeps aborting goes on by itself once the aborted canary
+	// is scaled down (model.Step.DeadlineAbortEnded).
+	DeadlineAbortEnds bool `json:"deadlineAbortEnds,omitempty"`
 	// DeadlineWeight is the weight an abort that meets a scale (RD184)
 	// leaves on the aborted canary through the pass that scales it to 0 at
 	// its abort scale-down deadline: that pass writes no weight, so the
@@ -597,6 +601,10 @@ func Build(in Input) (*Plan, error) {
 		if o.Effect.PauseEnds {
 			// The effect runs past a timed pause, as the controller does once its duration has passed.
 			o.Cites = append(o.Cites, cite("pa.duration-ends", "rc.spec-paused-no-step")...)
+		}
+		if o.Effect.DeadlineAbortEnds {
+			// The effect runs past the deadline's abort in the window.
+			o.Cites = append(o.Cites, cite("sy.deadline-abort-again", "rs.abort-delay-deadline-passed", "co.updated-change-is-progress", "rc.every-pass-remove-abort")...)
 		}
 		if o.Effect.DeadlineWeight > 0 {
 			// The effect runs past the aborted canary's scale-down deadline (RD184).
@@ -1049,6 +1057,7 @@ func effectOf(in model.Inputs, names map[string]string) Effect {
 		if s.AbortDelayEnded {
 			e.DeadlineWeight = s.Pass.Traffic
 		}
+		e.DeadlineAbortEnds = e.DeadlineAbortEnds || s.DeadlineAbortEnded
 		if s.Pass.Reset {
 			// A reset pass only rewrites status; the weight stays where it
 			// was — but the Services move (an undo's canary Service to the
@@ -1581,6 +1590,10 @@ func rate(a Action, e, wait Effect, base model.Inputs, stable, canary, why, targ
 			return Harmful, "doing nothing leaves " + e.stableHarm.String()
 		case e.ErrorLoop:
 			return Harmful, "doing nothing leaves the controller failing every pass"
+		case base.Abort && e.DeadlineAbortEnds && !e.FinalAbort && e.refusedEnd != "":
+			return SafeWithCost, fmt.Sprintf("the progress deadline's abort ends by itself once %s is scaled down, and the rollback within the window starts over, but it does not finish while the API server refuses %s's missing pods (RD185): %s", canary, e.refusedEnd, e.Summary)
+		case base.Abort && e.DeadlineAbortEnds && !e.FinalAbort:
+			return SafeWithCost, fmt.Sprintf("the progress deadline's abort ends by itself once %s is scaled down, and the rollback within the window starts over (the deadline aborts it again if its pods do not come): %s", canary, e.Summary)
 		case base.Abort && e.IfNeverReady != "" && base.TrafficRouted:
 			// The abort's weight waits on the stable's missing pods.
 			return Safe, "the Rollout stays aborted: traffic goes back to the stable as its missing pods turn available (below), and spec.template still names the aborted revision"

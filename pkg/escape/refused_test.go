@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
@@ -40,6 +43,35 @@ func TestPlanPodsRefused(t *testing.T) {
 		p = plan(t, v, ver)
 		if w, _ := p.Option(Wait); p.Refused != nil || w.Verdict != Safe || w.Effect.Phase != "Healthy" {
 			t.Errorf("%s: without the refusal, wait %s ends %s; refused %+v", ver, w.Verdict, w.Effect.Phase, p.Refused)
+		}
+	}
+}
+
+// The same rollback at the deadline's abort (0%, ProgressDeadlineExceeded):
+// doing nothing ends the abort once A is scaled down and starts the
+// rollback over (the lab: window-deadline-abort), which the refused pods
+// then hold; letting them be created still comes first.
+func TestPlanDeadlineAbortInWindow(t *testing.T) {
+	for file, ver := range map[string]upstream.Version{exampletest.LabWindowQuota: "v1.10.2", exampletest.LabWindowQuota17: "v1.7.2"} {
+		v := exampletest.View(t, file)
+		ro := v.Rollout
+		ro.Status.Abort = true
+		ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 0, 100
+		for i := range ro.Status.Conditions {
+			if c := &ro.Status.Conditions[i]; c.Type == v1alpha1.RolloutProgressing {
+				c.Status, c.Reason = corev1.ConditionFalse, "ProgressDeadlineExceeded"
+			}
+		}
+		p := plan(t, v, ver)
+		w, _ := p.Option(Wait)
+		if w.Verdict != SafeWithCost || !strings.HasPrefix(w.Why, "the progress deadline's abort ends by itself once app-") || !strings.Contains(w.Why, "does not finish while the API server refuses") {
+			t.Errorf("%s: wait %s: %s", ver, w.Verdict, w.Why)
+		}
+		if _, ok := citedKey(w.Cites, "sy.deadline-abort-again"); !ok {
+			t.Errorf("%s: wait does not cite sy.deadline-abort-again: %v", ver, w.Cites)
+		}
+		if p.Recommended != Wait || !strings.HasPrefix(p.Reason, "first let the pods be created (RD185)") || !strings.Contains(p.Reason, "ends Healthy") {
+			t.Errorf("%s: recommended %s: %s", ver, p.Recommended, p.Reason)
 		}
 	}
 }

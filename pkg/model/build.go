@@ -84,6 +84,11 @@ func FromView(v *snapshot.View, ver upstream.Version) Inputs {
 	}
 	in.Index = st.CurrentStepIndex
 	in.Abort = st.Abort
+	for _, c := range st.Conditions {
+		if c.Type == v1alpha1.RolloutProgressing && c.Reason == "ProgressDeadlineExceeded" && ro.Spec.ProgressDeadlineAbort {
+			in.DeadlineAborted = true
+		}
+	}
 	in.PromoteFull = st.PromoteFull
 	in.StableHash = st.StableRS
 	in.CurrentPodHash = st.CurrentPodHash

@@ -78,12 +78,17 @@ type Inputs struct {
 	Index *int32
 	// Inconclusive: status.pauseConditions holds InconclusiveAnalysis,
 	// which halts the ReplicaSets' scaling as spec.paused does.
-	Inconclusive   bool
-	Abort          bool
-	PromoteFull    bool
-	StableHash     string
-	CurrentPodHash string
-	Weights        *v1alpha1.TrafficWeights
+	Inconclusive bool
+	Abort        bool
+	// DeadlineAborted: the Progressing condition says
+	// ProgressDeadlineExceeded and spec.progressDeadlineAbort is set, so
+	// every pass without progress aborts again (sy.deadline-abort-again),
+	// even where a rollback within the window clears the abort.
+	DeadlineAborted bool
+	PromoteFull     bool
+	StableHash      string
+	CurrentPodHash  string
+	Weights         *v1alpha1.TrafficWeights
 	// RouterWeight is the canary weight the traffic router's objects really
 	// apply, in the same units (0..MaxWeight), when they were read; nil
 	// otherwise. The controller decides from Weights (the status); traffic

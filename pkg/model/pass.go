@@ -220,17 +220,25 @@ func statusPass(in Inputs, p *Pass, weights *v1alpha1.TrafficWeights) {
 	abort := in.Abort
 	p.NextIndex = idx
 	if in.PromoteFull || win.WithinWindow {
-		if abort {
+		// The progress deadline's abort comes back in the same pass while
+		// the update stays timed out: until a pass scales the aborted
+		// canary (its abort scale-down is progress).
+		again := abort && win.WithinWindow && in.DeadlineAborted && in.New != nil && p.CanaryTarget == in.New.Spec
+		if abort && !again {
 			p.AbortCleared = true
 		}
 		abort = false
 		if n > 0 {
 			idx = n
 			p.NextIndex = n
-			if win.WithinWindow {
+			switch {
+			case again:
+				p.IndexWhy = fmt.Sprintf("rollback within rollbackWindow: the index is set to the end of the steps (%d) and the abort cleared, but the update is still past its progress deadline and this pass makes no progress, so progressDeadlineAbort aborts it again in the same pass — until %s's abort scale-down, which is progress", n, in.New.Name)
+				p.IndexCites = in.cites("rc.every-pass-window", "rc.every-pass-remove-abort", "rc.every-pass-idx", "sy.deadline-abort-again", "co.updated-change-is-progress")
+			case win.WithinWindow:
 				p.IndexWhy = fmt.Sprintf("rollback within rollbackWindow: the index is set to the end of the steps (%d) and abort is cleared, on every pass", n)
 				p.IndexCites = in.cites("rc.every-pass-window", "rc.every-pass-remove-abort", "rc.every-pass-idx")
-			} else {
+			default:
 				p.IndexWhy = fmt.Sprintf("promote --full: the index is set to the end of the steps (%d)", n)
 				p.IndexCites = in.cites("rc.every-pass-window", "rc.every-pass-idx")
 			}
@@ -439,6 +447,7 @@ func Apply(in Inputs, p Pass) Inputs {
 	}
 	if p.AbortCleared {
 		out.Abort = false
+		out.DeadlineAborted = false
 	}
 	if p.Promotes && out.New != nil {
 		out.StableHash = out.New.Hash

@@ -36,6 +36,12 @@ type Step struct {
 	// scales the aborted canary to 0 with the weight still on it, and the
 	// next pass moves the weight back (endAbortDelay).
 	AbortDelayEnded bool `json:"abortDelayEnded,omitempty"`
+	// DeadlineAbortEnded: on a pass of a rollback within the window that
+	// the progress deadline keeps aborting, the abort scale-down delay is
+	// let pass: the pass scales the aborted canary down, which is
+	// progress, so the window's clearing of the abort lasts and the
+	// rollback starts over (endDeadlineAbort).
+	DeadlineAbortEnded bool `json:"deadlineAbortEnded,omitempty"`
 	// After the pass.
 	Abort      bool   `json:"abort"`
 	StableHash string `json:"stableHash,omitempty"`
@@ -57,7 +63,7 @@ func Simulate(in Inputs, max int) []Step {
 	for i := 0; i < max; i++ {
 		p := Evaluate(cur)
 		ended := endTimedPause(cur, &p)
-		s := Step{Pass: p, PauseEnded: ended, AbortDelayEnded: endAbortDelay(cur, &p)}
+		s := Step{Pass: p, PauseEnded: ended, AbortDelayEnded: endAbortDelay(cur, &p), DeadlineAbortEnded: endDeadlineAbort(cur, &p)}
 		if cur.New != nil {
 			s.CanaryName, s.CanaryHash, s.CanaryAvailable, s.CanarySpec = cur.New.Name, cur.New.Hash, cur.New.Available, cur.New.Spec
 		}
@@ -201,5 +207,34 @@ func endAbortDelay(in Inputs, p *Pass) bool {
 	p.CanaryTarget = 0
 	p.IndexWhy = fmt.Sprintf("aborted while %s was last sized for %d and spec.replicas is %d: every pass only syncs replicas until the canary's abort scale-down deadline, which the controller sets once the stable has %d available; once it has passed, the pass scales %s to 0 with %d%% still on it — it writes no weight — and the scale brings its desired-replicas annotation to %d, so the next pass moves the weight back", r.Name, *r.Desired, in.Replicas, in.Replicas, r.Name, p.Traffic, in.Replicas)
 	p.IndexCites = in.cites("se.compare-annotation", "se.replicas-only", "rs.abort-delay-needs-stable-full", "rs.abort-delay-deadline-passed", "sy.scale-sets-annotation")
+	return true
+}
+
+// endDeadlineAbort lets, on a pass of a rollback within the window that the
+// progress deadline aborts again (statusPass: no progress, the update still
+// timed out), the abort scale-down delay pass once the controller would
+// stamp it — the stable has spec.replicas available — or has stamped it.
+// The pass at the deadline scales the aborted canary to its computed size
+// (rs.abort-delay-deadline-passed); that is progress, so no new abort
+// follows the window's clearing of it, and the next pass resumes the
+// rollback. The lab saw it on every modeled version (e2e
+// window-deadline-abort): the canary scaled to 0 five seconds (the delay)
+// after the abort, the abort gone 0.1–0.4 s later, the canary scaled up
+// again at once.
+func endDeadlineAbort(in Inputs, p *Pass) bool {
+	if !in.Abort || !in.DeadlineAborted || p.AbortCleared || in.New == nil || in.Stable == nil || !RollbackWindow(in).WithinWindow {
+		return false
+	}
+	if in.New.ScaleDownDeadline == "" && !in.abortStableReady() {
+		return false
+	}
+	target, _ := DesiredCounts(in, nextWeights(in, p.Weight))
+	if target == in.New.Spec {
+		return false
+	}
+	p.CanaryTarget = target
+	p.AbortCleared = true
+	p.IndexWhy = fmt.Sprintf("rollback within rollbackWindow, aborted by the progress deadline: once %s's abort scale-down deadline has passed the pass scales it from %d to %d; that is progress, so the update is no longer timed out, the window's clearing of the abort lasts, and the next pass resumes the rollback", in.New.Name, in.New.Spec, target)
+	p.IndexCites = in.cites("rs.abort-delay-needs-stable-full", "rs.abort-delay-deadline-passed", "co.updated-change-is-progress", "rc.every-pass-remove-abort")
 	return true
 }

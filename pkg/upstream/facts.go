@@ -545,6 +545,19 @@ var facts = []Fact{
 		Lines:    Lines{"v1.7.2": 686, "v1.8.2": 687, "v1.8.3": 687, "v1.9.3": 687, "v1.10.2": 619},
 	},
 	{
+		Key:      "sy.deadline-abort-again",
+		Claim:    `While the update stays timed out, every pass that sees no progress aborts it again with spec.progressDeadlineAbort — in the same pass in which a rollback within the window clears the abort.`,
+		File:     srcSY,
+		Contains: `if !conditions.RolloutTimedOut(c.rollout, &c.rollout.Status) {`,
+		Lines:    Lines{"v1.7.2": 692, "v1.8.2": 693, "v1.8.3": 693, "v1.9.3": 693, "v1.10.2": 611},
+		Except: map[Version]Override{
+			"v1.7.2": {Contains: `if c.rollout.Spec.ProgressDeadlineAbort && c.pauseContext != nil && !c.pauseContext.IsAborted() {`},
+			"v1.8.2": {Contains: `if c.rollout.Spec.ProgressDeadlineAbort && c.pauseContext != nil && !c.pauseContext.IsAborted() {`},
+			"v1.8.3": {Contains: `if c.rollout.Spec.ProgressDeadlineAbort && c.pauseContext != nil && !c.pauseContext.IsAborted() {`},
+			"v1.9.3": {Contains: `if c.rollout.Spec.ProgressDeadlineAbort && c.pauseContext != nil && !c.pauseContext.IsAborted() {`},
+		},
+	},
+	{
 		Key:      "ur.scale-down-deadline-any",
 		Claim:    `A ReplicaSet counts as having a scale-down deadline while the scale-down-deadline annotation is set at all, whether its time has passed or not, and whatever its size.`,
 		File:     srcUR,
