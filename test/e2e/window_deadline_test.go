@@ -72,7 +72,16 @@ func windowDeadlineAbort(t *testing.T, h *harness) {
 	// which grows with every refusal: 8–30 s alone, minutes under the
 	// full suite's load.
 	var aborted, down, cleared, again time.Time
+	// diagnose while the abort holds (the abort delay, 5 s): RD104 must
+	// say that it holds until A's scale-down, not that the next pass
+	// clears it. A loaded machine may read it only after it went.
+	rd104 := ""
 	h.waitFor("the deadline's abort, its end and A scaled up again", 90*time.Second, func() bool {
+		if !aborted.IsZero() && down.IsZero() && rd104 == "" {
+			if m := messages(h.diagnose("app"), "RD104"); len(m) > 0 {
+				rd104 = m[0]
+			}
+		}
 		for _, s := range o.Samples() {
 			switch {
 			case aborted.IsZero() && s.Abort && s.CanaryWeight == 0:
@@ -93,6 +102,14 @@ func windowDeadlineAbort(t *testing.T, h *harness) {
 		"RD170 says the rollback starts over true; aborted (0%), A scaled to 0 after the abort delay (5 s), the abort cleared at once, A scaled to 4 again", got)
 	if !cycle || down.Sub(aborted) > 30*time.Second || cleared.Sub(down) > 10*time.Second {
 		t.Errorf("%s: %s\nRD170: %s\n%s", h.version, got, said, h.dump())
+	}
+	switch holds := strings.Contains(rd104, "aborted by the progress deadline during a rollback within rollbackWindow"); {
+	case rd104 == "":
+		t.Logf("%s: the abort went before diagnose read it", h.version)
+	case !holds:
+		t.Errorf("%s: RD104 while the deadline's abort holds: %s", h.version, rd104)
+	default:
+		h.record("rollback within the window under a pods quota, while the deadline's abort holds: RD104", "the abort holds until A's scale-down, then the rollback starts over", "RD104: "+rd104)
 	}
 
 	// RD185's remedy: the quota gone, the ReplicaSet annotated.
