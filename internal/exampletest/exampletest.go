@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -207,4 +209,21 @@ func Docs(t testing.TB, docs ...string) []*unstructured.Unstructured {
 		objs = append(objs, &unstructured.Unstructured{Object: m})
 	}
 	return objs
+}
+
+// AtDeadlineAbort edits v's canary Rollout into the moment its progress
+// deadline aborted it (the lab's window-deadline-abort after 20 s):
+// status.abort, 0% on the canary, the Progressing condition
+// ProgressDeadlineExceeded.
+func AtDeadlineAbort(v *snapshot.View) {
+	ro := v.Rollout
+	ro.Status.Abort = true
+	if w := ro.Status.Canary.Weights; w != nil {
+		w.Canary.Weight, w.Stable.Weight = 0, 100
+	}
+	for i := range ro.Status.Conditions {
+		if c := &ro.Status.Conditions[i]; c.Type == v1alpha1.RolloutProgressing {
+			c.Status, c.Reason = corev1.ConditionFalse, "ProgressDeadlineExceeded"
+		}
+	}
 }

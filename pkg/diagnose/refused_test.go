@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -143,14 +142,8 @@ func TestPodsRefusedInAFleetRead(t *testing.T) {
 func TestDeadlineAbortInWindow(t *testing.T) {
 	for file, ver := range map[string]upstream.Version{exampletest.LabWindowQuota: "v1.10.2", exampletest.LabWindowQuota17: "v1.7.2"} {
 		v := exampletest.View(t, file)
+		exampletest.AtDeadlineAbort(v)
 		ro := v.Rollout
-		ro.Status.Abort = true
-		ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 0, 100
-		for i := range ro.Status.Conditions {
-			if c := &ro.Status.Conditions[i]; c.Type == v1alpha1.RolloutProgressing {
-				c.Status, c.Reason = corev1.ConditionFalse, "ProgressDeadlineExceeded"
-			}
-		}
 		cv := model.ControllerVersion{Assumed: ver, Source: model.SourceFlag, Exact: true}
 		r := Run(v, cv, Options{})
 		f := findingOf(r, "RD104")

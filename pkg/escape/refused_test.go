@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/rolloutdoctor/rolloutdoctor/internal/exampletest"
 	"github.com/rolloutdoctor/rolloutdoctor/pkg/upstream"
 )
@@ -54,14 +51,7 @@ func TestPlanPodsRefused(t *testing.T) {
 func TestPlanDeadlineAbortInWindow(t *testing.T) {
 	for file, ver := range map[string]upstream.Version{exampletest.LabWindowQuota: "v1.10.2", exampletest.LabWindowQuota17: "v1.7.2"} {
 		v := exampletest.View(t, file)
-		ro := v.Rollout
-		ro.Status.Abort = true
-		ro.Status.Canary.Weights.Canary.Weight, ro.Status.Canary.Weights.Stable.Weight = 0, 100
-		for i := range ro.Status.Conditions {
-			if c := &ro.Status.Conditions[i]; c.Type == v1alpha1.RolloutProgressing {
-				c.Status, c.Reason = corev1.ConditionFalse, "ProgressDeadlineExceeded"
-			}
-		}
+		exampletest.AtDeadlineAbort(v)
 		p := plan(t, v, ver)
 		w, _ := p.Option(Wait)
 		if w.Verdict != SafeWithCost || !strings.HasPrefix(w.Why, "the progress deadline's abort ends by itself once app-") || !strings.Contains(w.Why, "does not finish while the API server refuses") {
