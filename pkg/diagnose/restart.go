@@ -281,19 +281,19 @@ func isHung(p *corev1.Pod, now time.Time) bool {
 // pod is not Ready before they are. Zero when no running container has a
 // probe.
 func probesAllow(p *corev1.Pod) time.Time {
-	cs := append([]corev1.Container{}, p.Spec.Containers...)
+	containers := append([]corev1.Container{}, p.Spec.Containers...)
 	for _, c := range p.Spec.InitContainers {
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			cs = append(cs, c)
+			containers = append(containers, c)
 		}
 	}
 	statuses := append(append([]corev1.ContainerStatus{}, p.Status.ContainerStatuses...), p.Status.InitContainerStatuses...)
 	var latest time.Time
-	for _, c := range cs {
+	for _, c := range containers {
 		var started time.Time
-		for _, cs := range statuses {
-			if cs.Name == c.Name && cs.State.Running != nil {
-				started = cs.State.Running.StartedAt.Time
+		for _, st := range statuses {
+			if st.Name == c.Name && st.State.Running != nil {
+				started = st.State.Running.StartedAt.Time
 			}
 		}
 		if started.IsZero() || c.StartupProbe == nil && c.ReadinessProbe == nil {
